@@ -1,0 +1,5 @@
+"""Built-in executors and optimizer adapters, one plugin module each."""
+
+PLUGINS = (
+    "waza_adapters.mock",
+)

@@ -1,0 +1,75 @@
+"""``executor: mock``: a deterministic stand-in for an agent, free and offline.
+
+The output is built from the task alone, line by line (a stable format, documented
+in docs/executors.md)::
+
+    Mock response for: <prompt>
+    Task: <task name>
+    Description: <description>          (when set)
+    Context:                            (when inputs.context is set; keys sorted)
+      <key>: <value>
+    Analyzed N file(s):                 (when inputs.files is set)
+      - <path>
+    <content of each file, first 1024 bytes, then "...(truncated)" when longer>
+    Mock response for: <follow-up prompt>   (one line per follow-up prompt)
+
+No transcript, tool calls or usage are produced: usage stays null, never zero.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from waza_core.execution import ExecutionRequest, Executor
+from waza_core.hookspecs import hookimpl
+from waza_core.model import RunEvidence
+
+PREVIEW_BYTES = 1024
+
+
+def mock_output(request: ExecutionRequest) -> str:
+    task = request.task
+    lines = [f"Mock response for: {request.prompt}", f"Task: {task.name}"]
+    if task.description:
+        lines.append(f"Description: {task.description}")
+    if task.context:
+        lines.append("Context:")
+        for key in sorted(task.context):
+            value = task.context[key]
+            shown = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+            lines.append(f"  {key}: {shown}")
+    if request.files:
+        lines.append(f"Analyzed {len(request.files)} file(s):")
+        lines.extend(f"  - {path}" for path, _ in request.files)
+        for _, content in request.files:
+            if content:
+                data = content.encode("utf-8")
+                if len(data) > PREVIEW_BYTES:
+                    lines.append(data[:PREVIEW_BYTES].decode("utf-8", "ignore") + "...(truncated)")
+                else:
+                    lines.append(content)
+    lines.extend(f"Mock response for: {p}" for p in task.follow_up_prompts)
+    return "\n".join(lines)
+
+
+class MockExecutor(Executor):
+    name = "mock"
+    paid = False
+
+    def execute(self, request: ExecutionRequest) -> RunEvidence:
+        start = time.perf_counter()
+        output = mock_output(request)
+        return RunEvidence(
+            output=output,
+            transcript=[],
+            tool_calls=[],
+            duration_ms=int((time.perf_counter() - start) * 1000),
+            usage=None,
+            session_id=f"mock-session-{request.task.id}-{request.run_number}-{request.attempt}",
+        )
+
+
+@hookimpl
+def waza_register_executors(register):
+    register(MockExecutor)

@@ -1,0 +1,51 @@
+"""Helpers shared by the command modules: error reporting and logging set-up."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Callable
+
+import typer
+
+PLUGIN_OPTION_HELP = "Load an extra plugin module (repeatable; also WAZA_PLUGINS=a,b)."
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print ``waza: error: message`` on stderr and return the Exit to raise."""
+    sys.stderr.write(f"waza: error: {message}\n")
+    return typer.Exit(code)
+
+
+def user_errors(fn: Callable) -> Callable:
+    """Turn a WazaError into a one-line message and exit 2, without a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from waza_core.errors import WazaError
+
+        try:
+            return fn(*args, **kwargs)
+        except WazaError as exc:
+            raise fail(str(exc), exc.exit_code) from None
+
+    return wrapper
+
+
+def configure_logging(log_format: str = "console", quiet: bool = False) -> None:
+    """structlog on stderr: readable on a terminal, JSON with ``--log-format json``."""
+    import logging
+
+    import structlog
+
+    processors = [structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso")]
+    if log_format == "json":
+        processors.append(structlog.processors.JSONRenderer())
+    else:
+        processors.append(structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()))
+    structlog.configure(
+        processors=processors,
+        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING if quiet else logging.INFO),
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        cache_logger_on_first_use=False,
+    )

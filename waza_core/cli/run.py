@@ -1,0 +1,85 @@
+"""``waza run``: run an eval suite and write a results file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from waza_core.cli.common import PLUGIN_OPTION_HELP, user_errors
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)
+
+
+@user_errors
+def run(
+    eval_file: Path = typer.Argument(..., help="The suite's eval.yaml (or its folder)."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the results JSON here."),
+    output_dir: Optional[Path] = typer.Option(None, "--output-dir",
+                                              help="Write <eval name>-<UTC time>.json into this folder."),
+    context_dir: Optional[Path] = typer.Option(None, "--context-dir",
+                                               help="Fixtures folder (default: <suite>/fixtures)."),
+    task: List[str] = typer.Option([], "--task", help="Only tasks whose id or name matches this glob (repeatable)."),
+    tags: List[str] = typer.Option([], "--tags", help="Only tasks with a tag matching this glob (repeatable)."),
+    trials: Optional[int] = typer.Option(None, "--trials", min=1, help="Override config.trials_per_task."),
+    executor: Optional[str] = typer.Option(None, "--executor", help="Override config.executor."),
+    model: Optional[str] = typer.Option(None, "--model", help="Override config.model."),
+    parallel: bool = typer.Option(False, "--parallel", help="Run tasks concurrently."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=0,
+                                          help="Concurrent runs with --parallel (0 = one per core)."),
+    fail_fast: bool = typer.Option(False, "--fail-fast", help="Stop after the first task that does not pass."),
+    keep_workspaces: bool = typer.Option(False, "--keep-workspaces", help="Do not delete run workspaces."),
+    skip_graders: bool = typer.Option(False, "--skip-graders",
+                                      help="Run the agent only; record runs as n/a for `waza grade` later."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="Print only errors."),
+    log_format: str = typer.Option("console", "--log-format", help="console or json (stderr logs)."),
+    plugin: List[str] = typer.Option([], "-p", "--plugin", help=PLUGIN_OPTION_HELP),
+) -> None:
+    """Run an eval suite. Exit 0 when every task passed, 1 when one failed or errored, 2 on bad input."""
+    from waza_core import console
+    from waza_core.cli.common import configure_logging, fail
+    from waza_core.plugins import get_registry
+    from waza_core.results import check_writable_target, dumps, write_atomic
+    from waza_core.runner import Engine, RunOptions, exit_code
+    from waza_core.suite import load_suite
+
+    if output and output_dir:
+        raise fail("use either -o/--output or --output-dir, not both")
+    if log_format not in ("console", "json"):
+        raise fail("--log-format must be 'console' or 'json'")
+    configure_logging(log_format, quiet)
+    target = output
+    if output_dir is not None:
+        if not output_dir.is_dir():
+            raise fail(f"--output-dir {output_dir}: no such folder")
+    if target is not None:
+        check_writable_target(target)
+    registry = get_registry(plugin)
+    suite = load_suite(eval_file, registry)
+    reporter = console.Reporter(quiet=quiet)
+    options = RunOptions(
+        executor=executor, model=model, trials=trials, parallel=True if parallel else None,
+        workers=workers, task_globs=list(task), tag_globs=list(tags), context_dir=context_dir,
+        keep_workspaces=keep_workspaces, skip_graders=skip_graders, fail_fast=True if fail_fast else None,
+        on_task_done=reporter.task_done,
+    )
+    engine = Engine(suite, registry, options)
+    reporter.start(suite, engine)
+    outcome = engine.run()
+    reporter.stop()
+    if output_dir is not None:
+        stamp = outcome["timestamp"].replace(":", "").replace("-", "")
+        target = output_dir / f"{_safe(suite.name)}-{stamp}.json"
+    if target is not None:
+        write_atomic(target, dumps(outcome))
+    reporter.summary(outcome, target)
+    if outcome["incomplete"] and engine.cancel.is_set():
+        raise typer.Exit(130)
+    raise typer.Exit(exit_code(outcome))
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "-" for c in name) or "results"

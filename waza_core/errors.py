@@ -1,0 +1,38 @@
+"""Error types. A :class:`WazaError` is a user or configuration mistake: the CLI
+prints its message (no traceback) and exits 2."""
+
+from __future__ import annotations
+
+
+class WazaError(Exception):
+    """A user, configuration or I/O error: printed without a traceback, exit 2."""
+
+    exit_code = 2
+
+
+class SuiteError(WazaError):
+    """All problems found while loading a suite, reported at once."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+class PluginError(WazaError):
+    """A plugin could not be loaded, or two plugins registered the same name."""
+
+
+class GraderError(Exception):
+    """A grader could not judge (as opposed to judging the output wanting).
+
+    ``kind`` says why, e.g. ``timeout``, ``start_failed``, ``context_io``; the run
+    becomes ``error`` and the optimizer treats the evaluation as unscorable.
+    """
+
+    def __init__(self, message: str, kind: str = "grader_error"):
+        super().__init__(message)
+        self.kind = kind
+
+
+class ExecutorError(Exception):
+    """An executor could not run the task; the run becomes ``error``."""

@@ -1,0 +1,52 @@
+"""The executor interface: what runs the agent for one task run.
+
+The core prepares a fresh workspace per run (``inputs.files`` and the context
+fixture) before calling :meth:`Executor.execute`, and removes it after grading. An
+executor is started once per suite run and shut down once; ``execute`` may be called
+from several threads at once (bounded by ``--workers``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+import attrs
+
+from waza_core.model import RunEvidence, TaskSpec
+
+if TYPE_CHECKING:
+    from waza_core.model import Suite
+
+
+@attrs.frozen
+class ExecutionRequest:
+    task: TaskSpec
+    prompt: str
+    workspace_dir: str
+    timeout_seconds: int
+    model: str
+    skill_directories: tuple[str, ...]
+    run_number: int = 1
+    attempt: int = 1
+    files: tuple = ()  # (relative path, content) loaded for this run
+
+
+class Executor:
+    """Base class for executors. Subclasses set ``name`` and implement ``execute``."""
+
+    name: ClassVar[str] = ""
+    #: whether running it may cost money (``waza optimize`` then asks for consent)
+    paid: ClassVar[bool] = True
+
+    def __init__(self, suite: Suite, options: dict | None = None) -> None:
+        self.suite = suite
+        self.options = options or {}
+
+    def start(self) -> None:
+        """Called once before the first run (check logins and binaries here)."""
+
+    def execute(self, request: ExecutionRequest) -> RunEvidence:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def shutdown(self) -> None:
+        """Called once after the last run, also after an interrupt."""

@@ -1,0 +1,449 @@
+"""Run one child process safely: argv, no shell, bounded output, whole-group kill.
+
+Every child waza starts (program graders, the ``command`` optimizer adapter, the
+``cli`` executor) goes through :func:`run`, so the rules live in one place:
+
+- the child runs from ``argv`` without a shell, in its own session and process
+  group (``start_new_session=True``), so a signal reaches all its descendants and
+  a Ctrl-C on the terminal does not reach it behind waza's back;
+- stdout and stderr are read concurrently and incrementally; each stream keeps its
+  first ``max_stdout`` / ``max_stderr`` bytes and drains (discards) the rest, so a
+  flood cannot exhaust memory nor block the child on a full pipe. With
+  ``kill_on_overflow=True`` the group is killed at the first byte over the cap;
+- ``input`` is written to stdin while the outputs are read (no deadlock on large
+  input); a child that closes stdin early is not an error;
+- on timeout or cancellation the whole process group gets SIGKILL;
+- when the leader exits, whatever is left of its group is killed too (a run leaves
+  nothing behind), and a descendant that escaped the group (``setsid``) but holds
+  the pipes open cannot hang the reader: reading stops ``DRAIN_SECONDS`` after the
+  leader's exit.
+
+The group is always signalled *before* the leader is reaped, while the leader's
+zombie still reserves the group id, so a recycled pid can never be hit.
+
+No busy polling: one ``selectors`` loop per call, woken by the pipes, by a pidfd
+(Linux) or a waiter thread (elsewhere) on exit, and by :class:`CancelEvent`.
+POSIX only.
+
+API::
+
+    result = run(["python3", "check.py"], cwd=ws, env=env, input=b"...", timeout=30)
+    result.returncode, result.stdout, result.stderr, result.timed_out, ...
+
+Failure to start (missing binary, no permission, bad working directory) raises
+:class:`ProcessStartError`, which names ``argv[0]``.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+import attrs
+
+__all__ = ["DEFAULT_MAX_OUTPUT", "CancelEvent", "ProcResult", "ProcessStartError", "run"]
+
+#: default cap per stream (bytes kept of stdout, and of stderr)
+DEFAULT_MAX_OUTPUT = 1024 * 1024
+#: how long to keep reading after the leader exited, for pipes held by escapees
+DRAIN_SECONDS = 1.0
+#: how often a plain threading.Event passed as ``cancel`` is checked
+_EVENT_POLL_SECONDS = 0.1
+_CHUNK = 64 * 1024
+
+
+class ProcessStartError(Exception):
+    """The child could not be started at all (as opposed to: it ran and failed)."""
+
+    def __init__(self, argv0: str, reason: str, os_error: OSError | None = None):
+        self.argv0 = argv0
+        self.reason = reason
+        self.errno = os_error.errno if os_error is not None else None
+        super().__init__(f"cannot start {argv0!r}: {reason}")
+
+
+class CancelEvent(threading.Event):
+    """A ``threading.Event`` whose :meth:`set` also wakes every :func:`run` using it.
+
+    Share one per suite run: setting it (e.g. on Ctrl-C) kills every running child
+    group at once. A plain ``threading.Event`` works too, but is only checked
+    every 0.1 s.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._callbacks: dict[int, Callable[[], None]] = {}
+        self._cb_lock = threading.Lock()
+        self._next = 0
+
+    def set(self) -> None:
+        super().set()
+        with self._cb_lock:
+            callbacks = list(self._callbacks.values())
+            for callback in callbacks:
+                try:
+                    callback()
+                except Exception:  # pragma: no cover - callbacks only write to a pipe
+                    pass
+
+    def _subscribe(self, callback: Callable[[], None]) -> int:
+        with self._cb_lock:
+            self._next += 1
+            self._callbacks[self._next] = callback
+            token = self._next
+        if self.is_set():
+            callback()
+        return token
+
+    def _unsubscribe(self, token: int) -> None:
+        # Holding the lock guarantees no callback of ours is still running once
+        # this returns, so the caller may close the pipe the callback writes to.
+        with self._cb_lock:
+            self._callbacks.pop(token, None)
+
+
+@attrs.frozen
+class ProcResult:
+    """What one child did. ``returncode`` is negative when a signal ended it."""
+
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    timed_out: bool = False
+    cancelled: bool = False
+    #: killed because an output passed its cap (only with ``kill_on_overflow``)
+    overflowed: bool = False
+    duration_ms: int = 0
+
+    @property
+    def killed(self) -> bool:
+        """True when waza killed the child (timeout, cancellation or overflow)."""
+        return self.timed_out or self.cancelled or self.overflowed
+
+    def stdout_text(self) -> str:
+        return self.stdout.decode("utf-8", errors="replace")
+
+    def stderr_text(self) -> str:
+        return self.stderr.decode("utf-8", errors="replace")
+
+
+def run(
+    argv: Sequence[str | os.PathLike[str]],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    input: bytes | None = None,  # noqa: A002 - same name as subprocess.run
+    timeout: float | None = None,
+    max_stdout: int = DEFAULT_MAX_OUTPUT,
+    max_stderr: int = DEFAULT_MAX_OUTPUT,
+    kill_on_overflow: bool = False,
+    cancel: threading.Event | None = None,
+) -> ProcResult:
+    """Run ``argv`` to completion under the rules of this module; see its docstring.
+
+    ``env`` is the child's whole environment (``None`` inherits waza's). ``input``
+    is written to stdin; without it stdin is ``/dev/null``. ``timeout`` is in
+    seconds (``None`` or ``0``: no limit).
+    """
+    args = [os.fspath(a) for a in argv]
+    if not args:
+        raise ValueError("run() needs a non-empty argv")
+    try:
+        proc = subprocess.Popen(
+            args,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as exc:
+        raise _start_error(args[0], cwd, exc) from None
+    return _Supervisor(proc, args, input, timeout, max_stdout, max_stderr, kill_on_overflow, cancel).wait()
+
+
+def _start_error(argv0: str, cwd, exc: OSError) -> ProcessStartError:
+    if cwd is not None and exc.filename is not None and os.fspath(exc.filename) == os.fspath(cwd):
+        return ProcessStartError(argv0, f"working directory {os.fspath(cwd)!r} is not usable ({exc.strerror})", exc)
+    if isinstance(exc, FileNotFoundError):
+        if os.sep in argv0 and os.path.exists(argv0):
+            return ProcessStartError(argv0, "its interpreter (the #! line) was not found", exc)
+        if os.sep in argv0:
+            return ProcessStartError(argv0, "no such file", exc)
+        return ProcessStartError(argv0, "command not found (is it installed and on PATH?)", exc)
+    if isinstance(exc, PermissionError):
+        return ProcessStartError(argv0, "permission denied (is it executable?)", exc)
+    return ProcessStartError(argv0, exc.strerror or str(exc), exc)
+
+
+class _Stream:
+    __slots__ = ("fd", "buf", "cap", "truncated")
+
+    def __init__(self, fd: int, cap: int):
+        self.fd = fd
+        self.buf = bytearray()
+        self.cap = max(0, cap)
+        self.truncated = False
+
+
+class _Supervisor:
+    """One selector loop driving one child; see :func:`run`."""
+
+    def __init__(self, proc, argv, input_bytes, timeout, max_stdout, max_stderr, kill_on_overflow, cancel):
+        self.proc = proc
+        self.argv = tuple(argv)
+        self.t0 = time.monotonic()
+        self.deadline = self.t0 + timeout if timeout else None
+        self.kill_on_overflow = kill_on_overflow
+        self.cancel = cancel
+        self.timed_out = self.cancelled = self.overflowed = False
+        self.group_killed = False
+        self.exited = threading.Event()
+        self.exit_time: float | None = None
+        self.sel = selectors.DefaultSelector()
+        self.streams: dict[int, _Stream] = {}
+        for pipe, cap in ((proc.stdout, max_stdout), (proc.stderr, max_stderr)):
+            fd = pipe.fileno()
+            os.set_blocking(fd, False)
+            self.streams[fd] = _Stream(fd, cap)
+            self.sel.register(fd, selectors.EVENT_READ, "out")
+        self.out_fd = proc.stdout.fileno()
+        self.stdin_fd: int | None = None
+        self.input = memoryview(input_bytes or b"")
+        self.input_pos = 0
+        if proc.stdin is not None:
+            self.stdin_fd = proc.stdin.fileno()
+            os.set_blocking(self.stdin_fd, False)
+            if self.input:
+                self.sel.register(self.stdin_fd, selectors.EVENT_WRITE, "in")
+            else:
+                self._close_stdin()
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+        self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
+        self.pidfd: int | None = None
+        self.waiter: threading.Thread | None = None
+        self._watch_exit()
+        self.cancel_token: int | None = None
+        self.poll_cancel = False
+        if isinstance(cancel, CancelEvent):
+            self.cancel_token = cancel._subscribe(self._wake)
+        elif cancel is not None:
+            self.poll_cancel = True
+
+    # -- exit notification ------------------------------------------------------
+
+    def _watch_exit(self) -> None:
+        pidfd_open = getattr(os, "pidfd_open", None)
+        if pidfd_open is not None and _USE_PIDFD:
+            try:
+                self.pidfd = pidfd_open(self.proc.pid)
+            except OSError:
+                self.pidfd = None
+        if self.pidfd is not None:
+            self.sel.register(self.pidfd, selectors.EVENT_READ, "exit")
+            return
+        self.waiter = threading.Thread(target=self._wait_exit, name=f"waza-wait-{self.proc.pid}", daemon=True)
+        self.waiter.start()
+
+    def _wait_exit(self) -> None:
+        try:
+            if hasattr(os, "waitid"):
+                # WNOWAIT: learn of the exit without reaping, so the group id stays
+                # reserved until the main loop has signalled the group.
+                os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOWAIT)
+            else:  # pragma: no cover - macOS: reaps here; the group kill then races pid reuse
+                self.proc.wait()
+        except ChildProcessError:
+            pass
+        self.exited.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        try:
+            os.write(self.wake_w, b"x")
+        except OSError:  # pipe full (a wake-up is pending anyway) or closed
+            pass
+
+    # -- killing ----------------------------------------------------------------
+
+    def _kill_group(self) -> None:
+        if self.group_killed:
+            return
+        self.group_killed = True
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def _stop(self, reason: str) -> None:
+        if self.timed_out or self.cancelled or self.overflowed:
+            return
+        setattr(self, reason, True)
+        self._kill_group()
+
+    # -- I/O ----------------------------------------------------------------------
+
+    def _close_stdin(self) -> None:
+        if self.stdin_fd is None:
+            return
+        try:
+            self.sel.unregister(self.stdin_fd)
+        except (KeyError, ValueError):
+            pass
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        self.stdin_fd = None
+
+    def _write_stdin(self) -> None:
+        try:
+            n = os.write(self.stdin_fd, self.input[self.input_pos : self.input_pos + _CHUNK])
+        except BlockingIOError:
+            return
+        except OSError as exc:  # EPIPE: the child closed stdin, which it may do
+            if exc.errno not in (errno.EPIPE, errno.EINVAL):
+                raise
+            self._close_stdin()
+            return
+        self.input_pos += n
+        if self.input_pos >= len(self.input):
+            self._close_stdin()
+
+    def _read(self, fd: int) -> None:
+        stream = self.streams[fd]
+        try:
+            data = os.read(fd, _CHUNK)
+        except BlockingIOError:
+            return
+        if not data:
+            self._close_stream(fd)
+            return
+        room = stream.cap - len(stream.buf)
+        if room > 0:
+            stream.buf += data[:room]
+        if len(data) > room:
+            stream.truncated = True
+            if self.kill_on_overflow:
+                self._stop("overflowed")
+
+    def _close_stream(self, fd: int) -> None:
+        try:
+            self.sel.unregister(fd)
+        except (KeyError, ValueError):
+            pass
+        self.streams[fd].fd = -1
+
+    def _open_streams(self) -> bool:
+        return any(s.fd != -1 for s in self.streams.values())
+
+    def _on_exit(self) -> None:
+        if self.exit_time is not None:
+            return
+        self.exit_time = time.monotonic()
+        if self.pidfd is not None:
+            self.sel.unregister(self.pidfd)
+        # The leader is a zombie now (not reaped): its group id is still reserved.
+        self._kill_group()
+        self._close_stdin()
+
+    # -- main loop ----------------------------------------------------------------
+
+    def wait(self) -> ProcResult:
+        try:
+            self._loop()
+        except BaseException:
+            # KeyboardInterrupt or a bug: never leave a child group behind.
+            self._kill_group()
+            raise
+        finally:
+            self._finish()
+        ret = self.proc.returncode
+        end = self.exit_time if self.exit_time is not None else time.monotonic()
+        out = self.streams[self.out_fd]
+        err = next(s for fd, s in self.streams.items() if fd != self.out_fd)
+        return ProcResult(
+            argv=self.argv,
+            returncode=ret if ret is not None else -signal.SIGKILL,
+            stdout=bytes(out.buf),
+            stderr=bytes(err.buf),
+            stdout_truncated=out.truncated,
+            stderr_truncated=err.truncated,
+            timed_out=self.timed_out,
+            cancelled=self.cancelled,
+            overflowed=self.overflowed,
+            duration_ms=int((end - self.t0) * 1000),
+        )
+
+    def _loop(self) -> None:
+        while True:
+            now = time.monotonic()
+            if self.exit_time is not None and (not self._open_streams() or now >= self.exit_time + DRAIN_SECONDS):
+                return
+            waits = []
+            if self.exit_time is not None:
+                waits.append(self.exit_time + DRAIN_SECONDS - now)
+            elif self.deadline is not None and not self.group_killed:
+                waits.append(self.deadline - now)
+            if self.poll_cancel and not self.group_killed:
+                waits.append(_EVENT_POLL_SECONDS)
+            timeout = max(0.0, min(waits)) if waits else None
+            for key, _mask in self.sel.select(timeout):
+                tag = key.data
+                if tag == "out":
+                    self._read(key.fd)
+                elif tag == "in":
+                    self._write_stdin()
+                elif tag == "exit":
+                    self._on_exit()
+                elif tag == "wake":
+                    try:
+                        while os.read(self.wake_r, 512):
+                            pass
+                    except BlockingIOError:
+                        pass
+            if self.exited.is_set():
+                self._on_exit()
+            if self.cancel is not None and self.cancel.is_set():
+                self._stop("cancelled")
+            if self.deadline is not None and self.exit_time is None and time.monotonic() >= self.deadline:
+                self._stop("timed_out")
+
+    def _finish(self) -> None:
+        if self.cancel_token is not None:
+            self.cancel._unsubscribe(self.cancel_token)
+        self._close_stdin()
+        if self.exit_time is None:
+            # Leaving early (an exception): the group was killed; make sure the
+            # leader is gone before reaping.
+            self._kill_group()
+        self.proc.wait()  # reap (the leader has exited or was SIGKILLed)
+        if self.waiter is not None:
+            self.waiter.join()
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+        self.sel.close()
+        for pipe in (self.proc.stdout, self.proc.stderr):
+            try:
+                pipe.close()
+            except OSError:
+                pass
+        os.close(self.wake_r)
+        os.close(self.wake_w)
+
+
+#: tests switch this off to exercise the waiter-thread path on Linux
+_USE_PIDFD = True

@@ -1,0 +1,75 @@
+"""Writing results, reports and evidence: atomically, with explicit modes.
+
+A file is written to a temporary sibling, flushed and fsynced, given its mode, then
+renamed over the target: a reader never sees half a file, and an interrupted write
+leaves no partial file behind as if it were complete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from waza_core.errors import WazaError
+
+
+def dumps(doc: Any) -> bytes:
+    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def write_atomic(path: str | Path, data: bytes, mode: int = 0o644) -> None:
+    """Write ``data`` to ``path`` atomically with exactly ``mode`` (umask ignored)."""
+    path = Path(path)
+    parent = path.parent
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+    except FileNotFoundError:
+        raise WazaError(f"cannot write {path}: folder {parent} does not exist") from None
+    except OSError as exc:
+        raise WazaError(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+            os.fchmod(fh.fileno(), mode)
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise WazaError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def write_json(path: str | Path, doc: Any, mode: int = 0o644) -> None:
+    write_atomic(path, dumps(doc), mode)
+
+
+def check_writable_target(path: str | Path) -> None:
+    """Fail before running when the results file could not be written afterwards."""
+    parent = Path(path).absolute().parent
+    if not parent.is_dir():
+        raise WazaError(f"cannot write results to {path}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise WazaError(f"cannot write results to {path}: folder {parent} is not writable")
+    if Path(path).is_dir():
+        raise WazaError(f"cannot write results to {path}: it is a folder (use --output-dir for a folder)")
+
+
+def load_results(path: str | Path) -> dict:
+    """Read a results file, with a clear error for a missing or malformed one."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise WazaError(f"cannot read results file {path}: {exc.strerror}") from None
+    try:
+        doc = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise WazaError(f"results file {path} is not valid JSON: {exc}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("tasks"), list):
+        raise WazaError(f"results file {path} has no 'tasks' list: is it a waza results file?")
+    return doc

@@ -1,0 +1,162 @@
+"""JSON Schemas shipped with waza, composed with what the plugins register.
+
+The base schemas live in ``waza_core/schemas/*.schema.json``. The eval and task
+schemas are completed at run time: each registered grader's ``config_schema`` is
+attached to ``graders[].config`` for its ``type``, and each executor's
+``config_schema`` to ``config.<config_key>``. Validators are built once per process.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import functools
+import json
+from importlib import resources
+from typing import Any
+
+#: keys that waza (Go) defines and that waza for Python parses but does not support yet,
+#: by the JSON path of the object that holds them.
+UNSUPPORTED = {
+    (): {"tasks_from", "range", "adversarial", "command_mocks", "agent", "scenario"},
+    ("config",): {"group_by", "instruction_files"},
+    ("inputs",): {"repos", "environment"},
+    ("expected",): {"outcomes", "behavior", "tool_calls", "should_trigger", "max_response_time_ms"},
+    ("__task__",): {"checkpoints", "command_mocks", "assertions"},
+}
+
+
+def load(name: str) -> dict[str, Any]:
+    """A shipped schema by name (``eval``, ``task``, ``results``, ``optimizer-report-1.0`` ...)."""
+    text = resources.files("waza_core.schemas").joinpath(f"{name}.schema.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def available() -> list[str]:
+    return sorted(
+        p.name[: -len(".schema.json")]
+        for p in resources.files("waza_core.schemas").iterdir()
+        if p.name.endswith(".schema.json")
+    )
+
+
+def _grader_def(registry) -> dict[str, Any]:
+    names = registry.names("grader")
+    cases = []
+    for name in names:
+        cls = registry.get("grader", name)
+        cases.append({
+            "if": {"properties": {"type": {"const": name}}, "required": ["type"]},
+            "then": {"properties": {"config": getattr(cls, "config_schema", {"type": "object"})}},
+        })
+    return {"allOf": cases} if cases else {}
+
+
+def composed(kind: str, registry) -> dict[str, Any]:
+    """The ``eval`` or ``task`` schema completed with the registered plugins."""
+    schema = copy.deepcopy(load(kind))
+    grader = schema["$defs"]["grader"]
+    grader["properties"]["type"]["enum"] = registry.names("grader")
+    grader.update(_grader_def(registry))
+    if kind == "eval":
+        cfg = schema["properties"]["config"]["properties"]
+        for name in registry.names("executor"):
+            cls = registry.get("executor", name)
+            key = getattr(cls, "config_key", None)
+            if key:
+                cfg[key] = getattr(cls, "config_schema", {"type": "object"})
+    return schema
+
+
+@functools.lru_cache(maxsize=None)
+def _validator_for(kind: str, registry_id: int, registry_ref: Any):
+    from jsonschema import Draft202012Validator
+
+    schema = composed(kind, registry_ref)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def validator(kind: str, registry):
+    return _validator_for(kind, id(registry), registry)
+
+
+@functools.lru_cache(maxsize=None)
+def plain_validator(name: str):
+    """A validator for a shipped schema, used as is (results, optimizer contract)."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(load(name))
+
+
+def describe(error, kind: str) -> tuple[tuple, str | None, str]:
+    """Turn a jsonschema error into (path, key, message); ``key`` points at a mapping key."""
+    path = tuple(error.absolute_path)
+    v = error.validator
+    if v == "additionalProperties":
+        extras = [k for k in error.instance if k not in error.schema.get("properties", {})]
+        key = str(extras[0]) if extras else None
+        holder = path if kind == "eval" or path else ("__task__",)
+        if kind == "task" and path and path[0] in ("inputs", "expected"):
+            holder = (path[0],)
+        if key in UNSUPPORTED.get(holder, set()):
+            return path, key, f"key {key!r} is recognised but not supported yet by waza for Python; remove it"
+        known = list(error.schema.get("properties", {}))
+        msg = f"unknown key {key!r}"
+        close = difflib.get_close_matches(key or "", known, n=1, cutoff=0.6)
+        if close:
+            msg += f" (did you mean {close[0]!r}?)"
+        elif known:
+            msg += f"; expected one of: {', '.join(sorted(known))}"
+        return path, key, msg
+    if v == "required":
+        return path, None, f"missing required key {error.message.split(chr(39))[1]!r}"
+    if v == "enum" and path and path[-1] == "type":
+        val = error.instance
+        close = difflib.get_close_matches(str(val), [str(x) for x in error.validator_value], n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        return path, None, (f"unknown grader type {val!r}{hint}; known types: "
+                            f"{', '.join(error.validator_value)}")
+    if v == "type":
+        want = error.validator_value
+        want = " or ".join(want) if isinstance(want, list) else want
+        return path, None, f"{_dotted(path)}: expected {want}, got {_kind_of(error.instance)} {_short(error.instance)}"
+    if v == "maxProperties" and path == ("hooks",):
+        return path, None, "hooks are recognised but not supported yet by waza for Python; remove them"
+    if v == "const" and path == ("baseline",):
+        return path, None, "baseline: true (A/B mode) is not supported yet by waza for Python"
+    return path, None, f"{_dotted(path) or 'document'}: {error.message}"
+
+
+def _dotted(path) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+def _kind_of(value) -> str:
+    return {dict: "mapping", list: "list", str: "string", bool: "boolean", int: "integer",
+            float: "number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _short(value) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def iter_errors(kind: str, registry, instance) -> list:
+    """All schema errors, deepest first within each branch, without if/then noise."""
+    errors = []
+    for err in validator(kind, registry).iter_errors(instance):
+        errors.extend(_leaves(err))
+    return errors
+
+
+def _leaves(err) -> list:
+    if err.validator in ("allOf", "anyOf", "oneOf", "if", "then") and err.context:
+        out = []
+        for sub in err.context:
+            out.extend(_leaves(sub))
+        return out
+    return [err]

@@ -1,0 +1,137 @@
+"""Per-task statistics and the suite summary, with the formulas of waza (Go).
+
+Run score = mean of the grader scores; weighted run score = sum(score*w)/sum(w).
+A task passes only if every run passed. The bootstrap interval uses a seeded RNG so
+that the same results give the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+BOOTSTRAP_SAMPLES = 10_000
+BOOTSTRAP_SEED = 1234
+
+
+def run_scores(validations: dict[str, dict] | None) -> tuple[float, float]:
+    """(unweighted, weighted) score of one run."""
+    if not validations:
+        return 0.0, 0.0
+    vals = list(validations.values())
+    score = sum(v["score"] for v in vals) / len(vals)
+    wsum = sum(v.get("weight") or 1.0 for v in vals)
+    weighted = sum(v["score"] * (v.get("weight") or 1.0) for v in vals) / wsum if wsum else 0.0
+    return score, weighted
+
+
+def _std(xs: list[float]) -> float:
+    if not xs:
+        return 0.0
+    m = sum(xs) / len(xs)
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs))
+
+
+def wilson(successes: int, n: int, z: float = 1.959963984540054) -> dict[str, float] | None:
+    if n == 0:
+        return None
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return {"lower": max(0.0, centre - half), "upper": min(1.0, centre + half), "confidence_level": 0.95}
+
+
+def bootstrap(xs: list[float]) -> dict[str, Any]:
+    rng = random.Random(BOOTSTRAP_SEED)
+    n = len(xs)
+    means = sorted(sum(rng.choices(xs, k=n)) / n for _ in range(BOOTSTRAP_SAMPLES))
+    lo = means[int(0.025 * (BOOTSTRAP_SAMPLES - 1))]
+    hi = means[int(0.975 * (BOOTSTRAP_SAMPLES - 1))]
+    return {"lower": lo, "upper": hi, "mean": sum(xs) / n, "confidence_level": 0.95,
+            "num_bootstraps": BOOTSTRAP_SAMPLES}
+
+
+def task_stats(runs: list[dict]) -> dict[str, Any] | None:
+    graded = [r for r in runs if r["status"] != "n/a"]
+    if not graded:
+        return None
+    scores, weighted = [], []
+    for r in graded:
+        s, w = run_scores(r.get("validations"))
+        scores.append(s)
+        weighted.append(w)
+    n = len(graded)
+    passed = sum(1 for r in graded if r["status"] == "passed")
+    errors = sum(1 for r in graded if r["status"] == "error")
+    failed = n - passed - errors
+    pass_rate = passed / n
+    minority = min(passed, n - passed)
+    stats = {
+        "pass_rate": pass_rate,
+        "avg_score": sum(scores) / n,
+        "avg_weighted_score": sum(weighted) / n,
+        "min_score": min(scores),
+        "max_score": max(scores),
+        "std_dev_score": _std(scores),
+        "score_variance": _std(scores) ** 2,
+        "avg_duration_ms": int(sum(r.get("duration_ms", 0) for r in graded) / n),
+        "flaky": 0 < pass_rate < 1,
+        "flakiness_percent": minority / n * 100,
+        "passed_runs": passed,
+        "failed_runs": failed,
+        "error_runs": errors,
+        "total_runs": n,
+        "pass_rate_ci": wilson(passed, n),
+    }
+    if n >= 2:
+        ci = bootstrap(weighted)
+        stats["bootstrap_ci"] = ci
+        stats["ci95_lo"], stats["ci95_hi"] = ci["lower"], ci["upper"]
+    return stats
+
+
+def task_status(runs: list[dict]) -> str:
+    statuses = {r["status"] for r in runs}
+    if not runs or statuses == {"n/a"}:
+        return "n/a"
+    if "error" in statuses:
+        return "error"
+    return "passed" if statuses == {"passed"} else "failed"
+
+
+def summarize(tasks: list[dict], duration_ms: int) -> dict[str, Any]:
+    total = len(tasks)
+    count = {s: sum(1 for t in tasks if t["status"] == s) for s in ("passed", "failed", "error", "n/a")}
+    avgs = [(t.get("stats") or {}).get("avg_score", 0.0) for t in tasks]
+    wavgs = [(t.get("stats") or {}).get("avg_weighted_score", 0.0) for t in tasks]
+    summary = {
+        "total_tests": total,
+        "succeeded": count["passed"],
+        "failed": count["failed"],
+        "errors": count["error"],
+        "skipped": count["n/a"],
+        "success_rate": count["passed"] / total if total else 0.0,
+        "aggregate_score": sum(avgs) / total if total else 0.0,
+        "weighted_score": sum(wavgs) / total if total else 0.0,
+        "min_score": min(avgs) if avgs else 0.0,
+        "max_score": max(avgs) if avgs else 0.0,
+        "std_dev": _std(avgs),
+        "duration_ms": duration_ms,
+        "usage": sum_usage([r.get("usage") for t in tasks for r in t["runs"]]),
+    }
+    return summary
+
+
+def sum_usage(parts: list[dict | None]) -> dict | None:
+    """Add up per-run usage; ``None`` when no run reported any (never a fake zero)."""
+    known = [p for p in parts if p]
+    if not known:
+        return None
+    total: dict[str, Any] = {}
+    for p in known:
+        for k, v in p.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                total[k] = total.get(k, 0) + v
+    return total

@@ -1,0 +1,237 @@
+"""Loading an eval suite: ``eval.yaml`` plus its task files, checked all at once.
+
+Every problem becomes one ``file:line:col: message`` line and all of them are raised
+together as a :class:`~waza_core.errors.SuiteError`, so a user fixes a suite in one
+pass. Grader configs are checked by each grader's own schema at load time.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from waza_core import schema as schemas
+from waza_core import yamlio
+from waza_core.errors import SuiteError
+from waza_core.model import FileInput, GraderSpec, Suite, SuiteConfig, TaskSpec
+
+
+def display_path(path: Path) -> str:
+    """A path relative to the working directory when it is under it."""
+    try:
+        return os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
+    except ValueError:
+        return str(path)
+
+
+class _Problems:
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def add(self, file: Path, message: str, text: str | None = None, path=(), key=None,
+            pos: tuple[int, int] | None = None) -> None:
+        if pos is None and text is not None:
+            pos = yamlio.locate(text, path, key)
+        where = display_path(file) + (f":{pos[0]}:{pos[1]}" if pos else "")
+        self.items.append(f"{where}: {message}")
+
+
+def _read_yaml(file: Path, problems: _Problems) -> tuple[Any, str | None]:
+    try:
+        text = yamlio.read_text(file)
+    except FileNotFoundError:
+        problems.add(file, "file not found")
+        return None, None
+    except UnicodeDecodeError as exc:
+        problems.add(file, f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+        return None, None
+    except OSError as exc:
+        problems.add(file, f"cannot read: {exc.strerror}")
+        return None, None
+    try:
+        data = yamlio.parse(text)
+    except yamlio.YamlProblem as exc:
+        pos = (exc.line, exc.col) if exc.line else None
+        problems.add(file, exc.message, pos=pos)
+        return None, None
+    if not isinstance(data, dict):
+        problems.add(file, f"expected a mapping at the top level, got {schemas._kind_of(data)}", pos=(1, 1))
+        return None, None
+    return data, text
+
+
+def _check_schema(kind: str, data: dict, text: str, file: Path, registry, problems: _Problems) -> bool:
+    errors = schemas.iter_errors(kind, registry, data)
+    seen = set()
+    for err in errors:
+        path, key, message = schemas.describe(err, kind)
+        if (path, message) in seen:
+            continue
+        seen.add((path, message))
+        problems.add(file, message, text, path, key)
+    return not errors
+
+
+def _check_graders(entries: list, base_path: tuple, text: str, file: Path, registry,
+                   problems: _Problems) -> list[GraderSpec]:
+    specs = []
+    names: dict[str, int] = {}
+    for i, entry in enumerate(entries):
+        cls = registry.get("grader", entry["type"])
+        config = entry.get("config") or {}
+        for sub_path, message in cls.check_config(config):
+            problems.add(file, f"grader {entry['name']!r}: {message}", text, base_path + (i, "config") + tuple(sub_path))
+        if entry["name"] in names:
+            problems.add(file, f"duplicate grader name {entry['name']!r} (also entry {names[entry['name']] + 1})",
+                         text, base_path + (i, "name"))
+        names[entry["name"]] = i
+        pos = yamlio.locate(text, base_path + (i,))
+        where = f"{display_path(file)}:{pos[0]}:{pos[1]}" if pos else display_path(file)
+        specs.append(GraderSpec(type=entry["type"], name=entry["name"], weight=float(entry.get("weight", 1.0)),
+                                config=config, where=where))
+    return specs
+
+
+def load_suite(path: str | Path, registry) -> Suite:
+    """Load and check ``eval.yaml`` and every task file it names."""
+    registry.check_conflicts()
+    file = Path(path).absolute()
+    problems = _Problems()
+    if file.is_dir():
+        file = file / "eval.yaml"
+    data, text = _read_yaml(file, problems)
+    if data is None:
+        raise SuiteError(problems.items)
+    ok = _check_schema("eval", data, text, file, registry, problems)
+    graders = _check_graders(data.get("graders") or [], ("graders",), text, file, registry, problems) if ok else []
+    task_files = _expand_globs(file, text, data.get("tasks") or [], problems) if ok else []
+    tasks = []
+    for tf in task_files:
+        task = _load_task(tf, registry, problems)
+        if task is not None:
+            tasks.append(task)
+    _check_unique_ids(tasks, problems)
+    if problems.items:
+        raise SuiteError(problems.items)
+    cfg = data.get("config") or {}
+    known = set(schemas.load("eval")["properties"]["config"]["properties"])
+    config = SuiteConfig(
+        trials_per_task=cfg.get("trials_per_task", 1),
+        timeout_seconds=cfg.get("timeout_seconds", 300),
+        parallel=cfg.get("parallel", False),
+        workers=cfg.get("workers", cfg.get("max_workers", 4)),
+        executor=cfg.get("executor", "mock"),
+        model=cfg.get("model", ""),
+        judge_model=cfg.get("judge_model", ""),
+        max_attempts=max(1, cfg.get("max_attempts", 1)),
+        fail_fast=cfg.get("fail_fast", False),
+        skill_directories=tuple(_resolve_dirs(file.parent, cfg.get("skill_directories", []))),
+        required_skills=tuple(cfg.get("required_skills", [])),
+        disabled_skills=tuple(cfg.get("disabled_skills", [])),
+        extra={k: v for k, v in cfg.items() if k not in known},
+    )
+    return Suite(
+        name=data["name"], skill=data["skill"], file=file, config=config,
+        tasks=tuple(t for t in tasks if t.enabled), graders=tuple(graders),
+        description=data.get("description", ""), version=str(data.get("version", "")),
+        metrics=tuple(data.get("metrics") or ()), inputs=dict(data.get("inputs") or {}),
+        hooks=data.get("hooks"), baseline=bool(data.get("baseline", False)), raw=data,
+    )
+
+
+def _resolve_dirs(base: Path, dirs: list[str]) -> list[str]:
+    return [str((base / d).resolve()) if not os.path.isabs(d) else d for d in dirs]
+
+
+def _expand_globs(file: Path, text: str, patterns: list[str], problems: _Problems) -> list[Path]:
+    out: list[Path] = []
+    seen: set[Path] = set()
+    base = file.parent
+    for i, pattern in enumerate(patterns):
+        if os.path.isabs(pattern):
+            problems.add(file, f"task glob {pattern!r} must be relative to the eval file's folder",
+                         text, ("tasks", i))
+            continue
+        matches = sorted(p for p in base.glob(pattern) if p.is_file())
+        if not matches:
+            problems.add(file, f"task glob {pattern!r} matches no file under {display_path(base)}",
+                         text, ("tasks", i))
+        for m in matches:
+            if m not in seen:
+                seen.add(m)
+                out.append(m)
+    return out
+
+
+def _load_task(file: Path, registry, problems: _Problems) -> TaskSpec | None:
+    data, text = _read_yaml(file, problems)
+    if data is None:
+        return None
+    if not _check_schema("task", data, text, file, registry, problems):
+        return None
+    inputs = data["inputs"]
+    prompt = inputs.get("prompt")
+    if "prompt_file" in inputs:
+        if prompt is not None:
+            problems.add(file, "set either inputs.prompt or inputs.prompt_file, not both",
+                         text, ("inputs",), "prompt_file")
+            return None
+        prompt = _read_prompt_file(file, text, inputs["prompt_file"], problems)
+        if prompt is None:
+            return None
+    elif prompt is None:
+        problems.add(file, "missing prompt: set inputs.prompt or inputs.prompt_file", text, ("inputs",))
+        return None
+    graders = _check_graders(data.get("graders") or [], ("graders",), text, file, registry, problems)
+    graders.extend(_expectation_graders(data.get("expected") or {}, file))
+    return TaskSpec(
+        id=data["id"], name=data.get("name") or data["id"], prompt=prompt, file=file,
+        description=data.get("description", ""), tags=tuple(data.get("tags", ())),
+        enabled=data.get("enabled", True), timeout_seconds=data.get("timeout_seconds"),
+        context_dir=data.get("context_dir"),
+        files=tuple(FileInput(f["path"], f.get("content")) for f in inputs.get("files", ())),
+        context=dict(inputs.get("context") or {}),
+        follow_up_prompts=tuple(inputs.get("follow_up_prompts", ())),
+        skill_directories=(tuple(_resolve_dirs(file.parent, data["skill_directories"]))
+                           if "skill_directories" in data else None),
+        graders=tuple(graders), raw=data,
+    )
+
+
+def _read_prompt_file(file: Path, text: str, rel: str, problems: _Problems) -> str | None:
+    if os.path.isabs(rel) or ".." in Path(rel).parts:
+        problems.add(file, f"inputs.prompt_file {rel!r} must be a relative path inside the task's folder",
+                     text, ("inputs", "prompt_file"))
+        return None
+    target = (file.parent / rel).resolve()
+    if not target.is_relative_to(file.parent.resolve()):
+        problems.add(file, f"inputs.prompt_file {rel!r} leaves the task's folder", text, ("inputs", "prompt_file"))
+        return None
+    try:
+        return target.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        problems.add(file, f"cannot read inputs.prompt_file {display_path(target)}: {reason}",
+                     text, ("inputs", "prompt_file"))
+        return None
+
+
+def _expectation_graders(expected: dict, file: Path) -> list[GraderSpec]:
+    """``expected.output_contains*`` become synthetic text checks, as in waza (Go)."""
+    out = []
+    for key in ("output_contains", "output_not_contains", "output_contains_any"):
+        if expected.get(key):
+            out.append(GraderSpec(type="_expected", name=f"_{key}", config={key: list(expected[key])},
+                                  where=display_path(file)))
+    return out
+
+
+def _check_unique_ids(tasks: list[TaskSpec], problems: _Problems) -> None:
+    first: dict[str, TaskSpec] = {}
+    for t in tasks:
+        if t.id in first:
+            problems.add(t.file, f"task id {t.id!r} is also used by {display_path(first[t.id].file)}",
+                         yamlio.read_text(t.file), ("id",))
+        else:
+            first[t.id] = t

@@ -1,0 +1,3 @@
+"""Built-in interop dialects, one plugin module each."""
+
+PLUGINS: tuple[str, ...] = ()
