@@ -1,0 +1,1 @@
+"""``waza optimize``: an adapter proposes candidates, the harness evaluates them."""
