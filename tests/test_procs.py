@@ -1,0 +1,340 @@
+"""waza_core.procs: real children, real signals, real pipes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import textwrap
+import threading
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from waza_core import procs
+from waza_core.procs import CancelEvent, ProcessStartError, run
+
+PY = sys.executable
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="procs is POSIX only")
+
+
+@pytest.fixture(params=["pidfd", "waiter-thread"], autouse=True)
+def exit_watch(request, monkeypatch):
+    """Run every test with both exit notifications (pidfd on Linux, thread elsewhere)."""
+    if request.param == "pidfd" and not hasattr(os, "pidfd_open"):
+        pytest.skip("no pidfd on this platform")
+    monkeypatch.setattr(procs, "_USE_PIDFD", request.param == "pidfd")
+    return request.param
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie waiting for its reaper counts as dead)."""
+    stat = Path(f"/proc/{pid}/stat")
+    if Path("/proc/self/stat").exists():
+        try:
+            state = stat.read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+        return state not in ("Z", "X")
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def wait_dead(pid: int, seconds: float = 3.0) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if not alive(pid):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def script(tmp_path: Path, body: str, name: str = "child.py") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd")) if Path("/proc/self/fd").exists() else 0
+
+
+# -- ordinary runs --------------------------------------------------------------
+
+
+def test_captures_stdout_stderr_and_exit_code(tmp_path):
+    child = script(tmp_path, """
+        import sys
+        sys.stdout.write("out")
+        sys.stderr.write("err")
+        sys.exit(3)
+    """)
+    result = run([PY, child])
+    assert (result.returncode, result.stdout, result.stderr) == (3, b"out", b"err")
+    assert not result.killed and not result.stdout_truncated and not result.stderr_truncated
+    assert result.argv == (PY, str(child))
+    assert result.duration_ms >= 0
+
+
+def test_cwd_env_and_stdin(tmp_path):
+    child = script(tmp_path, """
+        import os, sys
+        data = sys.stdin.read()
+        print(os.getcwd(), os.environ.get("WAZA_X"), "PATH" in os.environ, data)
+    """)
+    work = tmp_path / "work"
+    work.mkdir()
+    result = run([PY, child], cwd=work, env={"WAZA_X": "1"}, input=b"hello")
+    assert result.stdout.decode().split() == [str(work.resolve()), "1", "False", "hello"]
+
+
+def test_without_input_stdin_is_devnull(tmp_path):
+    result = run([PY, "-c", "import sys; print(repr(sys.stdin.read()))"], timeout=10)
+    assert result.stdout.strip() == b"''"
+
+
+def test_signal_exit_is_negative_returncode():
+    result = run([PY, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"])
+    assert result.returncode == -signal.SIGTERM
+    assert not result.killed
+
+
+# -- timeouts and process groups ------------------------------------------------------
+
+
+def test_timeout_kills_the_whole_group_including_grandchildren(tmp_path):
+    pid_file = tmp_path / "grandchild.pid"
+    child = script(tmp_path, f"""
+        import subprocess, sys, time
+        p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        open({str(pid_file)!r}, "w").write(str(p.pid))
+        print("started", flush=True)
+        time.sleep(60)
+    """)
+    start = time.monotonic()
+    result = run([PY, child], timeout=1.0)
+    elapsed = time.monotonic() - start
+    assert result.timed_out and result.killed
+    assert result.returncode == -signal.SIGKILL
+    assert result.stdout == b"started\n"
+    assert elapsed < 5
+    assert wait_dead(int(pid_file.read_text())), "grandchild survived the timeout"
+
+
+def test_background_grandchild_is_killed_when_the_leader_exits(tmp_path):
+    pid_file = tmp_path / "bg.pid"
+    start = time.monotonic()
+    result = run(["/bin/sh", "-c", f"sleep 60 & echo $! > {pid_file}; echo done"], timeout=30)
+    assert time.monotonic() - start < 5
+    assert result.returncode == 0 and result.stdout == b"done\n"
+    assert not result.timed_out
+    assert wait_dead(int(pid_file.read_text()))
+
+
+def test_escaped_grandchild_holding_the_pipes_cannot_hang_the_reader(tmp_path):
+    pid_file = tmp_path / "escapee.pid"
+    child = script(tmp_path, f"""
+        import subprocess, sys
+        # a new session: out of reach of the group kill, but holding stdout/stderr
+        p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+        open({str(pid_file)!r}, "w").write(str(p.pid))
+        print("leader done", flush=True)
+    """)
+    try:
+        start = time.monotonic()
+        result = run([PY, child], timeout=30)
+        elapsed = time.monotonic() - start
+        assert result.returncode == 0 and result.stdout == b"leader done\n"
+        assert elapsed < procs.DRAIN_SECONDS + 3
+        assert not result.timed_out
+    finally:
+        os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+def test_no_timeout_means_no_limit(tmp_path):
+    result = run([PY, "-c", "import time; time.sleep(0.3); print('ok')"], timeout=None)
+    assert result.stdout == b"ok\n" and not result.timed_out
+
+
+# -- bounded output -----------------------------------------------------------------
+
+
+def test_100_mib_flood_is_bounded_and_fully_drained():
+    flood = "import sys\nb = b'x' * (1 << 20)\nfor _ in range(100): sys.stdout.buffer.write(b)\nsys.stderr.write('e' * 5000)\n"
+    cap = 64 * 1024
+    tracemalloc.start()
+    try:
+        result = run([PY, "-c", flood], max_stdout=cap, max_stderr=100, timeout=60)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.returncode == 0, "the child must not block on a full pipe"
+    assert len(result.stdout) == cap and result.stdout_truncated
+    assert result.stderr == b"e" * 100 and result.stderr_truncated
+    assert not result.overflowed
+    assert peak < 8 * 1024 * 1024, f"peak Python memory {peak} bytes for a 100 MiB flood"
+
+
+def test_kill_on_overflow_stops_an_endless_writer():
+    start = time.monotonic()
+    result = run(["yes"], max_stdout=1000, kill_on_overflow=True, timeout=30)
+    assert time.monotonic() - start < 5
+    assert result.overflowed and result.killed and not result.timed_out
+    assert len(result.stdout) == 1000 and result.stdout_truncated
+
+
+def test_exact_cap_is_not_truncated():
+    result = run([PY, "-c", "import sys; sys.stdout.write('a' * 100)"], max_stdout=100)
+    assert result.stdout == b"a" * 100 and not result.stdout_truncated
+
+
+# -- stdin ------------------------------------------------------------------------------
+
+
+def test_large_stdin_round_trip_without_deadlock():
+    data = os.urandom(1024) * (20 * 1024)  # 20 MiB
+    result = run(["cat"], input=data, max_stdout=len(data), timeout=60)
+    assert result.returncode == 0
+    assert result.stdout == data and not result.stdout_truncated
+
+
+def test_child_that_writes_a_lot_before_reading_stdin():
+    # Writes 8 MiB first, then reads 8 MiB: deadlocks unless both directions run at once.
+    child = "import sys\nsys.stdout.write('y' * (8 << 20)); sys.stdout.flush()\nprint(len(sys.stdin.buffer.read()))\n"
+    result = run([PY, "-c", child], input=b"z" * (8 << 20), max_stdout=16 << 20, timeout=60)
+    assert result.returncode == 0
+    assert result.stdout == b"y" * (8 << 20) + b"%d\n" % (8 << 20)
+
+
+def test_child_ignoring_stdin_is_not_an_error():
+    result = run(["true"], input=b"x" * (10 << 20), timeout=30)
+    assert result.returncode == 0 and not result.killed
+
+
+# -- start failures ----------------------------------------------------------------------
+
+
+def test_missing_binary_names_argv0():
+    with pytest.raises(ProcessStartError) as info:
+        run(["waza-no-such-agent-binary", "--x"])
+    assert info.value.argv0 == "waza-no-such-agent-binary"
+    assert "waza-no-such-agent-binary" in str(info.value) and "not found" in str(info.value)
+
+
+def test_missing_path_and_not_executable(tmp_path):
+    with pytest.raises(ProcessStartError, match="no such file"):
+        run([str(tmp_path / "nope")])
+    plain = tmp_path / "plain.sh"
+    plain.write_text("#!/bin/sh\necho hi\n")
+    plain.chmod(0o644)
+    with pytest.raises(ProcessStartError, match="permission denied") as info:
+        run([str(plain)])
+    assert info.value.argv0 == str(plain)
+
+
+def test_missing_interpreter_is_explained(tmp_path):
+    bad = tmp_path / "bad.sh"
+    bad.write_text("#!/no/such/interpreter\n")
+    bad.chmod(0o755)
+    with pytest.raises(ProcessStartError, match="interpreter"):
+        run([str(bad)])
+
+
+def test_bad_working_directory(tmp_path):
+    with pytest.raises(ProcessStartError, match="working directory"):
+        run(["true"], cwd=tmp_path / "missing")
+
+
+def test_empty_argv_is_a_programming_error():
+    with pytest.raises(ValueError):
+        run([])
+
+
+# -- cancellation ----------------------------------------------------------------------------
+
+
+def test_cancel_event_kills_running_children_at_once(tmp_path):
+    cancel = CancelEvent()
+    results = []
+
+    def worker():
+        results.append(run([PY, "-c", "import time; time.sleep(60)"], cancel=cancel, timeout=60))
+
+    threads = [threading.Thread(target=worker) for _ in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    start = time.monotonic()
+    cancel.set()
+    for t in threads:
+        t.join(10)
+    assert time.monotonic() - start < 2
+    assert len(results) == 3
+    assert all(r.cancelled and r.returncode == -signal.SIGKILL for r in results)
+
+
+def test_plain_threading_event_is_polled():
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    start = time.monotonic()
+    result = run([PY, "-c", "import time; time.sleep(60)"], cancel=cancel)
+    assert result.cancelled and time.monotonic() - start < 3
+
+
+def test_already_cancelled_event_kills_immediately():
+    cancel = CancelEvent()
+    cancel.set()
+    result = run(["sleep", "30"], cancel=cancel)
+    assert result.cancelled
+
+
+def test_interrupt_inside_the_loop_kills_the_group(tmp_path, monkeypatch):
+    pid_file = tmp_path / "child.pid"
+    child = script(tmp_path, f"""
+        import os, time
+        open({str(pid_file)!r}, "w").write(str(os.getpid()))
+        print("x", flush=True)
+        time.sleep(60)
+    """)
+
+    def interrupted(self, fd):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(procs._Supervisor, "_read", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run([PY, child], timeout=60)
+    assert wait_dead(int(pid_file.read_text()))
+
+
+# -- hygiene ------------------------------------------------------------------------------------
+
+
+def test_no_file_descriptor_leaks(tmp_path):
+    run(["true"])  # warm-up (lazy imports may open files)
+    before = open_fds()
+    for _ in range(20):
+        run(["true"], input=b"x")
+        run([PY, "-c", "import time; time.sleep(5)"], timeout=0.05)
+        with pytest.raises(ProcessStartError):
+            run(["waza-no-such-binary"])
+    assert open_fds() == before
+
+
+def test_concurrent_runs_keep_their_own_output():
+    results: dict[int, bytes] = {}
+
+    def worker(i):
+        results[i] = run([PY, "-c", f"import sys; sys.stdout.write('{i}' * 100000)"]).stdout
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert all(results[i] == str(i).encode() * 100000 for i in range(8))
