@@ -16,7 +16,15 @@ from typing import Any
 from waza_core.errors import WazaError
 
 
+#: Documents with more runs than this are written without indentation: the stdlib's
+#: C encoder only runs for compact output, and it is ~10x faster on large results.
+PRETTY_MAX_RUNS = 500
+
+
 def dumps(doc: Any) -> bytes:
+    runs = sum(len(t.get("runs", ())) for t in doc.get("tasks", ())) if isinstance(doc, dict) else 0
+    if runs > PRETTY_MAX_RUNS:
+        return (json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from waza_core import schema as schemas
 from waza_core import yamlio
 from waza_core.errors import SuiteError
+from waza_core.schema import _dotted
 from waza_core.model import FileInput, GraderSpec, Suite, SuiteConfig, TaskSpec
 
 
@@ -65,30 +66,48 @@ def _check_schema(kind: str, data: dict, text: str, file: Path, registry, proble
     errors = schemas.iter_errors(kind, registry, data)
     seen = set()
     for err in errors:
-        path, key, message = schemas.describe(err, kind)
-        if (path, message) in seen:
-            continue
-        seen.add((path, message))
-        problems.add(file, message, text, path, key)
+        for path, key, message in schemas.describe(err, kind):
+            if (path, message) in seen:
+                continue
+            seen.add((path, message))
+            problems.add(file, message, text, path, key)
     return not errors
 
 
-def _check_graders(entries: list, base_path: tuple, text: str, file: Path, registry,
+def _check_graders(entries: Any, base_path: tuple, text: str, file: Path, registry,
                    problems: _Problems) -> list[GraderSpec]:
+    """Build grader specs and run each grader's own load-time checks.
+
+    Entries the schema already rejected are skipped here (their problem is reported).
+    """
     specs = []
     names: dict[str, int] = {}
-    for i, entry in enumerate(entries):
-        cls = registry.get("grader", entry["type"])
+    for i, entry in enumerate(entries if isinstance(entries, list) else []):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        cls = registry.get("grader", entry.get("type")) if isinstance(entry.get("type"), str) else None
         config = entry.get("config") or {}
-        for sub_path, message in cls.check_config(config):
-            problems.add(file, f"grader {entry['name']!r}: {message}", text, base_path + (i, "config") + tuple(sub_path))
+        if cls is None or not isinstance(config, dict):
+            continue
+        config_path = base_path + (i, "config")
+        schema_errors = schemas.config_errors(cls, config)
+        for err in schema_errors:
+            for path, key, message in schemas.describe(err, "config"):
+                problems.add(file, f"grader {entry['name']!r}: {message}", text, config_path + path, key)
+        try:
+            checks = [] if schema_errors else cls.check_config(config)
+        except Exception as exc:  # a plugin's check itself failed: report, don't crash
+            checks = [((), f"config check failed: {type(exc).__name__}: {exc}")]
+        for sub_path, message in checks:
+            problems.add(file, f"grader {entry['name']!r}: {message}", text, config_path + tuple(sub_path))
         if entry["name"] in names:
             problems.add(file, f"duplicate grader name {entry['name']!r} (also entry {names[entry['name']] + 1})",
                          text, base_path + (i, "name"))
         names[entry["name"]] = i
-        pos = yamlio.locate(text, base_path + (i,))
-        where = f"{display_path(file)}:{pos[0]}:{pos[1]}" if pos else display_path(file)
-        specs.append(GraderSpec(type=entry["type"], name=entry["name"], weight=float(entry.get("weight", 1.0)),
+        where = f"{display_path(file)} ({_dotted(base_path + (i,))})"
+        weight = entry.get("weight", 1.0)
+        specs.append(GraderSpec(type=entry["type"], name=entry["name"],
+                                weight=float(weight) if isinstance(weight, (int, float)) else 1.0,
                                 config=config, where=where))
     return specs
 
@@ -103,9 +122,11 @@ def load_suite(path: str | Path, registry) -> Suite:
     data, text = _read_yaml(file, problems)
     if data is None:
         raise SuiteError(problems.items)
-    ok = _check_schema("eval", data, text, file, registry, problems)
-    graders = _check_graders(data.get("graders") or [], ("graders",), text, file, registry, problems) if ok else []
-    task_files = _expand_globs(file, text, data.get("tasks") or [], problems) if ok else []
+    _check_schema("eval", data, text, file, registry, problems)
+    graders = _check_graders(data.get("graders") or [], ("graders",), text, file, registry, problems)
+    globs = data.get("tasks")
+    globs = [g for g in globs if isinstance(g, str) and g] if isinstance(globs, list) else []
+    task_files = _expand_globs(file, text, globs, problems)
     tasks = []
     for tf in task_files:
         task = _load_task(tf, registry, problems)
@@ -168,7 +189,9 @@ def _load_task(file: Path, registry, problems: _Problems) -> TaskSpec | None:
     data, text = _read_yaml(file, problems)
     if data is None:
         return None
-    if not _check_schema("task", data, text, file, registry, problems):
+    ok = _check_schema("task", data, text, file, registry, problems)
+    graders = _check_graders(data.get("graders") or [], ("graders",), text, file, registry, problems)
+    if not ok:
         return None
     inputs = data["inputs"]
     prompt = inputs.get("prompt")
@@ -183,7 +206,6 @@ def _load_task(file: Path, registry, problems: _Problems) -> TaskSpec | None:
     elif prompt is None:
         problems.add(file, "missing prompt: set inputs.prompt or inputs.prompt_file", text, ("inputs",))
         return None
-    graders = _check_graders(data.get("graders") or [], ("graders",), text, file, registry, problems)
     graders.extend(_expectation_graders(data.get("expected") or {}, file))
     return TaskSpec(
         id=data["id"], name=data.get("name") or data["id"], prompt=prompt, file=file,

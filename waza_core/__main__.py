@@ -1,0 +1,3 @@
+from waza_core.cli import main
+
+main()

@@ -1,0 +1,288 @@
+"""Strict YAML: untrusted bytes in, one plain Python document out, or a one-line error.
+
+Why this exists: ``waza interop`` reads files written for other tools, whose YAML
+parsers differ from ruamel.yaml in exactly the corners YAML is loose about. Where two
+parsers could read the same bytes differently, this loader refuses instead of guessing:
+
+* at most :data:`MAX_BYTES` (4 MiB), valid UTF-8 (one leading BOM is allowed);
+* no control characters, no raw NEL/LS/PS (line breaks in YAML 1.1, ordinary text in
+  YAML 1.2), no byte order mark after the first character, no noncharacters;
+* exactly one document; no ``%YAML``/``%TAG`` directives;
+* no anchors, no aliases, no explicit tags (not even ``!!str``), no merge keys (``<<``);
+* mapping keys are strings, unique within their mapping; nesting is at most
+  :data:`MAX_DEPTH` deep.
+
+Scalars resolve with the YAML 1.2 core schema as ruamel.yaml implements it, so the
+caller must still check types: ``1_000`` is an int here, and ``2026-01-01`` a date.
+
+The document is built from the parser's event stream in one pass (never composed),
+which keeps alias bombs and deep recursion out and records the 1-based position of
+every key and value for error messages. The C parser is used when installed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import attrs
+
+from waza_core.errors import WazaError
+
+MAX_BYTES = 4 * 1024 * 1024
+MAX_DEPTH = 64
+
+_STR = "tag:yaml.org,2002:str"
+_MERGE = "tag:yaml.org,2002:merge"
+
+# Everything YAML 1.2 calls printable, minus NEL, LS, PS and the BOM (see the module doc).
+_BAD_CHAR = re.compile(
+    "[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+)
+
+
+class StrictYamlError(WazaError):
+    """The input broke a strict-YAML rule; the message is one line, with ``source:line:col``."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None,
+                 source: str = "<stdin>") -> None:
+        self.line, self.column, self.source = line, column, source
+        where = f"{source}:{line}:{column}" if line is not None else source
+        super().__init__(f"{where}: {' '.join(message.split())}")
+
+
+@attrs.frozen
+class StrictDocument:
+    """A loaded document with the 1-based ``(line, column)`` of every node.
+
+    Paths are tuples of mapping keys and list indices from the root, e.g.
+    ``("tests", 0, "id")``. ``marks`` holds where each value starts, ``key_marks``
+    where the key of a mapping entry starts.
+    """
+
+    data: Any
+    marks: dict = attrs.field(factory=dict, repr=False)
+    key_marks: dict = attrs.field(factory=dict, repr=False)
+
+    def position(self, path: tuple, key: bool = False) -> tuple[int, int] | None:
+        return (self.key_marks if key else self.marks).get(tuple(path))
+
+
+def decode(data: bytes, source: str = "<stdin>") -> str:
+    """Check size, UTF-8 and characters; return the text without a leading BOM."""
+    if len(data) > MAX_BYTES:
+        raise StrictYamlError(f"input is larger than {MAX_BYTES} bytes (4 MiB)", source=source)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise StrictYamlError(f"input is not valid UTF-8 (byte 0x{data[exc.start]:02X})",
+                              line, col, source) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    bad = _BAD_CHAR.search(text)
+    if bad:
+        ch = bad.group()
+        line, col = _line_col(text, bad.start())
+        code = f"U+{ord(ch):04X}"
+        if ch in "\x85\u2028\u2029":
+            why = (f"raw line separator {code} is not allowed (YAML 1.1 and 1.2 parsers read it "
+                   f"differently); write it as \\u{ord(ch):04x} inside a double-quoted string")
+        elif ch == "\ufeff":
+            why = "byte order mark U+FEFF is only allowed as the first character"
+        elif ch in "\ufffe\uffff":
+            why = f"noncharacter {code} is not allowed"
+        else:
+            why = f"control character {code} is not allowed; write it as an escape inside a double-quoted string"
+        raise StrictYamlError(why, line, col, source)
+    return text
+
+
+def load(data: bytes, source: str = "<stdin>") -> StrictDocument:
+    """Load one strict YAML document from ``data`` (see the module doc for the rules)."""
+    return _Builder(decode(data, source), source).build()
+
+
+def _line_col(text: str, index: int) -> tuple[int, int]:
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+_yaml_cache: list = []
+
+
+def _yaml():
+    """One safe (never round-trip, never unsafe) ruamel.yaml instance; C parser if present."""
+    if not _yaml_cache:
+        from ruamel.yaml import YAML
+
+        try:
+            y = YAML(typ="safe", pure=False)
+            y.parser  # noqa: B018 - fails here when the C extension is missing
+        except Exception:  # pragma: no cover - depends on ruamel.yaml.clib being installed
+            y = YAML(typ="safe", pure=True)
+        _yaml_cache.append(y)
+    return _yaml_cache[0]
+
+
+_UNSET = object()
+
+
+class _Frame:
+    __slots__ = ("container", "path", "key", "is_map")
+
+    def __init__(self, container, path, is_map):
+        self.container, self.path, self.is_map, self.key = container, path, is_map, _UNSET
+
+
+class _Builder:
+    def __init__(self, text: str, source: str, yaml=None) -> None:
+        self.text, self.source = text, source
+        self.yaml = yaml or _yaml()
+        self.marks: dict = {}
+        self.key_marks: dict = {}
+        self.stack: list[_Frame] = []
+        self.root: Any = _UNSET
+        self.documents = 0
+
+    def fail(self, message: str, mark=None):
+        if mark is None:
+            raise StrictYamlError(message, source=self.source)
+        raise StrictYamlError(message, mark.line + 1, mark.column + 1, self.source)
+
+    def build(self) -> StrictDocument:
+        from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+        try:
+            for event in self.yaml.parse(self.text):
+                self.on_event(event)
+        except StrictYamlError:
+            raise
+        except MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            problem = exc.problem or "invalid YAML"
+            if exc.context:
+                problem += f" ({exc.context}"
+                if exc.context_mark is not None and exc.context_mark is not mark:
+                    problem += f" at {exc.context_mark.line + 1}:{exc.context_mark.column + 1}"
+                problem += ")"
+            self.fail(f"invalid YAML: {problem}", mark)
+        except YAMLError as exc:
+            self.fail(f"invalid YAML: {exc}")
+        except (RecursionError, MemoryError):
+            self.fail("invalid YAML: the document is nested too deeply")
+        if self.documents == 0:
+            self.fail("expected one YAML document, found none (the input is empty or only comments)")
+        return StrictDocument(self.root, self.marks, self.key_marks)
+
+    def on_event(self, ev) -> None:
+        from ruamel.yaml import events as E
+
+        if isinstance(ev, E.DocumentStartEvent):
+            self.documents += 1
+            if self.documents > 1:
+                self.fail("several YAML documents; expected exactly one", ev.start_mark)
+            if getattr(ev, "version", None):
+                self.fail("the %YAML directive is not allowed", ev.start_mark)
+            if getattr(ev, "tags", None):
+                self.fail("the %TAG directive is not allowed", ev.start_mark)
+        elif isinstance(ev, E.AliasEvent):
+            self.fail(f"alias *{ev.anchor} is not allowed (anchors and aliases are rejected)", ev.start_mark)
+        elif isinstance(ev, (E.ScalarEvent, E.MappingStartEvent, E.SequenceStartEvent)):
+            if ev.anchor is not None:
+                self.fail(f"anchor &{ev.anchor} is not allowed (anchors and aliases are rejected)", ev.start_mark)
+            if ev.tag is not None:
+                self.fail(f"explicit tag {_short_tag(ev.tag)} is not allowed", ev.start_mark)
+            if isinstance(ev, E.ScalarEvent):
+                self.add(self.scalar(ev), ev, scalar=True)
+            else:
+                if len(self.stack) >= MAX_DEPTH:
+                    self.fail(f"the document is nested more than {MAX_DEPTH} levels deep", ev.start_mark)
+                is_map = isinstance(ev, E.MappingStartEvent)
+                container: Any = {} if is_map else []
+                path = self.add(container, ev, scalar=False)
+                self.stack.append(_Frame(container, path, is_map))
+        elif isinstance(ev, (E.MappingEndEvent, E.SequenceEndEvent)):
+            self.stack.pop()
+
+    def scalar(self, ev) -> Any:
+        from ruamel.yaml.nodes import ScalarNode
+
+        tag = str(self.yaml.resolver.resolve(ScalarNode, ev.value, ev.implicit))
+        if tag == _STR:
+            return ev.value
+        if tag == _MERGE:  # only a key can merge; elsewhere a plain << is text
+            return _Merge()
+        node = ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, style=ev.style)
+        return self.yaml.constructor.construct_object(node, deep=True)
+
+    def add(self, value: Any, ev, scalar: bool) -> tuple:
+        mark = (ev.start_mark.line + 1, ev.start_mark.column + 1)
+        frame = self.stack[-1] if self.stack else None
+        if isinstance(value, _Merge) and (frame is None or not frame.is_map or frame.key is not _UNSET):
+            value = "<<"
+        if frame is None:
+            self.root = value
+            self.marks[()] = mark
+            return ()
+        if not frame.is_map:
+            path = frame.path + (len(frame.container),)
+            frame.container.append(value)
+            self.marks[path] = mark
+            return path
+        if frame.key is _UNSET:  # this node is a key
+            if isinstance(value, _Merge) or value == "<<":
+                self.fail("merge key << is not allowed", ev.start_mark)
+            if not scalar:
+                self.fail("a mapping key must be a string, found a " +
+                          ("mapping" if isinstance(value, dict) else "list"), ev.start_mark)
+            if not isinstance(value, str):
+                self.fail(f"a mapping key must be a string, found {describe_type(value)} "
+                          f"{ev.value!r}; quote it", ev.start_mark)
+            if value in frame.container:
+                first = self.key_marks[frame.path + (value,)]
+                self.fail(f"duplicate key {value!r} (first defined at {first[0]}:{first[1]})", ev.start_mark)
+            frame.key = value
+            frame.container[value] = None
+            self.key_marks[frame.path + (value,)] = mark
+            return frame.path + (value,)
+        path = frame.path + (frame.key,)
+        frame.container[frame.key] = value
+        frame.key = _UNSET
+        self.marks[path] = mark
+        return path
+
+
+class _Merge:
+    """Stands for a plain ``<<`` key, which the resolver tags as a merge."""
+
+
+def _short_tag(tag: str) -> str:
+    tag = str(tag)
+    if tag.startswith("tag:yaml.org,2002:"):
+        return "!!" + tag[len("tag:yaml.org,2002:"):]
+    return tag
+
+
+def describe_type(value: Any) -> str:
+    """'a string', 'an integer', ... for messages about a YAML value."""
+    import datetime
+
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return "a date"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return f"a {type(value).__name__}"
