@@ -1,0 +1,277 @@
+"""The run loop: mock output, workspaces, trials, retries, isolation, stats."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import BASIC_EVAL
+from tests.fixture_plugins.test_graders import FlipGrader, WorkspaceSpy
+from waza_core.errors import WazaError
+from waza_core.plugins import build_plugin_manager
+from waza_core.runner import Engine, RunOptions, exit_code
+from waza_core.schema import plain_validator
+from waza_core.suite import load_suite
+
+
+@pytest.fixture
+def reg():
+    return build_plugin_manager(["tests.fixture_plugins.test_graders"])[1]
+
+
+def run(path, reg, **opts):
+    outcome = Engine(load_suite(path, reg), reg, RunOptions(**opts)).run()
+    errors = list(plain_validator("results").iter_errors(outcome))
+    assert not errors, errors[0].message
+    return outcome
+
+
+def test_mock_output_is_deterministic_and_documented(make_suite, reg):
+    task = """
+    id: t
+    name: The task
+    description: Does things
+    inputs:
+      prompt: Explain it
+      context: {zeta: 1, alpha: two}
+      files:
+        - path: a.txt
+          content: hello file
+        - path: sub/b.txt
+          content: ""
+      follow_up_prompts: ["And more?"]
+    """
+    path = make_suite(BASIC_EVAL, {"tasks/t.yaml": task})
+    out = run(path, reg)["tasks"][0]["runs"][0]["final_output"]
+    assert out == ("Mock response for: Explain it\nTask: The task\nDescription: Does things\nContext:\n"
+                   "  alpha: two\n  zeta: 1\nAnalyzed 2 file(s):\n  - a.txt\n  - sub/b.txt\nhello file\n"
+                   "Mock response for: And more?")
+    assert run(path, reg)["tasks"][0]["runs"][0]["final_output"] == out
+
+
+def test_mock_reports_no_usage_and_empty_evidence(make_suite, reg):
+    path = make_suite(BASIC_EVAL, {"tasks/t.yaml": "id: t\ninputs: {prompt: hi}\n"})
+    outcome = run(path, reg)
+    r = outcome["tasks"][0]["runs"][0]
+    assert r["usage"] is None and outcome["summary"]["usage"] is None
+    assert r["transcript"] == [] and r["session_digest"]["tool_calls"] == []
+    assert r["tool_events"] is None and r["command_invocations"] is None
+
+
+def test_long_file_preview_is_truncated(make_suite, reg):
+    task = "id: t\ninputs:\n  prompt: p\n  files:\n    - path: big.txt\n"
+    path = make_suite(BASIC_EVAL, {"tasks/t.yaml": task}, {"fixtures/big.txt": "x" * 3000})
+    out = run(path, reg)["tasks"][0]["runs"][0]["final_output"]
+    assert out.endswith("x" * 1024 + "...(truncated)")
+
+
+def test_each_run_gets_its_own_fresh_workspace_removed_afterwards(make_suite, reg):
+    WorkspaceSpy.seen.clear()
+    ev = BASIC_EVAL.replace("trials_per_task: 1", "trials_per_task: 3") + \
+        "graders:\n  - {type: workspace_spy, name: spy}\n"
+    tasks = {f"tasks/t{i}.yaml": f"id: t{i}\ninputs:\n  prompt: p\n  files: [{{path: f{i}.txt, content: x}}]\n"
+             for i in range(4)}
+    path = make_suite(ev, tasks)
+    run(path, reg, parallel=True, workers=4)
+    dirs = [d for _, d, _ in WorkspaceSpy.seen]
+    assert len(dirs) == 12 and len(set(dirs)) == 12
+    for tid, _, listing in WorkspaceSpy.seen:
+        assert listing == [f"f{tid[1:]}.txt"]  # only its own files: no other run's
+    assert not any(os.path.exists(d) for d in dirs)
+
+
+def test_keep_workspaces(make_suite, reg):
+    WorkspaceSpy.seen.clear()
+    path = make_suite(BASIC_EVAL + "graders:\n  - {type: workspace_spy, name: spy}\n",
+                      {"tasks/t.yaml": "id: t\ninputs: {prompt: p}\n"})
+    outcome = run(path, reg, keep_workspaces=True)
+    ws = outcome["tasks"][0]["runs"][0]["workspace_dir"]
+    assert ws and os.path.isdir(ws)
+    os.rmdir(ws)
+
+
+def test_context_fixture_directory_is_copied(make_suite, reg):
+    WorkspaceSpy.seen.clear()
+    task = "id: t\ninputs:\n  prompt: p\n  context: {fixture: repo}\n"
+    path = make_suite(BASIC_EVAL + "graders:\n  - {type: workspace_spy, name: spy}\n", {"tasks/t.yaml": task},
+                      {"fixtures/repo/README.md": "# hi", "fixtures/repo/src/a.py": "x = 1"})
+    run(path, reg)
+    assert WorkspaceSpy.seen[0][2] == ["README.md", "src"]
+
+
+def test_missing_fixture_file_is_a_config_error_before_any_run(make_suite, reg):
+    task = "id: t\ninputs:\n  prompt: p\n  files: [{path: nope.txt}]\n"
+    path = make_suite(BASIC_EVAL, {"tasks/t.yaml": task})
+    with pytest.raises(WazaError, match=r"task 't'.*cannot read input file .*nope.txt"):
+        Engine(load_suite(path, reg), reg, RunOptions())
+
+
+@pytest.mark.parametrize("make_bad,reason", [
+    (lambda d: (d / "bad").mkdir(), "Is a directory"),
+    (lambda d: (d / "bad").write_bytes(b"\xff\xfe binary"), "invalid start byte"),
+])
+def test_unreadable_fixture_file(make_suite, reg, make_bad, reason):
+    task = "id: t\ninputs:\n  prompt: p\n  files: [{path: bad}]\n"
+    path = make_suite(BASIC_EVAL, {"tasks/t.yaml": task}, {"fixtures/keep.txt": ""})
+    make_bad(path.parent / "fixtures")
+    with pytest.raises(WazaError, match=reason):
+        Engine(load_suite(path, reg), reg, RunOptions())
+
+
+def test_input_path_escaping_the_fixtures_dir(make_suite, reg):
+    task = "id: t\ninputs:\n  prompt: p\n  files: [{path: ../eval.yaml}]\n"
+    path = make_suite(BASIC_EVAL, {"tasks/t.yaml": task})
+    with pytest.raises(WazaError, match="must be relative, without '..'"):
+        Engine(load_suite(path, reg), reg, RunOptions())
+
+
+def test_context_dir_option_changes_the_fixtures(make_suite, reg, tmp_path):
+    task = "id: t\ninputs:\n  prompt: p\n  files: [{path: a.txt}]\n"
+    path = make_suite(BASIC_EVAL, {"tasks/t.yaml": task}, {"fixtures/a.txt": "default"})
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "a.txt").write_text("overridden")
+    out = run(path, reg, context_dir=other)["tasks"][0]["runs"][0]["final_output"]
+    assert out.endswith("overridden")
+
+
+def test_grader_exception_makes_that_run_error_and_the_others_go_on(make_suite, reg):
+    ev = BASIC_EVAL + "graders:\n  - {type: boom, name: buggy}\n  - {type: text, name: ok, config: {contains: [mock]}}\n"
+    path = make_suite(ev, {"tasks/a.yaml": "id: a\ninputs: {prompt: p}\n", "tasks/b.yaml": "id: b\ninputs: {prompt: p}\n"})
+    outcome = run(path, reg)
+    for task in outcome["tasks"]:
+        r = task["runs"][0]
+        assert r["status"] == "error" and task["status"] == "error"
+        assert "kaboom from a buggy grader" in r["error_msg"]
+        assert r["validations"]["buggy"]["error"]["kind"] == "exception"
+        assert r["validations"]["ok"]["passed"] is True
+    assert outcome["summary"]["errors"] == 2 and exit_code(outcome) == 1
+
+
+def test_text_grader_scores_and_messages(make_suite, reg):
+    g = """graders:
+  - type: text
+    name: g
+    config:
+      contains: [MOCK, absent]
+      not_contains: [response]
+      contains_cs: [Mock]
+      not_contains_cs: [MOCK]
+      regex_match: ['(?i)^mock', 'z{3}']
+      regex_not_match: ['\\d{5}']
+"""
+    path = make_suite(BASIC_EVAL + g, {"tasks/t.yaml": "id: t\ninputs: {prompt: p}\n"})
+    v = run(path, reg)["tasks"][0]["runs"][0]["validations"]["g"]
+    assert v["score"] == pytest.approx(5 / 8)
+    assert v["passed"] is False
+    assert v["feedback"] == ("Missing expected substring: absent; Found forbidden substring: response; "
+                             "Missing expected pattern: z{3}")
+
+
+def test_expectations_score_like_waza(make_suite, reg):
+    task = """
+    id: t
+    inputs: {prompt: alpha}
+    expected:
+      output_contains: [ALPHA, beta]
+      output_not_contains: [gamma]
+      output_contains_any: [nope, mock]
+    """
+    path = make_suite(BASIC_EVAL, {"tasks/t.yaml": task})
+    v = run(path, reg)["tasks"][0]["runs"][0]["validations"]
+    assert v["_output_contains"]["score"] == 0.5 and v["_output_contains"]["type"] == ""
+    assert v["_output_contains"]["feedback"] == "Missing expected substring: beta"
+    assert v["_output_not_contains"]["passed"] is True
+    assert v["_output_contains_any"]["score"] == 1.0
+
+
+def test_trials_and_stats(make_suite, reg):
+    ev = BASIC_EVAL.replace("trials_per_task: 1", "trials_per_task: 4") + \
+        "graders:\n  - {type: text, name: g, config: {contains: [mock], regex_match: [nothing]}}\n"
+    path = make_suite(ev, {"tasks/t.yaml": "id: t\ninputs: {prompt: p}\n"})
+    outcome = run(path, reg)
+    task = outcome["tasks"][0]
+    assert len(task["runs"]) == 4 and [r["run_number"] for r in task["runs"]] == [1, 2, 3, 4]
+    s = task["stats"]
+    assert s["pass_rate"] == 0 and s["avg_score"] == 0.5 and s["total_runs"] == 4 and not s["flaky"]
+    assert s["bootstrap_ci"]["lower"] == pytest.approx(0.5)
+    assert outcome["summary"]["aggregate_score"] == 0.5
+
+
+def test_trials_override_and_model_override(make_suite, reg):
+    path = make_suite(BASIC_EVAL, {"tasks/t.yaml": "id: t\ninputs: {prompt: p}\n"})
+    outcome = run(path, reg, trials=2, model="other-model")
+    assert outcome["config"]["runs_per_test"] == 2 and outcome["config"]["model_id"] == "other-model"
+
+
+def test_max_attempts_retries_only_failed_runs(make_suite, reg):
+    FlipGrader.calls.clear()
+    ev = BASIC_EVAL.replace("trials_per_task: 1", "trials_per_task: 1\n  max_attempts: 3") + \
+        "graders:\n  - {type: flip, name: flip}\n"
+    path = make_suite(ev, {"tasks/t.yaml": "id: t\ninputs: {prompt: p}\n"})
+    r = run(path, reg)["tasks"][0]["runs"][0]
+    assert r["attempts"] == 2 and r["status"] == "passed"
+
+
+def test_fail_fast_stops_after_first_failure(make_suite, reg):
+    ev = BASIC_EVAL + "graders:\n  - {type: text, name: g, config: {contains: [yes]}}\n"
+    tasks = {"tasks/a.yaml": "id: a\ninputs: {prompt: yes}\n", "tasks/b.yaml": "id: b\ninputs: {prompt: no}\n",
+             "tasks/c.yaml": "id: c\ninputs: {prompt: yes}\n"}
+    outcome = run(make_suite(ev, tasks), reg, fail_fast=True)
+    assert [t["test_id"] for t in outcome["tasks"]] == ["a", "b"] and outcome["incomplete"] is True
+
+
+def test_filters_by_task_glob_and_tags(make_suite, reg):
+    tasks = {"tasks/a.yaml": "id: api-1\ntags: [fast]\ninputs: {prompt: p}\n",
+             "tasks/b.yaml": "id: api-2\nname: Second\ntags: [slow]\ninputs: {prompt: p}\n",
+             "tasks/c.yaml": "id: ui-1\ntags: [fast]\ninputs: {prompt: p}\n"}
+    path = make_suite(BASIC_EVAL, tasks)
+    ids = lambda o: [t["test_id"] for t in o["tasks"]]  # noqa: E731
+    assert ids(run(path, reg, task_globs=["api-*"])) == ["api-1", "api-2"]
+    assert ids(run(path, reg, task_globs=["Sec*"])) == ["api-2"]
+    assert ids(run(path, reg, tag_globs=["fa*"])) == ["api-1", "ui-1"]
+    assert ids(run(path, reg, task_globs=["api-*"], tag_globs=["fast"])) == ["api-1"]
+    with pytest.raises(WazaError, match="nothing matches --task zzz"):
+        run(path, reg, task_globs=["zzz"])
+
+
+def test_parallel_keeps_task_order(make_suite, reg):
+    tasks = {f"tasks/t{i:02d}.yaml": f"id: t{i:02d}\ninputs: {{prompt: p}}\n" for i in range(12)}
+    outcome = run(make_suite(BASIC_EVAL, tasks), reg, parallel=True, workers=3, trials=2)
+    assert [t["test_id"] for t in outcome["tasks"]] == [f"t{i:02d}" for i in range(12)]
+
+
+def test_unknown_executor(make_suite, reg):
+    path = make_suite(BASIC_EVAL.replace("executor: mock", "executor: mokc"), {"tasks/t.yaml": "id: t\ninputs: {prompt: p}\n"})
+    with pytest.raises(WazaError, match=r"unknown executor 'mokc' \(did you mean 'mock'\?\)"):
+        Engine(load_suite(path, reg), reg, RunOptions())
+
+
+def test_skip_graders_records_na(make_suite, reg):
+    ev = BASIC_EVAL + "graders:\n  - {type: text, name: g, config: {contains: [nothing]}}\n"
+    outcome = run(make_suite(ev, {"tasks/t.yaml": "id: t\ninputs: {prompt: p}\n"}), reg, skip_graders=True)
+    assert outcome["tasks"][0]["status"] == "n/a" and outcome["summary"]["skipped"] == 1
+    assert outcome["tasks"][0]["runs"][0]["validations"] == {} and exit_code(outcome) == 0
+
+
+def test_zero_graders_pass_like_waza(make_suite, reg):
+    outcome = run(make_suite(BASIC_EVAL, {"tasks/t.yaml": "id: t\ninputs: {prompt: p}\n"}), reg)
+    assert outcome["tasks"][0]["status"] == "passed"
+    assert outcome["tasks"][0]["stats"]["avg_score"] == 0.0
+
+
+def test_weighted_score(make_suite, reg):
+    ev = BASIC_EVAL + ("graders:\n  - {type: text, name: a, weight: 3, config: {contains: [mock]}}\n"
+                       "  - {type: text, name: b, config: {contains: [absent]}}\n")
+    s = run(make_suite(ev, {"tasks/t.yaml": "id: t\ninputs: {prompt: p}\n"}), reg)["tasks"][0]["stats"]
+    assert s["avg_score"] == 0.5 and s["avg_weighted_score"] == 0.75
+
+
+def test_task_graders_run_after_global_ones(make_suite, reg):
+    ev = BASIC_EVAL + "graders:\n  - {type: text, name: g1, config: {contains: [mock]}}\n"
+    task = "id: t\ninputs: {prompt: p}\ngraders:\n  - {type: text, name: t1, config: {contains: [mock]}}\n"
+    v = run(make_suite(ev, {"tasks/t.yaml": task}), reg)["tasks"][0]["runs"][0]["validations"]
+    assert list(v) == ["g1", "t1"]
+    assert Path  # keep import used

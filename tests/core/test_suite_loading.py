@@ -1,0 +1,173 @@
+"""Suite loading: every bad input gets a clear message with file:line:col, all at once."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.conftest import BASIC_EVAL
+from waza_core.errors import SuiteError
+from waza_core.suite import load_suite
+
+TASK = """
+id: t1
+name: Task one
+inputs:
+  prompt: hello
+"""
+
+
+def problems(make_suite, registry, eval_yaml=BASIC_EVAL, tasks=None, files=None) -> list[str]:
+    path = make_suite(eval_yaml, tasks if tasks is not None else {"tasks/t1.yaml": TASK}, files)
+    with pytest.raises(SuiteError) as exc:
+        load_suite(path, registry)
+    return exc.value.problems
+
+
+def test_valid_suite_loads(make_suite, registry):
+    suite = load_suite(make_suite(BASIC_EVAL, {"tasks/t1.yaml": TASK}), registry)
+    assert [t.id for t in suite.tasks] == ["t1"]
+    assert suite.config.executor == "mock" and suite.config.trials_per_task == 1
+    assert suite.tasks[0].prompt == "hello"
+
+
+def test_unknown_key_suggests_nearest_with_position(make_suite, registry):
+    out = problems(make_suite, registry, tasks={"tasks/a.yaml": TASK + "gradrs: []\n"})
+    assert len(out) == 1
+    assert out[0].endswith("tasks/a.yaml:5:1: unknown key 'gradrs' (did you mean 'graders'?)")
+
+
+def test_malformed_yaml(make_suite, registry):
+    out = problems(make_suite, registry, tasks={"tasks/a.yaml": "id: [\n"})
+    assert "tasks/a.yaml:2:1: invalid YAML" in out[0]
+
+
+def test_duplicate_keys(make_suite, registry):
+    out = problems(make_suite, registry, tasks={"tasks/a.yaml": TASK + "id: again\n"})
+    assert "tasks/a.yaml:5:1: duplicate key 'id' (first defined on line 1)" in out[0]
+
+
+def test_wrong_type(make_suite, registry):
+    bad = BASIC_EVAL.replace("trials_per_task: 1", 'trials_per_task: "3"')
+    out = problems(make_suite, registry, eval_yaml=bad)
+    assert any('eval.yaml:5:20: config.trials_per_task: expected integer, got string "3"' in p for p in out)
+
+
+def test_unknown_grader_type(make_suite, registry):
+    task = TASK + "graders:\n  - type: txt\n    name: g\n    config: {contains: [a]}\n"
+    out = problems(make_suite, registry, tasks={"tasks/a.yaml": task})
+    assert "tasks/a.yaml:6:11: unknown grader type 'txt' (did you mean 'text'?)" in out[0]
+
+
+def test_grader_config_checked_by_its_own_schema(make_suite, registry):
+    task = TASK + "graders:\n  - type: text\n    name: g\n    config: {containz: [a]}\n"
+    out = problems(make_suite, registry, tasks={"tasks/a.yaml": task})
+    assert "grader 'g': unknown key 'containz' (did you mean 'contains'?)" in out[0]
+    assert ":8:14:" in out[0]
+
+
+def test_invalid_regex_is_a_load_error_with_its_position(make_suite, registry):
+    task = TASK + "graders:\n  - type: text\n    name: g\n    config:\n      regex_match: ['ok', 'a(b']\n"
+    out = problems(make_suite, registry, tasks={"tasks/a.yaml": task})
+    assert "grader 'g': invalid regex_match pattern 'a(b'" in out[0]
+    assert "at position 1" in out[0]
+    assert ":9:27:" in out[0]
+
+
+def test_missing_prompt(make_suite, registry):
+    out = problems(make_suite, registry, tasks={"tasks/a.yaml": "id: a\ninputs:\n  files: []\n"})
+    assert "missing prompt: set inputs.prompt or inputs.prompt_file" in out[0]
+
+
+def test_prompt_and_prompt_file_together(make_suite, registry):
+    task = "id: a\ninputs:\n  prompt: x\n  prompt_file: p.md\n"
+    out = problems(make_suite, registry, tasks={"tasks/a.yaml": task}, files={"tasks/p.md": "hi"})
+    assert "set either inputs.prompt or inputs.prompt_file, not both" in out[0]
+
+
+def test_prompt_file_is_read_relative_to_the_task(make_suite, registry):
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": "id: a\ninputs:\n  prompt_file: prompts/p.md\n"},
+                      {"tasks/prompts/p.md": "from a file\n"})
+    assert load_suite(path, registry).tasks[0].prompt == "from a file\n"
+
+
+@pytest.mark.parametrize("rel", ["../secret.md", "/etc/passwd", "sub/../../secret.md"])
+def test_prompt_file_outside_the_task_folder(make_suite, registry, rel):
+    task = f"id: a\ninputs:\n  prompt_file: {rel}\n"
+    out = problems(make_suite, registry, tasks={"tasks/a.yaml": task}, files={"secret.md": "x"})
+    assert "must be a relative path inside the task's folder" in out[0]
+
+
+def test_prompt_file_symlink_escaping_the_folder(make_suite, registry, tmp_path):
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": "id: a\ninputs:\n  prompt_file: link.md\n"},
+                      {"secret.md": "x"})
+    os.symlink(path.parent / "secret.md", path.parent / "tasks" / "link.md")
+    with pytest.raises(SuiteError) as exc:
+        load_suite(path, registry)
+    assert "leaves the task's folder" in exc.value.problems[0]
+
+
+def test_glob_matching_nothing(make_suite, registry):
+    bad = BASIC_EVAL.replace('tasks: ["tasks/*.yaml"]', 'tasks: ["tasks/*.yaml", "more/*.yaml"]')
+    out = problems(make_suite, registry, eval_yaml=bad)
+    assert any("task glob 'more/*.yaml' matches no file" in p for p in out)
+
+
+def test_double_star_glob(make_suite, registry):
+    ev = BASIC_EVAL.replace('tasks: ["tasks/*.yaml"]', 'tasks: ["tasks/**/*.yaml"]')
+    path = make_suite(ev, {"tasks/a.yaml": TASK, "tasks/deep/er/b.yaml": TASK.replace("t1", "t2")})
+    assert sorted(t.id for t in load_suite(path, registry).tasks) == ["t1", "t2"]
+
+
+def test_two_tasks_with_one_id(make_suite, registry):
+    out = problems(make_suite, registry, tasks={"tasks/a.yaml": TASK, "tasks/b.yaml": TASK})
+    assert "tasks/b.yaml:1:5: task id 't1' is also used by" in out[0]
+    assert "tasks/a.yaml" in out[0]
+
+
+def test_all_problems_reported_at_once(make_suite, registry):
+    bad = BASIC_EVAL.replace("executor: mock", "executor: mock\n  paralel: true")
+    out = problems(make_suite, registry, eval_yaml=bad,
+                   tasks={"tasks/a.yaml": TASK + "gradrs: []\n", "tasks/b.yaml": "id: [\n"})
+    assert len(out) == 3
+    assert any("'paralel'" in p for p in out)
+
+
+@pytest.mark.parametrize("key,snippet", [
+    ("hooks", "hooks:\n  before_run:\n    - command: echo hi\n"),
+    ("tasks_from", "tasks_from: data.csv\n"),
+    ("baseline", "baseline: true\n"),
+])
+def test_recognised_but_unsupported_keys_are_errors(make_suite, registry, key, snippet):
+    out = problems(make_suite, registry, eval_yaml=BASIC_EVAL + snippet)
+    assert "not supported yet" in out[0], out
+
+
+def test_unsupported_task_key(make_suite, registry):
+    out = problems(make_suite, registry, tasks={"tasks/a.yaml": TASK + "checkpoints: []\n"})
+    assert "key 'checkpoints' is recognised but not supported yet" in out[0]
+
+
+def test_disabled_tasks_are_dropped(make_suite, registry):
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK, "tasks/b.yaml": "id: b\nenabled: false\ninputs: {prompt: x}\n"})
+    assert [t.id for t in load_suite(path, registry).tasks] == ["t1"]
+
+
+def test_expected_keys_become_synthetic_graders(make_suite, registry):
+    task = TASK + "expected:\n  output_contains: [a, b]\n  output_contains_any: [c]\n"
+    suite = load_suite(make_suite(BASIC_EVAL, {"tasks/a.yaml": task}), registry)
+    assert [g.name for g in suite.tasks[0].graders] == ["_output_contains", "_output_contains_any"]
+
+
+def test_top_level_not_a_mapping(make_suite, registry):
+    out = problems(make_suite, registry, tasks={"tasks/a.yaml": "- just\n- a list\n"})
+    assert "tasks/a.yaml:1:1: expected a mapping at the top level, got list" in out[0]
+
+
+def test_not_utf8(make_suite, registry, tmp_path):
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
+    (path.parent / "tasks" / "a.yaml").write_bytes(b"id: \xff\n")
+    with pytest.raises(SuiteError) as exc:
+        load_suite(path, registry)
+    assert "not UTF-8 text" in exc.value.problems[0]
