@@ -2,4 +2,5 @@
 
 PLUGINS = (
     "waza_graders.text",
+    "waza_graders.program",
 )

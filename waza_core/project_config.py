@@ -1,0 +1,75 @@
+"""The project configuration file ``.waza.yaml``, looked up as waza (Go) does.
+
+The lookup starts at a directory (the process's working directory by default, not
+the suite's folder, as in Go), checks it and then at most ten parents, and stops at
+the first ``.waza.yaml``. Keys are camelCase. Only the keys waza for Python uses are
+checked; the others (scaffolding, storage, ...) are read and ignored, so one file can
+serve both implementations. A file that cannot be read or parsed is a
+:class:`~waza_core.errors.WazaError` naming it: a silently ignored typo would change
+timeouts without anyone noticing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from waza_core.errors import WazaError
+
+FILE_NAME = ".waza.yaml"
+MAX_PARENTS = 10
+
+
+def find(start: str | os.PathLike[str] | None = None) -> Path | None:
+    """The first ``.waza.yaml`` in ``start`` or one of its ten nearest parents."""
+    here = Path(start if start is not None else os.getcwd()).absolute()
+    for _ in range(MAX_PARENTS + 1):
+        candidate = here / FILE_NAME
+        if candidate.is_file():
+            return candidate
+        if here.parent == here:
+            break
+        here = here.parent
+    return None
+
+
+def load(start: str | os.PathLike[str] | None = None) -> tuple[dict[str, Any], Path | None]:
+    """``(settings, file)``; ``({}, None)`` when there is no project file."""
+    from waza_core import yamlio
+
+    path = find(start)
+    if path is None:
+        return {}, None
+    try:
+        text = yamlio.read_text(path)
+    except UnicodeDecodeError as exc:
+        raise WazaError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise WazaError(f"cannot read project config {path}: {exc.strerror}") from None
+    try:
+        data = yamlio.parse(text)
+    except yamlio.YamlProblem as exc:
+        where = f"{path}:{exc.line}:{exc.col}" if exc.line else str(path)
+        raise WazaError(f"{where}: {exc.message}") from None
+    if data is None:
+        return {}, path
+    if not isinstance(data, dict):
+        raise WazaError(f"{path}: expected a mapping at the top level")
+    return data, path
+
+
+def program_timeout(start: str | os.PathLike[str] | None = None) -> float | None:
+    """``graders.programTimeout`` in seconds, or ``None`` when not set (or 0, as in Go)."""
+    data, path = load(start)
+    graders = data.get("graders")
+    if graders is None:
+        return None
+    if not isinstance(graders, dict):
+        raise WazaError(f"{path}: 'graders' must be a mapping")
+    value = graders.get("programTimeout")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise WazaError(f"{path}: graders.programTimeout must be a number of seconds (>= 0), got {value!r}")
+    return float(value) or None

@@ -1,0 +1,310 @@
+"""``type: program``: an external program judges the run; exit 0 passes.
+
+The program is started from argv (never through a shell) with the agent's output on
+stdin, unchanged, and the parent environment plus ``WAZA_WORKSPACE_DIR`` and
+``WAZA_GRADING_CONTEXT``: the path of a ``context.json`` holding the run evidence
+(:meth:`waza_core.model.RunEvidence.context_json`) in a new private directory.
+
+Exit 0 scores 1.0 with stdout as feedback; any other exit is an ordinary failed
+check (0.0, stderr in the feedback). A program that times out or cannot start did
+not judge at all: that raises :class:`GraderError` (``timeout`` / ``start_failed``)
+so the run becomes ``error`` and the optimizer can tell it from a real failure.
+
+The context directory is removed after every invocation, but only once waza has
+checked that the directory and the file are still the very entries it created; see
+:class:`_ContextDir` and docs/graders/program.md for the trust model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import stat
+from typing import Any
+
+from waza_core.errors import GraderError
+from waza_core.grading import Grader, GradingContext
+from waza_core.hookspecs import hookimpl
+from waza_core.model import GraderResult
+
+DEFAULT_TIMEOUT = 30.0
+#: bytes kept of stdout, and of stderr; the rest is read and discarded
+MAX_OUTPUT = 1024 * 1024
+CONTEXT_FILE = "context.json"
+ENV_WORKSPACE = "WAZA_WORKSPACE_DIR"
+ENV_CONTEXT = "WAZA_GRADING_CONTEXT"
+
+_O_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_O_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class ProgramGrader(Grader):
+    name = "program"
+    config_schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["command"],
+        "properties": {
+            "command": {"type": "string", "minLength": 1,
+                        "description": "The program to run (looked up on PATH; no shell)."},
+            "args": {"type": "array", "items": {"type": "string"},
+                     "description": "Arguments passed to the program."},
+            "timeout": {"type": "number", "minimum": 0,
+                        "description": "Seconds before the program's process group is killed; "
+                                       "0 or absent: .waza.yaml graders.programTimeout, else 30."},
+        },
+    }
+
+    def __init__(self, spec, suite=None):
+        super().__init__(spec, suite)
+        from waza_core import procs, project_config
+
+        self._procs = procs
+        cfg = spec.config
+        self.argv = (cfg["command"], *cfg.get("args", ()))
+        timeout = cfg.get("timeout") or project_config.program_timeout() or DEFAULT_TIMEOUT
+        self.timeout = float(timeout)
+        self.display = _shorten(shlex.join(self.argv))
+        # Built once: a copy per invocation is all the per-run work left.
+        self._env = {k: v for k, v in os.environ.items() if k not in (ENV_WORKSPACE, ENV_CONTEXT)}
+        # TMPDIR is honoured strictly (no silent fallback to /tmp as tempfile does):
+        # transcripts go where the user said, or grading fails naming that place.
+        self._tmp_base = os.environ.get("TMPDIR") or _default_tmp()
+
+    def grade(self, ctx: GradingContext) -> GraderResult:
+        if os.name == "nt":
+            raise GraderError(
+                "the program grader cannot write its grading context file on Windows yet: waza will not "
+                "write transcript data without a protected DACL (see docs/graders/program.md)", "context_io")
+        output = ctx.evidence.output or ""
+        box = _ContextDir.create(self._tmp_base, _context_bytes(ctx))
+        env = self._env.copy()
+        env[ENV_WORKSPACE] = os.fspath(ctx.workspace_dir) if ctx.workspace_dir else ""
+        env[ENV_CONTEXT] = box.path
+        problem: GraderError | None = None
+        res = None
+        try:
+            res = self._procs.run(self.argv, env=env, input=output.encode("utf-8", "surrogatepass"),
+                                  timeout=self.timeout, max_stdout=MAX_OUTPUT, max_stderr=MAX_OUTPUT,
+                                  cancel=ctx.cancel)
+        except self._procs.ProcessStartError as exc:
+            hint = " (no shell is used: put arguments in 'args')" if " " in self.argv[0] else ""
+            problem = GraderError(f"program {self.display} could not start: {exc.reason}{hint}", "start_failed")
+        except BaseException:
+            box.remove_after_interrupt()
+            raise
+        if res is not None and res.timed_out:
+            problem = GraderError(f"program {self.display} timed out after {self.timeout:g} s; "
+                                  f"its process group was killed{_tail(res.stderr_text())}", "timeout")
+        elif res is not None and res.cancelled:
+            problem = GraderError(f"program {self.display} was stopped: the run was cancelled", "cancelled")
+        try:
+            box.remove()
+        except GraderError as exc:
+            if problem is not None:
+                exc.args = (f"{exc}; besides, {problem}",)
+            raise
+        if problem is not None:
+            raise problem
+        return self._verdict(res, ctx)
+
+    def _verdict(self, res, ctx: GradingContext) -> GraderResult:
+        stdout = _text(res.stdout, res.stdout_truncated, "stdout")
+        stderr = _text(res.stderr, res.stderr_truncated, "stderr")
+        details: dict[str, Any] = {
+            "command": self.argv[0], "args": list(self.argv[1:]), "exit_code": res.returncode,
+            "stdout": stdout, "stderr": stderr,
+            "stdout_truncated": res.stdout_truncated, "stderr_truncated": res.stderr_truncated,
+            "workspace_dir": os.fspath(ctx.workspace_dir) if ctx.workspace_dir else "",
+        }
+        if res.returncode == 0:
+            return self.result(1.0, True, stdout.strip() or "Program exited successfully", **details)
+        if res.returncode < 0:
+            exit_error = f"signal: {_signal_name(-res.returncode)}"
+        else:
+            exit_error = f"exit status {res.returncode}"
+        details["exit_error"] = exit_error
+        details["error_kind"] = "exit_nonzero"
+        feedback = f"Program exited with error: {exit_error}"
+        if stderr.strip():
+            feedback += f"; stderr: {stderr.strip()}"
+        return self.result(0.0, False, feedback, **details)
+
+
+class _ContextDir:
+    """One private directory holding ``context.json``, owned for one invocation.
+
+    ``create`` makes the directory (0700) and the file (0600) with explicit modes,
+    whatever the umask, and records both identities (device, inode). ``remove``
+    deletes them only if both are still those entries, through a directory fd opened
+    without following symlinks; otherwise it deletes nothing and raises
+    ``GraderError(kind="context_tampered")`` naming the path. Any I/O failure is
+    ``context_io`` naming the path: transcript data is never left behind silently.
+    """
+
+    __slots__ = ("dir", "path", "dir_id", "file_id")
+
+    def __init__(self, directory: str, path: str, dir_id: tuple[int, int], file_id: tuple[int, int]):
+        self.dir, self.path, self.dir_id, self.file_id = directory, path, dir_id, file_id
+
+    @classmethod
+    def create(cls, base: str, payload: bytes) -> _ContextDir:
+        import tempfile
+
+        try:
+            directory = tempfile.mkdtemp(prefix="waza-grading-", dir=base)
+        except OSError as exc:
+            raise GraderError(f"cannot create a grading context directory in {base}: "
+                              f"{exc.strerror or exc}", "context_io") from None
+        path = os.path.join(directory, CONTEXT_FILE)
+        try:
+            os.chmod(directory, 0o700)  # mkdtemp's 0700 is narrowed by the umask
+            st = os.lstat(directory)
+            fd = os.open(path, _O_CREATE, 0o600)
+            try:
+                os.fchmod(fd, 0o600)
+                view = memoryview(payload)
+                while view:
+                    view = view[os.write(fd, view):]
+                fst = os.fstat(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            left = _discard(directory)
+            raise GraderError(f"cannot write grading context {path}: {exc.strerror or exc}{left}",
+                              "context_io") from None
+        return cls(directory, path, (st.st_dev, st.st_ino), (fst.st_dev, fst.st_ino))
+
+    def remove(self) -> None:
+        d = self.dir
+        try:
+            st = os.lstat(d)
+        except FileNotFoundError:
+            raise _tampered(f"grading context directory {d} was moved away or deleted while the program "
+                            f"ran; waza removed nothing, and transcript data may remain wherever it went")
+        except OSError as exc:
+            raise GraderError(f"cannot check grading context directory {d}: {exc.strerror}; "
+                              f"transcript data may remain there", "context_io") from None
+        if not stat.S_ISDIR(st.st_mode) or (st.st_dev, st.st_ino) != self.dir_id:
+            raise _tampered(f"grading context directory {d} was replaced while the program ran; waza left the "
+                            f"replacement in place, and transcript data may remain elsewhere")
+        try:
+            dfd = os.open(d, _O_DIR)
+        except OSError as exc:
+            raise _tampered(f"grading context directory {d} was replaced while the program ran "
+                            f"({exc.strerror}); waza left it in place") from None
+        try:
+            st = os.fstat(dfd)
+            if (st.st_dev, st.st_ino) != self.dir_id:
+                raise _tampered(f"grading context directory {d} was replaced while the program ran; "
+                                f"waza left the replacement in place")
+            try:
+                fst = os.stat(CONTEXT_FILE, dir_fd=dfd, follow_symlinks=False)
+            except FileNotFoundError:
+                raise _tampered(f"grading context file {self.path} was deleted or moved away while the program "
+                                f"ran; waza left {d} in place, and transcript data may remain") from None
+            if not stat.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != self.file_id:
+                raise _tampered(f"grading context file {self.path} was replaced while the program ran; waza "
+                                f"left the replacement and {d} in place")
+            _empty(dfd, d)
+        finally:
+            os.close(dfd)
+        try:
+            os.rmdir(d)
+        except OSError as exc:
+            raise GraderError(f"cannot remove grading context directory {d}: {exc.strerror}; "
+                              f"transcript data may remain there", "context_io") from None
+
+    def remove_after_interrupt(self) -> None:
+        """Best effort on Ctrl-C: remove if untouched, else say what was left (never raise)."""
+        try:
+            self.remove()
+        except GraderError as exc:
+            import sys
+
+            sys.stderr.write(f"waza: warning: {exc}\n")
+
+
+def _empty(dfd: int, d: str) -> None:
+    """Delete every entry of the open directory ``dfd`` without following symlinks."""
+    import shutil
+
+    for name in os.listdir(dfd):
+        where = os.path.join(d, name)
+        try:
+            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
+                shutil.rmtree(name, dir_fd=dfd)
+            else:
+                os.unlink(name, dir_fd=dfd)
+        except OSError as exc:
+            inner = f" ({exc.filename})" if exc.filename and os.fspath(exc.filename) != name else ""
+            raise GraderError(f"cannot remove {where}{inner} from the grading context directory: "
+                              f"{exc.strerror or exc}; transcript data may remain in {d}", "context_io") from None
+
+
+def _discard(directory: str) -> str:
+    """Undo a half-made context directory; returns a note when that failed too."""
+    import shutil
+
+    try:
+        shutil.rmtree(directory)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        return f" (and {directory} could not be removed: {exc.strerror}; transcript data may remain there)"
+    return ""
+
+
+def _tampered(message: str) -> GraderError:
+    return GraderError(message, "context_tampered")
+
+
+def _context_bytes(ctx: GradingContext) -> bytes:
+    doc = ctx.evidence.context_json()
+    try:
+        return json.dumps(doc, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: escaped JSON is still valid UTF-8
+        return json.dumps(doc).encode("ascii")
+    except (TypeError, ValueError) as exc:
+        raise GraderError(f"cannot write grading context: the run evidence is not JSON ({exc})",
+                          "context_io") from None
+
+
+def _text(data: bytes, truncated: bool, stream: str) -> str:
+    text = data.decode("utf-8", errors="replace")
+    if truncated:
+        text += f"\n[waza: {stream} truncated: only the first {MAX_OUTPUT} bytes were kept]"
+    return text
+
+
+def _tail(stderr: str, limit: int = 500) -> str:
+    stderr = stderr.strip()
+    if not stderr:
+        return ""
+    return f"; stderr: {'...' + stderr[-limit:] if len(stderr) > limit else stderr}"
+
+
+def _shorten(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _signal_name(num: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return str(num)
+
+
+def _default_tmp() -> str:
+    import tempfile
+
+    return tempfile.gettempdir()
+
+
+@hookimpl
+def waza_register_graders(register):
+    register(ProgramGrader)
