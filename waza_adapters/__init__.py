@@ -2,4 +2,5 @@
 
 PLUGINS = (
     "waza_adapters.mock",
+    "waza_adapters.cli_agent",
 )

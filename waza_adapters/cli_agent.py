@@ -1,0 +1,419 @@
+"""``executor: cli``: any agent with a command line (Claude Code, Codex, Gemini CLI,
+Aider, a user's own script).
+
+``config.cli`` gives an argv template and how to read the agent's answer::
+
+    config:
+      executor: cli
+      model: claude-sonnet-4-5
+      cli:
+        command: ["claude", "-p", "{prompt}", "--output-format", "json", "--model", "{model}"]
+        env: ["ANTHROPIC_API_KEY"]      # names (or globs) passed through from waza's environment
+        output: json                    # text (default) | json | jsonl
+        output_path: result             # where the answer is in the JSON
+        usage_path: usage               # optional: token counts, else usage stays null
+
+Each turn runs from argv without a shell (:func:`waza_core.procs.run`), in the run's
+workspace, with a minimal environment, bounded output capture and the task timeout
+killing the whole process group. The agent's changes to the workspace are what file
+and program graders then see. See docs/executors.md for every option.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import shutil
+import string
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from waza_core.errors import WazaError
+from waza_core.execution import ExecutionRequest, Executor
+from waza_core.hookspecs import hookimpl
+from waza_core.model import RunEvidence
+
+#: placeholders an argv template may use
+PLACEHOLDERS = frozenset({"prompt", "prompt_file", "workspace", "model", "suite_dir", "session_id"})
+#: a JSON field path: ``result``, ``.result``, ``.messages[-1].content``, ``[0].text``
+PATH_RE = r"^\.?(?:[A-Za-z_][A-Za-z0-9_-]*|\[-?[0-9]+\])(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[-?[0-9]+\])*$"
+#: variables every agent gets from waza's environment (``env`` adds more)
+BASE_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TZ", "TMPDIR",
+            "TERM", "XDG_*", "SSL_CERT_FILE", "SSL_CERT_DIR")
+DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024
+STDERR_CAP = 64 * 1024
+ERROR_TAIL = 2000
+
+_ARGV = {"type": "array", "minItems": 1, "items": {"type": "string"}}
+_PATH = {"type": "string", "pattern": PATH_RE}
+
+CONFIG_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["command"],
+    "properties": {
+        "command": {**_ARGV, "description": "argv template of one turn; placeholders: {prompt}, "
+                    "{prompt_file}, {workspace}, {model}, {suite_dir}"},
+        "follow_up_command": {**_ARGV, "description": "argv template of follow-up turns; may also use "
+                              "{session_id} (default: command)"},
+        "env": {"type": "array", "items": {"type": "string", "minLength": 1},
+                "description": "names or globs of variables passed through from waza's environment"},
+        "set_env": {"type": "object", "additionalProperties": {"type": "string"},
+                    "description": "variables set to fixed values"},
+        "stdin": {"enum": ["none", "prompt"], "description": "what the agent reads on stdin"},
+        "output": {"enum": ["text", "json", "jsonl"], "description": "how to read stdout"},
+        "output_path": {**_PATH, "description": "JSON field path of the answer (json/jsonl)"},
+        "usage_path": {**_PATH, "description": "JSON field path of token usage (json/jsonl)"},
+        "session_id_path": {**_PATH, "description": "JSON field path of the agent's session id"},
+        "max_output_bytes": {"type": "integer", "minimum": 1024, "description": "stdout cap per turn"},
+        "success_exit_codes": {"type": "array", "minItems": 1, "items": {"type": "integer"}},
+    },
+    "allOf": [
+        {"if": {"properties": {"output": {"enum": ["json", "jsonl"]}}, "required": ["output"]},
+         "then": {"required": ["output_path"]}},
+        {"if": {"anyOf": [{"required": ["usage_path"]}, {"required": ["session_id_path"]}]},
+         "then": {"required": ["output"], "properties": {"output": {"enum": ["json", "jsonl"]}}}},
+    ],
+}
+
+
+# -- argv templates -------------------------------------------------------------------
+
+
+def parse_template(arg: str, allowed: frozenset[str], where: str) -> list[tuple[str, str | None]]:
+    """Split one argv element into (literal, placeholder) pieces; ``{{``/``}}`` are braces."""
+    try:
+        parts = list(string.Formatter().parse(arg))
+    except ValueError as exc:
+        raise WazaError(f"{where}: bad template {arg!r}: {exc} (write {{{{ and }}}} for literal braces)") from None
+    out = []
+    for literal, field, spec, conv in parts:
+        if field is not None:
+            if field not in allowed or spec or conv:
+                known = ", ".join("{%s}" % p for p in sorted(allowed))
+                raise WazaError(f"{where}: unknown placeholder {{{field}}} in {arg!r}; known: {known}")
+        out.append((literal, field))
+    return out
+
+
+def render(template: list[list[tuple[str, str | None]]], values: dict[str, str]) -> list[str]:
+    return ["".join(lit + (values[field] if field else "") for lit, field in arg) for arg in template]
+
+
+def uses(template: list[list[tuple[str, str | None]]], name: str) -> bool:
+    return any(field == name for arg in template for _, field in arg)
+
+
+# -- JSON field paths -----------------------------------------------------------------
+
+_TOKEN = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_-]*)|\[(-?[0-9]+)\]")
+_MISSING = object()
+
+
+def compile_path(path: str) -> tuple[str | int, ...]:
+    if not re.match(PATH_RE, path):
+        raise WazaError(f"bad JSON field path {path!r} (examples: result, .messages[-1].content)")
+    return tuple(m.group(1) if m.group(1) is not None else int(m.group(2)) for m in _TOKEN.finditer(path))
+
+
+def lookup(doc: Any, steps: tuple[str | int, ...]) -> Any:
+    """The value at ``steps`` in ``doc``, or ``_MISSING``."""
+    cur = doc
+    for step in steps:
+        if isinstance(step, int):
+            if not isinstance(cur, list) or not -len(cur) <= step < len(cur):
+                return _MISSING
+            cur = cur[step]
+        else:
+            if not isinstance(cur, dict) or step not in cur:
+                return _MISSING
+            cur = cur[step]
+    return cur
+
+
+def as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, dict) and isinstance(v.get("text"), str) for v in value):
+        return "".join(v["text"] for v in value)  # content blocks: [{"type": "text", "text": ...}]
+    return json.dumps(value, ensure_ascii=False)
+
+
+_USAGE_KEYS = {
+    "input_tokens": ("input_tokens", "inputTokens", "prompt_tokens", "promptTokens"),
+    "output_tokens": ("output_tokens", "outputTokens", "completion_tokens", "completionTokens"),
+    "cache_read_tokens": ("cache_read_tokens", "cacheReadTokens", "cache_read_input_tokens",
+                          "cached_input_tokens", "cached_tokens"),
+    "cache_write_tokens": ("cache_write_tokens", "cacheWriteTokens", "cache_creation_input_tokens"),
+    "premium_requests": ("premium_requests", "premiumRequests"),
+}
+
+
+def normalize_usage(raw: Any) -> dict[str, Any] | None:
+    """Map common token-count spellings to waza's usage keys; ``None`` if none is there."""
+    if not isinstance(raw, dict):
+        return None
+    out: dict[str, Any] = {}
+    for key, names in _USAGE_KEYS.items():
+        for name in names:
+            value = raw.get(name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                out[key] = value
+                break
+    return out or None
+
+
+def add_usage(total: dict[str, Any] | None, turn: dict[str, Any] | None) -> dict[str, Any] | None:
+    if turn is None:
+        return total
+    total = dict(total or {})
+    for key, value in turn.items():
+        total[key] = total.get(key, 0) + value
+    return total
+
+
+# -- the executor ---------------------------------------------------------------------
+
+
+class _TurnFailed(Exception):
+    pass
+
+
+class CliExecutor(Executor):
+    """Runs the agent's command once per turn; see the module docstring."""
+
+    name = "cli"
+    paid = True
+    config_key = "cli"
+    config_schema = CONFIG_SCHEMA
+
+    def __init__(self, suite, options: dict | None = None) -> None:
+        super().__init__(suite, options)
+        from waza_core.procs import CancelEvent
+
+        opts = self.options
+        where = f"{_display(suite.file)}: config.cli"
+        if not opts.get("command"):
+            raise WazaError(f"{where}.command is required by executor 'cli' (the agent's argv, "
+                            'e.g. ["my-agent", "--prompt", "{prompt}"])')
+        first_turn = PLACEHOLDERS - {"session_id"}
+        self.command = [parse_template(a, first_turn, f"{where}.command") for a in opts["command"]]
+        self.follow_up = ([parse_template(a, PLACEHOLDERS, f"{where}.follow_up_command")
+                           for a in opts["follow_up_command"]] if opts.get("follow_up_command") else None)
+        for name, tpl in (("command", self.command), ("follow_up_command", self.follow_up)):
+            if tpl and any(field not in (None, "suite_dir") for _, field in tpl[0]):
+                raise WazaError(f"{where}.{name}[0] (the program) may only use the {{suite_dir}} placeholder")
+        self.output = opts.get("output", "text")
+        self.output_path = compile_path(opts["output_path"]) if opts.get("output_path") else None
+        self.usage_path = compile_path(opts["usage_path"]) if opts.get("usage_path") else None
+        self.session_id_path = compile_path(opts["session_id_path"]) if opts.get("session_id_path") else None
+        if self.output in ("json", "jsonl") and self.output_path is None:
+            raise WazaError(f"{where}.output_path is required with output: {self.output}")
+        if self.follow_up and uses(self.follow_up, "session_id") and self.session_id_path is None:
+            raise WazaError(f"{where}.follow_up_command uses {{session_id}}: set {where}.session_id_path too")
+        self.env_patterns = tuple(BASE_ENV) + tuple(opts.get("env", ()))
+        self.set_env = {str(k): str(v) for k, v in (opts.get("set_env") or {}).items()}
+        self.stdin_prompt = opts.get("stdin", "none") == "prompt"
+        self.max_output = int(opts.get("max_output_bytes", DEFAULT_MAX_OUTPUT))
+        self.ok_codes = frozenset(opts.get("success_exit_codes", (0,)))
+        self.suite_dir = str(Path(suite.file).parent.absolute())
+        self._cancel = CancelEvent()
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Fail once, clearly, when the agent's program is missing (not once per task)."""
+        for key, template in (("command", self.command), ("follow_up_command", self.follow_up)):
+            if template is None:
+                continue
+            prog = self._program(template)
+            where = f"{_display(self.suite.file)}: config.cli.{key}[0]"
+            if os.sep in prog:
+                if not os.path.isfile(prog):
+                    raise WazaError(f"{where}: agent program not found: {prog}")
+                if not os.access(prog, os.X_OK):
+                    raise WazaError(f"{where}: agent program {prog} is not executable (chmod +x it, "
+                                    "or run it through its interpreter)")
+            elif shutil.which(prog, path=self._env().get("PATH")) is None:
+                raise WazaError(f"{where}: agent program {prog!r} is not on PATH; install it or give its full path")
+
+    def _program(self, template) -> str:
+        """argv[0]: a relative path is taken from the suite's folder, not the run's workspace."""
+        prog = render([template[0]], {"suite_dir": self.suite_dir})[0]
+        if os.sep in prog and not os.path.isabs(prog):
+            prog = os.path.join(self.suite_dir, prog)
+        return prog
+
+    def shutdown(self) -> None:
+        """Kill every agent still running (after Ctrl-C the workers may still be in one)."""
+        self._cancel.set()
+
+    # -- one run --------------------------------------------------------------------------
+
+    def _env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if any(fnmatch.fnmatchcase(k, p) for p in self.env_patterns)}
+        env.update(self.set_env)
+        env.update(extra or {})
+        return env
+
+    def execute(self, request: ExecutionRequest) -> RunEvidence:
+        from waza_core.procs import ProcessStartError
+
+        started = time.monotonic()
+        deadline = started + request.timeout_seconds if request.timeout_seconds else None
+        prompts = [request.prompt, *request.task.follow_up_prompts]
+        evidence = RunEvidence(output="", transcript=[], tool_calls=[])
+        outputs: list[str] = []
+        private = tempfile.mkdtemp(prefix="waza-cli-")  # the prompt file lives outside the workspace
+        prompt_file = os.path.join(private, "prompt.txt")
+        session_id: str | None = None
+        try:
+            for turn, prompt in enumerate(prompts, start=1):
+                template = self.command if turn == 1 or self.follow_up is None else self.follow_up
+                if uses(template, "model") and not request.model:
+                    raise _TurnFailed("config.cli uses {model} but no model is set (config.model or --model)")
+                fd = os.open(prompt_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(prompt)
+                values = {"prompt": prompt, "prompt_file": prompt_file, "workspace": request.workspace_dir,
+                          "model": request.model or "", "suite_dir": self.suite_dir,
+                          "session_id": session_id or ""}
+                argv = render(template, values)
+                argv[0] = self._program(template)
+                evidence.transcript.append({"type": "user.message", "content": prompt})
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    raise _TurnFailed(f"timed out after {request.timeout_seconds}s before turn {turn}")
+                env = self._env({
+                    "WAZA_WORKSPACE_DIR": request.workspace_dir, "WAZA_PROMPT_FILE": prompt_file,
+                    "WAZA_TASK_ID": request.task.id, "WAZA_RUN_NUMBER": str(request.run_number),
+                    "WAZA_ATTEMPT": str(request.attempt), "WAZA_TURN": str(turn),
+                    "WAZA_MODEL": request.model or "",
+                    "WAZA_SKILL_DIRECTORIES": os.pathsep.join(request.skill_directories),
+                })
+                try:
+                    result = _run(argv, request.workspace_dir, env, prompt if self.stdin_prompt else None,
+                                  remaining, self.max_output, self._cancel)
+                except ProcessStartError as exc:
+                    raise _TurnFailed(str(exc)) from None
+                text, usage, sid, problem = self._read_turn(result, request, turn)
+                if text is not None:
+                    outputs.append(text)
+                    event = {"type": "assistant.message", "content": text}
+                    if result.stdout_truncated and self.output == "text":
+                        event["truncated"] = True
+                    evidence.transcript.append(event)
+                evidence.usage = add_usage(evidence.usage, usage)
+                if sid:
+                    session_id = evidence.session_id = sid
+                if problem:
+                    raise _TurnFailed(problem)
+            if self.usage_path is not None and evidence.usage is not None:
+                evidence.usage["turns"] = len(prompts)
+        except _TurnFailed as exc:
+            evidence.error = str(exc)
+            evidence.transcript.append({"type": "session.error", "message": str(exc)})
+        finally:
+            shutil.rmtree(private, ignore_errors=True)
+        evidence.output = "\n".join(o for o in outputs if o)
+        evidence.duration_ms = int((time.monotonic() - started) * 1000)
+        return evidence
+
+    def _read_turn(self, result, request: ExecutionRequest, turn: int):
+        """(answer text or None, usage or None, session id or None, problem or None)."""
+        label = f"agent {result.argv[0]!r}" + (f" (turn {turn})" if turn > 1 else "")
+        if result.cancelled:
+            return None, None, None, f"{label} was cancelled (waza is shutting down)"
+        failure = None
+        if result.timed_out:
+            failure = f"{label} timed out after {request.timeout_seconds}s (its process group was killed)"
+        elif result.returncode not in self.ok_codes:
+            how = (f"was killed by signal {-result.returncode}" if result.returncode < 0
+                   else f"exited with code {result.returncode}")
+            failure = f"{label} {how}" + _excerpt(result.stderr_text(), "stderr")
+        text = usage = sid = None
+        problem = None
+        stdout = result.stdout_text()
+        if self.output == "text":
+            text = stdout.rstrip("\r\n")
+        elif result.stdout_truncated:
+            problem = (f"{label} printed more than {self.max_output} bytes; its JSON cannot be read "
+                       "(raise config.cli.max_output_bytes)")
+        else:
+            docs = _json_docs(stdout, self.output)
+            if docs is None:
+                problem = f"{label} did not print valid JSON" + _excerpt(stdout)
+            else:
+                value = _last(docs, self.output_path)
+                if value is _MISSING or value is None:
+                    problem = f"{label} printed JSON without {self._key('output_path')}" + _excerpt(stdout)
+                else:
+                    text = as_text(value)
+                if self.usage_path is not None:
+                    usage = normalize_usage(_last(docs, self.usage_path))
+                if self.session_id_path is not None:
+                    found = _last(docs, self.session_id_path)
+                    sid = found if isinstance(found, str) and found else None
+        # A failed process explains a missing answer better than the parse error would.
+        return text, usage, sid, failure or problem
+
+    def _key(self, name: str) -> str:
+        return f"config.cli.{name} {self.options.get(name)!r}"
+
+
+def _display(path) -> str:
+    from waza_core.suite import display_path
+
+    return display_path(Path(path))
+
+
+def _run(argv, cwd, env, prompt, timeout, max_output, cancel):
+    from waza_core import procs
+
+    return procs.run(argv, cwd=cwd, env=env, input=prompt.encode("utf-8") if prompt is not None else None,
+                     timeout=timeout, max_stdout=max_output, max_stderr=STDERR_CAP, cancel=cancel)
+
+
+def _json_docs(stdout: str, mode: str) -> list[Any] | None:
+    if mode == "json":
+        try:
+            return [json.loads(stdout)]
+        except ValueError:
+            return None
+    docs = []
+    for line in stdout.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            docs.append(json.loads(line))
+        except ValueError:
+            continue  # agents interleave log lines with their JSON events
+    return docs or None
+
+
+def _last(docs: list[Any], path) -> Any:
+    """The value at ``path`` in the last document that has it (JSON Lines: the final event)."""
+    for doc in reversed(docs):
+        value = lookup(doc, path)
+        if value is not _MISSING:
+            return value
+    return _MISSING
+
+
+def _excerpt(text: str, what: str = "output") -> str:
+    text = text.strip()
+    if not text:
+        return ""
+    if len(text) > ERROR_TAIL:
+        text = "..." + text[-ERROR_TAIL:]
+    return f"; {what}: {text}"
+
+
+@hookimpl
+def waza_register_executors(register):
+    register(CliExecutor)
