@@ -1,7 +1,70 @@
-"""``waza grade``: placeholder until the offline-grading issue lands."""
+"""``waza grade``: grade the runs of a saved results file offline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
 
 import typer
 
+from waza_core.cli.common import PLUGIN_OPTION_HELP, user_errors
+
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command("grade")(grade)
+
+
+@user_errors
+def grade(
+    eval_file: Path = typer.Argument(..., help="The suite's eval.yaml (or its folder): its graders are used."),
+    results: Path = typer.Option(..., "--results", "-r", help="A results file from `waza run -o` "
+                                 "(e.g. made with --skip-graders)."),
+    task: Optional[str] = typer.Option(None, "--task", help="Grade only the task with this id."),
+    workspace: Path = typer.Option(Path("."), "--workspace",
+                                   help="Folder that file-reading graders see as the run's workspace "
+                                        "(WAZA_WORKSPACE_DIR); the original workspace is gone."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output",
+                                          help="Also write a full results file with recomputed stats here."),
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="Print each graded run on stderr."),
+    plugin: List[str] = typer.Option([], "-p", "--plugin", help=PLUGIN_OPTION_HELP),
+) -> None:
+    """Grade saved runs with a suite's graders and print a JSON summary on stdout.
+
+    Runs whose agent failed stay errors. Exit 0 whatever the grades are (read
+    `passed` in the summary); 2 on bad input.
+    """
+    import json
+    import sys
+
+    from waza_core.errors import WazaError
+    from waza_core.grade import regrade
+    from waza_core.plugins import get_registry
+    from waza_core.results import check_writable_target, dumps, load_results, write_atomic
+    from waza_core.suite import load_suite
+
+    if not workspace.is_dir():
+        raise WazaError(f"--workspace {workspace}: no such folder")
+    if output is not None:
+        check_writable_target(output)
+    registry = get_registry(plugin)
+    suite = load_suite(eval_file, registry)
+    doc = load_results(results)
+    if doc.get("eval_name") not in (None, suite.name):
+        sys.stderr.write(f"waza: warning: {results} holds runs of {doc.get('eval_name')!r}, "
+                         f"grading them with suite {suite.name!r}\n")
+
+    def progress(task_id: str, run: dict) -> None:
+        if verbose:
+            extra = f": {run['error_msg']}" if run.get("error_msg") else ""
+            sys.stderr.write(f"waza: {task_id} run {run['run_number']}: {run['status']}{extra}\n")
+
+    try:
+        report = regrade(suite, registry, doc, task_id=task, workspace_dir=workspace, on_run=progress)
+    except KeyboardInterrupt:
+        sys.stderr.write("waza: interrupted; nothing was written\n")
+        raise typer.Exit(130) from None
+    for warning in report.warnings:
+        sys.stderr.write(f"waza: warning: {warning}\n")
+    if output is not None:
+        write_atomic(output, dumps(report.outcome))
+    typer.echo(json.dumps(report.summary, indent=2))
