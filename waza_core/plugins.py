@@ -144,7 +144,7 @@ def _collect(pm: pluggy.PluginManager, registry: Registry) -> None:
     infos = {p.name: p for p in registry.plugins}
     for kind, (hook_name, human) in KINDS.items():
         hook = getattr(pm.hook, hook_name)
-        for impl in reversed(hook.get_hookimpls()):  # registration order
+        for impl in hook.get_hookimpls():  # registration order: built-ins first
             plugin_name = impl.plugin_name
             info = infos.get(plugin_name)
 
