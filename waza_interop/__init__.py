@@ -1,3 +1,5 @@
 """Built-in interop dialects, one plugin module each."""
 
-PLUGINS: tuple[str, ...] = ()
+PLUGINS: tuple[str, ...] = (
+    "waza_interop.agentv_contains",
+)

@@ -1,5 +1,153 @@
-"""`waza interop`: placeholder until its issue lands."""
+"""`waza interop`: translate one assertion between a foreign eval format and a native grader.
+
+stdin in, stdout out. The whole output is built in memory and written once, so a
+validation or conversion error leaves stdout empty (exit 2, one line on stderr).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
 
 import typer
 
-app = typer.Typer(help="interop commands.", no_args_is_help=True)
+from waza_core.cli.common import PLUGIN_OPTION_HELP, fail, user_errors
+
+app = typer.Typer(
+    help="Translate one assertion between a foreign eval format (a dialect) and a native grader.",
+    no_args_is_help=True,
+)
+
+ADAPTER_HELP = "The dialect's exact adapter id (see `waza interop list`)."
+
+
+@app.command("list")
+@user_errors
+def list_dialects(
+    plugin: Optional[list[str]] = typer.Option(None, "--plugin", "-p", help=PLUGIN_OPTION_HELP),
+) -> None:
+    """Show the registered dialects: one adapter id and summary per line."""
+    registry = _registry(plugin)
+    lines = []
+    for name in registry.names("interop_dialect"):
+        cls = registry.get("interop_dialect", name)
+        summary = " ".join(str(getattr(cls, "summary", "") or "").split())
+        lines.append(f"{name}  {summary}".rstrip() + "\n")
+    _deliver("".join(lines).encode("utf-8"), None)
+
+
+@app.command("import")
+@user_errors
+def import_cmd(
+    adapter: Optional[str] = typer.Option(None, "--adapter", help=ADAPTER_HELP),
+    test: Optional[str] = typer.Option(None, "--test", help="The id of the test that holds the assertion."),
+    assertion: Optional[str] = typer.Option(
+        None, "--assertion", help="The assertion's position in the test's assert list, counted from 1."),
+    plugin: Optional[list[str]] = typer.Option(None, "--plugin", "-p", help=PLUGIN_OPTION_HELP),
+) -> None:
+    """Read a foreign suite on stdin; write one native grader mapping on stdout."""
+    from waza_core.interop import InteropError, parse_position
+
+    _require(adapter=adapter, test=test, assertion=assertion)
+    if test == "":
+        raise InteropError("--test must not be empty")
+    position = parse_position(assertion)
+    dialect = _dialect(adapter, plugin)
+    result = dialect.import_assertion(_read_stdin(), test, position)
+    _deliver(result.output, result.notice)
+
+
+@app.command("export")
+@user_errors
+def export_cmd(
+    adapter: Optional[str] = typer.Option(None, "--adapter", help=ADAPTER_HELP),
+    plugin: Optional[list[str]] = typer.Option(None, "--plugin", "-p", help=PLUGIN_OPTION_HELP),
+) -> None:
+    """Read one native grader mapping on stdin; write one foreign assertion on stdout."""
+    _require(adapter=adapter)
+    dialect = _dialect(adapter, plugin)
+    result = dialect.export_grader(_read_stdin())
+    _deliver(result.output, result.notice)
+
+
+def _require(**options: Optional[str]) -> None:
+    from waza_core.interop import InteropError
+
+    missing = [f"--{k}" for k, v in options.items() if v is None]
+    if missing:
+        raise InteropError(f"missing required option(s): {', '.join(missing)}")
+
+
+def _registry(plugin: Optional[list[str]]):
+    from waza_core.plugins import get_registry
+
+    return get_registry(list(plugin or []))
+
+
+def _dialect(adapter: str, plugin: Optional[list[str]]):
+    from waza_core.interop import InteropError, show
+
+    registry = _registry(plugin)
+    cls = registry.get("interop_dialect", adapter)
+    if cls is None:
+        msg = registry.unknown("interop_dialect", adapter)
+        raise InteropError(" ".join(msg.replace(repr(adapter), show(adapter), 1).split()))
+    return cls()
+
+
+def _read_stdin() -> bytes:
+    """At most 4 MiB + 1 byte, so an oversized input is refused without reading it all."""
+    from waza_core.interop import InteropError
+    from waza_core.strict_yaml import MAX_BYTES
+
+    stream = sys.stdin
+    if stream is None:
+        raise InteropError("stdin is closed; redirect the input file: < file.yaml")
+    if stream.isatty():
+        raise InteropError("reads its input from stdin; redirect a file: < file.yaml")
+    try:
+        data = stream.buffer.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise InteropError(f"cannot read stdin: {exc.strerror or exc}") from None
+    if len(data) > MAX_BYTES:
+        raise InteropError(f"<stdin>: input is larger than {MAX_BYTES} bytes (4 MiB)")
+    return data
+
+
+def _deliver(output: bytes, notice: Optional[str]) -> None:
+    """Write the finished output once. A failed write is a delivery error (exit 2); bytes
+    already written cannot be taken back."""
+    stream = sys.stdout
+    try:
+        if stream is None:
+            raise OSError("stdout is closed")
+        stream.flush()
+        stream.buffer.write(output)
+        stream.buffer.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        raise fail("cannot write the output: stdout was closed by its reader (broken pipe); "
+                   "part of the output may have been delivered", 2) from None
+    except (OSError, ValueError) as exc:
+        _silence_stdout()
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise fail(f"cannot write the output to stdout: {reason}; part of the output may have "
+                   "been delivered", 2) from None
+    if notice:
+        try:
+            sys.stderr.write(notice + "\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at /dev/null so the interpreter's final flush cannot fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
