@@ -34,6 +34,8 @@ MAX_OUTPUT = 1024 * 1024
 CONTEXT_FILE = "context.json"
 ENV_WORKSPACE = "WAZA_WORKSPACE_DIR"
 ENV_CONTEXT = "WAZA_GRADING_CONTEXT"
+#: no protected DACL yet, so the context file is refused there (tests flip this)
+_WINDOWS = os.name == "nt"
 
 _O_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _O_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -73,7 +75,7 @@ class ProgramGrader(Grader):
         self._tmp_base = os.environ.get("TMPDIR") or _default_tmp()
 
     def grade(self, ctx: GradingContext) -> GraderResult:
-        if os.name == "nt":
+        if _WINDOWS:
             raise GraderError(
                 "the program grader cannot write its grading context file on Windows yet: waza will not "
                 "write transcript data without a protected DACL (see docs/graders/program.md)", "context_io")
