@@ -2,5 +2,6 @@
 
 PLUGINS = (
     "waza_adapters.mock",
+    "waza_adapters.fake",
     "waza_adapters.cli_agent",
 )

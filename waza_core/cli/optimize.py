@@ -1,5 +1,79 @@
-"""`waza optimize`: placeholder until its issue lands."""
+"""``waza optimize``: ``run`` (the optimizer loop) and ``capabilities`` (contract 1.0)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
 
 import typer
 
-app = typer.Typer(help="optimize commands.", no_args_is_help=True)
+from waza_core.cli.common import PLUGIN_OPTION_HELP, user_errors
+
+app = typer.Typer(help="Optimize a skill or context with an optimizer adapter, evaluated by waza.",
+                  no_args_is_help=True)
+
+
+@app.command("capabilities")
+@user_errors
+def capabilities(
+    plugin: List[str] = typer.Option([], "-p", "--plugin", help=PLUGIN_OPTION_HELP),
+) -> None:
+    """Print the contract versions and harness capabilities (optimizer-capabilities-1.0)."""
+    import json
+
+    from waza_core.optimize.contract import capabilities_document
+    from waza_core.plugins import get_registry
+
+    registry = get_registry(plugin)
+    typer.echo(json.dumps(capabilities_document(registry.names("optimizer_adapter")), indent=2))
+
+
+@app.command("run")
+@user_errors
+def run(
+    eval_file: Path = typer.Argument(..., help="The suite's eval.yaml (or its folder)."),
+    target: str = typer.Option(..., "--target", help="context-overlay or skill-directory."),
+    seed: Path = typer.Option(..., "--seed", help="Folder with the seed candidate's files."),
+    optimization_tag: str = typer.Option(..., "--optimization-tag", help="Tag of the optimization split."),
+    qualification_tag: str = typer.Option(..., "--qualification-tag", help="Tag of the held-out qualification split."),
+    adapter: str = typer.Option(..., "--adapter", help="Optimizer adapter: fake, command, copilot-reflect, or a plugin's."),
+    output_dir: Path = typer.Option(..., "--output-dir", help="New or empty folder for report.json, candidates/ and evidence/."),
+    fake_script: Optional[str] = typer.Option(None, "--fake-script", help="Strict JSON file of proposals for --adapter fake."),
+    adapter_command: Optional[str] = typer.Option(None, "--adapter-command", help="Executable of --adapter command."),
+    adapter_arg: List[str] = typer.Option([], "--adapter-arg", help="Argument for --adapter-command (repeatable)."),
+    adapter_env: List[str] = typer.Option([], "--adapter-env", help="Environment variable passed to the adapter, by name (repeatable)."),
+    reflect_model: Optional[str] = typer.Option(None, "--reflect-model", help="Model of --adapter copilot-reflect."),
+    max_iterations: int = typer.Option(5, "--max-iterations", help="Maximum propose calls (duplicates count)."),
+    max_evaluations: int = typer.Option(10, "--max-evaluations",
+                                        help="Total evaluations, including the seed and 2 reserved for qualification."),
+    timeout: Optional[str] = typer.Option(None, "--timeout", help="Deadline for the whole run (e.g. 30m); none by default."),
+    adapter_timeout: str = typer.Option("10m", "--adapter-timeout", help="Limit per adapter call."),
+    min_improvement: float = typer.Option(0.0, "--min-improvement",
+                                          help="The best must beat the seed by more than this to be qualified."),
+    allow_paid_calls: bool = typer.Option(False, "--allow-paid-calls", help="Allow adapters and executors that may cost money."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="Print only the outcome."),
+    plugin: List[str] = typer.Option([], "-p", "--plugin", help=PLUGIN_OPTION_HELP),
+) -> None:
+    """Propose, evaluate and qualify candidates. Exit 0: accepted, no_improvement, rejected;
+    1: not_qualified, failed, incomplete (report.json says why); 2: unusable --output-dir."""
+    import sys
+
+    from waza_core.optimize.adapter import AdapterOptions
+    from waza_core.optimize.loop import OptimizeConfig, run_optimizer
+
+    def progress(text: str) -> None:
+        if not quiet or text.startswith("outcome:"):
+            sys.stderr.write(f"waza optimize: {text}\n")
+
+    cfg = OptimizeConfig(
+        eval_file=eval_file, target=target, seed=seed, optimization_tag=optimization_tag,
+        qualification_tag=qualification_tag, adapter=adapter, output_dir=output_dir,
+        max_iterations=max_iterations, max_evaluations=max_evaluations, timeout=timeout,
+        adapter_timeout=adapter_timeout, min_improvement=min_improvement, allow_paid_calls=allow_paid_calls,
+        adapter_options=AdapterOptions(fake_script=fake_script, command=adapter_command, args=tuple(adapter_arg),
+                                       env_names=tuple(adapter_env), reflect_model=reflect_model),
+        plugins=list(plugin), progress=progress,
+    )
+    code = run_optimizer(cfg)
+    sys.stderr.write(f"waza optimize: report: {output_dir / 'report.json'}\n")
+    raise typer.Exit(code)

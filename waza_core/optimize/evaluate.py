@@ -1,0 +1,255 @@
+"""One evaluation: a candidate on one split, through the normal runner.
+
+Each evaluation gets a fresh materialization of the candidate in a temporary folder
+and a fresh :class:`~waza_core.runner.Engine`, so nothing one evaluation did can leak
+into the next, and the original suite and fixtures are only ever read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from waza_core.optimize import spend as spend_mod
+from waza_core.optimize.candidates import SKILL_FILE, Candidate, write_tree
+from waza_core.optimize.contract import FEEDBACK_MESSAGE_BYTES
+from waza_core.optimize.failures import OptimizeFailure
+from waza_core.optimize.pin import CANDIDATE_DIR_NAME, skill_name
+
+
+def truncate_utf8(text: str, limit: int = FEEDBACK_MESSAGE_BYTES) -> tuple[str, bool]:
+    """The longest prefix of ``text`` that fits ``limit`` UTF-8 bytes."""
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text, False
+    return data[:limit].decode("utf-8", "ignore"), True
+
+
+def _status(task: dict) -> str:
+    s = task.get("status")
+    return {"n/a": "skipped"}.get(s, s) if s in ("passed", "failed", "error", "n/a") else "error"
+
+
+def task_feedback(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per task: status, score and the messages of graders that did not pass."""
+    out = []
+    for t in results.get("tasks") or []:
+        failed: dict[str, dict] = {}
+        for run in t.get("runs") or []:
+            for ident, v in (run.get("validations") or {}).items():
+                if not v.get("passed") and ident not in failed:
+                    msg, cut = truncate_utf8(str(v.get("feedback") or ""))
+                    failed[ident] = {"name": str(v.get("identifier") or ident), "type": str(v.get("type") or ""),
+                                     "message": msg, "truncated": cut}
+            if run.get("status") == "error" and not run.get("validations") and run.get("error_msg"):
+                msg, cut = truncate_utf8(str(run["error_msg"]))
+                failed.setdefault("(run)", {"name": "(run)", "type": "error", "message": msg, "truncated": cut})
+        score = (t.get("stats") or {}).get("avg_score", 0.0)
+        out.append({"task_id": t.get("test_id", ""), "status": _status(t),
+                    "score": min(1.0, max(0.0, float(score or 0.0))), "failed_graders": list(failed.values())})
+    return out
+
+
+def unscorable_reason(results: dict[str, Any]) -> str | None:
+    """Why an evaluation cannot be scored, or None when it can: every task must have
+    run without errors or skips, and no grader may have recorded an evaluation error."""
+    if results.get("incomplete"):
+        return "the run did not finish every selected task"
+    for t in results.get("tasks") or []:
+        if t.get("status") == "error":
+            return f"task {t.get('test_id')!r} errored"
+        if t.get("status") not in ("passed", "failed"):
+            return f"task {t.get('test_id')!r} was skipped ({t.get('status')})"
+        for run in t.get("runs") or []:
+            if run.get("status") not in ("passed", "failed"):
+                return f"task {t.get('test_id')!r} run {run.get('run_number')} is {run.get('status')}"
+            for v in (run.get("validations") or {}).values():
+                if v.get("error"):
+                    return f"grader {v.get('identifier')!r} on task {t.get('test_id')!r} could not judge: " \
+                           f"{v['error'].get('message', '')}"
+    return None
+
+
+@attrs.define
+class EvalRecord:
+    """One entry of ``report.evaluations``."""
+
+    index: int
+    split: str
+    candidate_id: str
+    role: str
+    state: str = "scored"
+    score: float | None = None
+    pass_rate: float | None = None
+    tasks: list = attrs.field(factory=list)
+    duration_ms: int = 0
+    spend: dict = attrs.field(factory=lambda: dict(spend_mod.UNAVAILABLE))
+    evidence: dict | None = None
+    reason: str | None = None
+
+    @property
+    def scored(self) -> bool:
+        return self.state == "scored"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"index": self.index, "split": self.split, "candidate_id": self.candidate_id, "role": self.role,
+                "state": self.state, "score": self.score, "pass_rate": self.pass_rate,
+                "feedback": {"tasks": self.tasks}, "duration_ms": self.duration_ms, "spend": self.spend,
+                "evidence": self.evidence, "reason": self.reason}
+
+
+class Materialization:
+    """A fresh temporary copy of one candidate, removed when the evaluation ends."""
+
+    def __init__(self, cand: Candidate, target: str, context_dir: Path) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="waza-opt-"))
+        try:
+            if target == "context-overlay":
+                self.dir = self.root / "context"
+                if context_dir.is_dir():
+                    shutil.copytree(context_dir, self.dir, symlinks=True, copy_function=shutil.copyfile)
+                else:
+                    self.dir.mkdir()
+                write_tree(self.dir, cand.files, mode=0o644, dir_mode=0o755)
+            else:
+                self.dir = self.root / CANDIDATE_DIR_NAME
+                self.dir.mkdir()
+                write_tree(self.dir, cand.files, mode=0o644, dir_mode=0o755)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def skill_resolution_problem(cand: Candidate, skill: str) -> str | None:
+    content = cand.content(SKILL_FILE)
+    if content is None:
+        return f"the candidate has no {SKILL_FILE}"
+    name = skill_name(content)
+    if name != skill:
+        return f"{SKILL_FILE} frontmatter name is {name!r}, the suite's skill is {skill!r}"
+    return None
+
+
+def run_engine(suite, registry, cand: Candidate, target: str, task_ids: tuple[str, ...],
+               context_dir: Path) -> dict[str, Any]:
+    """The harness part of an evaluation: fresh materialization, fresh engine."""
+    from waza_core.errors import WazaError
+    from waza_core.runner import Engine, RunOptions
+
+    try:
+        mat = Materialization(cand, target, context_dir)
+    except (OSError, WazaError) as exc:
+        raise OptimizeFailure("infrastructure_failure", f"cannot materialize candidate {cand.prefix}: {exc}",
+                              candidate_id=cand.id) from None
+    try:
+        if target == "context-overlay":
+            options = RunOptions(task_ids=list(task_ids), context_dir=mat.dir)
+        else:
+            options = RunOptions(task_ids=list(task_ids), skill_directories=(str(mat.dir),))
+        try:
+            engine = Engine(suite, registry, options)
+        except WazaError as exc:
+            raise _EngineSetup(str(exc)) from None
+        return engine.run()
+    finally:
+        mat.close()
+
+
+class _EngineSetup(Exception):
+    """The engine refused the materialized candidate (e.g. a missing input file)."""
+
+
+def write_evidence(out_dir: Path, rec: EvalRecord, results: dict[str, Any]) -> dict[str, str]:
+    """Write the full results file under ``evidence/<split>/`` (0600) and reference it."""
+    from waza_core.errors import WazaError
+    from waza_core.results import dumps, write_atomic
+
+    rel = f"evidence/{rec.split}/{rec.index:03d}-{rec.candidate_id[:16]}.json"
+    data = dumps(results)
+    try:
+        (out_dir / "evidence").mkdir(mode=0o700, exist_ok=True)
+        (out_dir / "evidence" / rec.split).mkdir(mode=0o700, exist_ok=True)
+        write_atomic(out_dir / rel, data, 0o600)
+    except (OSError, WazaError) as exc:
+        raise OptimizeFailure("infrastructure_failure", f"cannot write evidence {rel}: {exc}",
+                              candidate_id=rec.candidate_id, evaluation_index=rec.index) from None
+    return {"path": rel, "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def evaluate(ctx, rec: EvalRecord, cand: Candidate) -> EvalRecord:
+    """Run one evaluation and fill ``rec``. Raises :class:`OptimizeFailure` for a
+    run-ending failure after recording it on ``rec`` (state, spend, evidence)."""
+    t0 = time.perf_counter()
+    try:
+        return _evaluate(ctx, rec, cand)
+    finally:
+        rec.duration_ms = int((time.perf_counter() - t0) * 1000)
+
+
+def _evaluate(ctx, rec: EvalRecord, cand: Candidate) -> EvalRecord:
+    task_ids = ctx.splits.ids(rec.split)
+    try:
+        ctx.pin.check(f"before evaluation {rec.index}")
+        ctx.check_cwd(rec)
+    except OptimizeFailure as exc:
+        rec.state, rec.reason = _state_for(exc.category), exc.message
+        exc.context.setdefault("evaluation_index", rec.index)
+        raise
+    if ctx.target == "skill-directory":
+        problem = skill_resolution_problem(cand, ctx.suite.skill)
+        if problem:
+            rec.state, rec.reason = "evaluation_incomplete", f"the candidate no longer resolves as the suite's skill: {problem}"
+            return rec
+    try:
+        results = run_engine(ctx.suite, ctx.registry, cand, ctx.target, task_ids, ctx.context_dir)
+    except _EngineSetup as exc:
+        rec.state, rec.reason = "evaluation_incomplete", f"the harness refused the candidate: {exc}"
+        return rec
+    rec.spend = spend_mod.evaluation_spend(results)
+    rec.tasks = task_feedback(results)
+    failure: OptimizeFailure | None = None
+    try:
+        ctx.pin.check(f"after evaluation {rec.index}")
+    except OptimizeFailure as exc:
+        failure = exc
+    try:
+        rec.evidence = write_evidence(ctx.out_dir, rec, results)
+    except OptimizeFailure as exc:
+        failure = failure or exc
+    interrupted = ctx.interrupted()
+    if interrupted and failure is None:
+        failure = OptimizeFailure(interrupted, f"the run was {'cancelled' if interrupted == 'cancelled' else 'stopped by --timeout'} "
+                                               f"during evaluation {rec.index}")
+    if failure is None:
+        got = [t.get("test_id") for t in results.get("tasks") or []]
+        if sorted(got) != sorted(task_ids) or len(set(got)) != len(got):
+            failure = OptimizeFailure("missing_evidence",
+                                      f"evaluation {rec.index}: the harness returned tasks {got}, expected {list(task_ids)}")
+    if failure is not None:
+        rec.state, rec.reason = _state_for(failure.category), failure.message
+        failure.context.setdefault("evaluation_index", rec.index)
+        failure.context.setdefault("candidate_id", cand.id)
+        raise failure
+    reason = unscorable_reason(results)
+    if reason:
+        rec.state, rec.reason = "evaluation_incomplete", reason
+        return rec
+    summary = results["summary"]
+    rec.score = float(summary["aggregate_score"])
+    total = summary.get("total_tests") or len(task_ids)
+    rec.pass_rate = summary.get("succeeded", 0) / total if total else 0.0
+    return rec
+
+
+def _state_for(category: str) -> str:
+    return category if category in ("invalid_suite", "suite_changed", "missing_evidence",
+                                    "infrastructure_failure", "cancelled", "timeout") else "evaluation_incomplete"
