@@ -112,3 +112,22 @@ def load_output(out: bytes):
     from waza_core import strict_yaml
 
     return strict_yaml.load(out, source="<output>").data
+
+
+def as_list_item(mapping_text: str, indent: int = 6) -> str:
+    """Place a block mapping (like ``export`` output, comments included) in a YAML list."""
+    out, first = [], True
+    for line in mapping_text.splitlines():
+        if first and line and not line.startswith("#"):
+            out.append(" " * indent + "- " + line)
+            first = False
+        else:
+            out.append(" " * (indent + 2) + line if line else "")
+    return "\n".join(out) + "\n"
+
+
+def suite_around(item_text: str, before: list | None = None, after: list | None = None, test: str = "t") -> str:
+    """A suite whose test ``test`` has ``before`` items, the block mapping ``item_text``, then ``after``."""
+    head = suite((test, list(before or [])))
+    tail = suite((test, list(after or []))).split("    assert:\n", 1)[1] if after else ""
+    return head + as_list_item(item_text) + tail
