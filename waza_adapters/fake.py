@@ -108,6 +108,7 @@ def parse_script(data: bytes) -> dict[str, Any]:
 class FakeAdapter(OptimizerAdapter):
     name = "fake"
     always_paid = False
+    options_used = ("fake_script",)
 
     def __init__(self, options) -> None:
         super().__init__(options)

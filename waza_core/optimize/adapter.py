@@ -62,6 +62,10 @@ class OptimizerAdapter:
     name: ClassVar[str] = ""
     #: True when this adapter always needs ``--allow-paid-calls`` (command, copilot-reflect)
     always_paid: ClassVar[bool] = False
+    #: the :class:`AdapterOptions` fields this adapter reads (e.g. ``("command", "args",
+    #: "env_names")``); the core rejects an adapter flag given to an adapter that ignores it,
+    #: so a mistyped ``--adapter`` never silently drops ``--adapter-command``
+    options_used: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, options: AdapterOptions) -> None:
         self.options = options

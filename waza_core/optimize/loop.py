@@ -29,6 +29,9 @@ from waza_core.optimize.pin import Admission, SuitePin, cwd_skill, default_conte
 from waza_core.optimize.report import ReportBuilder
 
 RESERVED = contract.RESERVED_QUALIFICATION_EVALUATIONS
+#: adapter-specific flags by AdapterOptions field
+ADAPTER_FLAGS = {"fake_script": "--fake-script", "command": "--adapter-command", "args": "--adapter-arg",
+                 "env_names": "--adapter-env", "reflect_model": "--reflect-model"}
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _DURATION = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
 
@@ -233,8 +236,6 @@ class OptimizerRun:
             problems.append("--adapter-timeout must be positive")
         else:
             b["adapter_timeout_ms"] = int(adapter_timeout * 1000)
-        if cfg.adapter_options.fake_script is not None and cfg.adapter != "fake":
-            problems.append("--fake-script is only used with --adapter fake")
         if problems:
             raise OptimizeFailure("invalid_config", "; ".join(problems))
         self.adapter_timeout = adapter_timeout
@@ -260,6 +261,10 @@ class OptimizerRun:
             raise OptimizeFailure("invalid_suite", "the suite does not load:\n  " + "\n  ".join(exc.problems)) from None
         except WazaError as exc:
             raise OptimizeFailure("invalid_suite", str(exc)) from None
+        unused = [flag for field, flag in ADAPTER_FLAGS.items()
+                  if getattr(cfg.adapter_options, field) and field not in getattr(adapter_cls, "options_used", ())]
+        if unused:
+            raise OptimizeFailure("invalid_config", f"{', '.join(unused)} not used by --adapter {cfg.adapter}")
         options = attrs.evolve(cfg.adapter_options, timeout_seconds=self.adapter_timeout,
                                eval_model=self.suite.config.model, eval_executor=self.suite.config.executor)
         try:
