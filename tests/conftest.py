@@ -13,6 +13,12 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory):
+    """Keep the suite cache of every test (and every waza subprocess) out of $HOME."""
+    os.environ["WAZA_CACHE_DIR"] = str(tmp_path_factory.mktemp("waza-cache"))
+
+
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
@@ -51,10 +57,10 @@ def waza():
 
 
 @pytest.fixture
-def registry():
+def registry(monkeypatch):
     from waza_core.plugins import build_plugin_manager
 
-    os.environ.setdefault("WAZA_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.setenv("WAZA_DISABLE_PLUGIN_AUTOLOAD", "1")
     return build_plugin_manager()[1]
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from waza_core import schema as schemas
 from waza_core import yamlio
 from waza_core.errors import SuiteError
-from waza_core.schema import _dotted
+from waza_core.suite_cache import SuiteCache, stat_key
 from waza_core.model import FileInput, GraderSpec, Suite, SuiteConfig, TaskSpec
 
 
@@ -32,6 +32,11 @@ class _Problems:
 
     def add(self, file: Path, message: str, text: str | None = None, path=(), key=None,
             pos: tuple[int, int] | None = None) -> None:
+        if pos is None and text is None and (path or key):
+            try:
+                text = yamlio.read_text(file)
+            except (OSError, UnicodeDecodeError):
+                text = None
         if pos is None and text is not None:
             pos = yamlio.locate(text, path, key)
         where = display_path(file) + (f":{pos[0]}:{pos[1]}" if pos else "")
@@ -75,12 +80,11 @@ def _check_schema(kind: str, data: dict, text: str, file: Path, registry, proble
 
 
 def _check_graders(entries: Any, base_path: tuple, text: str, file: Path, registry,
-                   problems: _Problems) -> list[GraderSpec]:
-    """Build grader specs and run each grader's own load-time checks.
+                   problems: _Problems) -> None:
+    """Run each grader's own config schema and load-time checks.
 
-    Entries the schema already rejected are skipped here (their problem is reported).
+    Entries the document schema already rejected are skipped (their problem is reported).
     """
-    specs = []
     names: dict[str, int] = {}
     for i, entry in enumerate(entries if isinstance(entries, list) else []):
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
@@ -104,12 +108,37 @@ def _check_graders(entries: Any, base_path: tuple, text: str, file: Path, regist
             problems.add(file, f"duplicate grader name {entry['name']!r} (also entry {names[entry['name']] + 1})",
                          text, base_path + (i, "name"))
         names[entry["name"]] = i
-        where = f"{display_path(file)} ({_dotted(base_path + (i,))})"
-        weight = entry.get("weight", 1.0)
-        specs.append(GraderSpec(type=entry["type"], name=entry["name"],
-                                weight=float(weight) if isinstance(weight, (int, float)) else 1.0,
-                                config=config, where=where))
-    return specs
+
+
+def _grader_specs(entries: list, file: Path) -> list[GraderSpec]:
+    """Grader specs of a checked document."""
+    where = display_path(file)
+    return [GraderSpec(type=e["type"], name=e["name"], weight=float(e.get("weight", 1.0)),
+                       config=e.get("config") or {}, where=f"{where} (graders[{i}])")
+            for i, e in enumerate(entries)]
+
+
+def _load_checked(file: Path, kind: str, registry, problems: _Problems, cache) -> dict | None:
+    """Read, parse and check one document, through the cache; None when it has problems."""
+    try:
+        key = stat_key(file)
+    except OSError:
+        key = None
+    if key is not None:
+        data = cache.get(file, kind, key)
+        if data is not None:
+            return data
+    before = len(problems.items)
+    data, text = _read_yaml(file, problems)
+    if data is None:
+        return None
+    _check_schema(kind, data, text, file, registry, problems)
+    _check_graders(data.get("graders") or [], ("graders",), text, file, registry, problems)
+    if len(problems.items) > before:
+        return None
+    if key is not None:
+        cache.put(file, kind, key, data)
+    return data
 
 
 def load_suite(path: str | Path, registry) -> Suite:
@@ -119,20 +148,26 @@ def load_suite(path: str | Path, registry) -> Suite:
     problems = _Problems()
     if file.is_dir():
         file = file / "eval.yaml"
-    data, text = _read_yaml(file, problems)
+    cache = SuiteCache(file, registry)
+    data = _load_checked(file, "eval", registry, problems, cache)
     if data is None:
-        raise SuiteError(problems.items)
-    _check_schema("eval", data, text, file, registry, problems)
-    graders = _check_graders(data.get("graders") or [], ("graders",), text, file, registry, problems)
+        # keep going with whatever parsed, so task problems are reported in the same pass
+        raw, _ = _read_yaml(file, _Problems())
+        data = raw if isinstance(raw, dict) else {}
+        eval_ok = False
+    else:
+        eval_ok = True
+    graders = _grader_specs(data.get("graders") or [], file) if eval_ok else []
     globs = data.get("tasks")
     globs = [g for g in globs if isinstance(g, str) and g] if isinstance(globs, list) else []
-    task_files = _expand_globs(file, text, globs, problems)
+    task_files = _expand_globs(file, None, globs, problems)
     tasks = []
     for tf in task_files:
-        task = _load_task(tf, registry, problems)
+        task = _load_task(tf, registry, problems, cache)
         if task is not None:
             tasks.append(task)
     _check_unique_ids(tasks, problems)
+    cache.save()
     if problems.items:
         raise SuiteError(problems.items)
     cfg = data.get("config") or {}
@@ -165,7 +200,7 @@ def _resolve_dirs(base: Path, dirs: list[str]) -> list[str]:
     return [str((base / d).resolve()) if not os.path.isabs(d) else d for d in dirs]
 
 
-def _expand_globs(file: Path, text: str, patterns: list[str], problems: _Problems) -> list[Path]:
+def _expand_globs(file: Path, text: str | None, patterns: list[str], problems: _Problems) -> list[Path]:
     out: list[Path] = []
     seen: set[Path] = set()
     base = file.parent
@@ -185,14 +220,12 @@ def _expand_globs(file: Path, text: str, patterns: list[str], problems: _Problem
     return out
 
 
-def _load_task(file: Path, registry, problems: _Problems) -> TaskSpec | None:
-    data, text = _read_yaml(file, problems)
+def _load_task(file: Path, registry, problems: _Problems, cache) -> TaskSpec | None:
+    data = _load_checked(file, "task", registry, problems, cache)
     if data is None:
         return None
-    ok = _check_schema("task", data, text, file, registry, problems)
-    graders = _check_graders(data.get("graders") or [], ("graders",), text, file, registry, problems)
-    if not ok:
-        return None
+    text = None
+    graders = _grader_specs(data.get("graders") or [], file)
     inputs = data["inputs"]
     prompt = inputs.get("prompt")
     if "prompt_file" in inputs:
@@ -254,6 +287,6 @@ def _check_unique_ids(tasks: list[TaskSpec], problems: _Problems) -> None:
     for t in tasks:
         if t.id in first:
             problems.add(t.file, f"task id {t.id!r} is also used by {display_path(first[t.id].file)}",
-                         yamlio.read_text(t.file), ("id",))
+                         None, ("id",))
         else:
             first[t.id] = t

@@ -27,8 +27,11 @@ def fresh_env(tmp_path_factory):
 
 
 def waza(env_root, *args, cwd=None):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("WAZA_DISABLE_PLUGIN_AUTOLOAD", "WAZA_PLUGINS")}
     return subprocess.run([str(env_root / "bin" / "waza"), *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=120)
+                          timeout=120, env=env)
 
 
 def test_waza_plugins_lists_the_installed_plugin(fresh_env):

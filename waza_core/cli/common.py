@@ -32,20 +32,37 @@ def user_errors(fn: Callable) -> Callable:
     return wrapper
 
 
+_LOG_SETTINGS = {"format": "console", "quiet": False}
+
+
 def configure_logging(log_format: str = "console", quiet: bool = False) -> None:
-    """structlog on stderr: readable on a terminal, JSON with ``--log-format json``."""
+    """Remember the log settings; structlog is configured on the first log call.
+
+    ``import structlog`` costs ~90 ms (it pulls in rich), so a command that logs
+    nothing never pays for it.
+    """
+    _LOG_SETTINGS.update(format=log_format, quiet=quiet)
+    _LOGGER.clear()
+
+
+_LOGGER: list = []
+
+
+def get_logger():
+    """A structlog logger on stderr: readable on a terminal, JSON with ``--log-format json``."""
+    if _LOGGER:
+        return _LOGGER[0]
     import logging
 
     import structlog
 
     processors = [structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso")]
-    if log_format == "json":
+    if _LOG_SETTINGS["format"] == "json":
         processors.append(structlog.processors.JSONRenderer())
     else:
         processors.append(structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()))
-    structlog.configure(
-        processors=processors,
-        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING if quiet else logging.INFO),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
-        cache_logger_on_first_use=False,
-    )
+    level = logging.WARNING if _LOG_SETTINGS["quiet"] else logging.INFO
+    logger = structlog.wrap_logger(structlog.PrintLogger(sys.stderr), processors=processors,
+                                   wrapper_class=structlog.make_filtering_bound_logger(level))
+    _LOGGER.append(logger)
+    return logger

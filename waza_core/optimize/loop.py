@@ -289,7 +289,8 @@ class OptimizerRun:
         reasons = []
         if getattr(adapter_cls, "always_paid", False):
             reasons.append("adapter")
-        if self.suite.config.executor != "mock":
+        executor_cls = self.registry.get("executor", self.suite.config.executor)
+        if executor_cls is None or getattr(executor_cls, "paid", True):  # mock declares paid = False
             reasons.append("executor")
         self._consent(reasons, "before describe")
         return seed
@@ -300,7 +301,7 @@ class OptimizerRun:
         consent["required"] = bool(consent["reasons"])
         if consent["required"] and not self.cfg.allow_paid_calls:
             why = {"adapter": f"the {self.cfg.adapter} adapter may make paid calls",
-                   "executor": f"executor {self.suite.config.executor!r} is not mock",
+                   "executor": f"executor {self.suite.config.executor!r} may make paid calls (it is not mock)",
                    "paid_calls": "the adapter's describe reply says paid_calls: true"}
             raise OptimizeFailure("consent_required", f"paid calls are possible ({'; '.join(why[r] for r in reasons)}), "
                                                       f"checked {when}; pass --allow-paid-calls to allow them")

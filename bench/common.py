@@ -1,0 +1,39 @@
+"""Helpers for the benchmarks: timing child processes with their peak memory."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def waza_argv() -> list[str]:
+    exe = Path(sys.executable).parent / "waza"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "waza_core"]
+
+
+def timed(argv: list[str], cwd: Path | None = None, env: dict | None = None) -> tuple[float, float, int]:
+    """(wall seconds, peak RSS in MiB, exit code) of one child process."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_maxrss / 1024, proc.returncode
+
+
+def median_of(n: int, argv: list[str], **kw) -> tuple[float, float, int]:
+    runs = [timed(argv, **kw) for _ in range(n)]
+    return statistics.median(r[0] for r in runs), max(r[1] for r in runs), runs[-1][2]
+
+
+def table(rows: list[tuple], headers: tuple) -> str:
+    cells = [headers] + [tuple(str(c) for c in r) for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths))  # noqa: E731
+    return "\n".join([line(cells[0]), line(tuple("-" * w for w in widths))] + [line(r) for r in cells[1:]])
