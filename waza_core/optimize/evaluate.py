@@ -62,17 +62,19 @@ def unscorable_reason(results: dict[str, Any]) -> str | None:
     if results.get("incomplete"):
         return "the run did not finish every selected task"
     for t in results.get("tasks") or []:
+        for run in t.get("runs") or []:  # the grader's own message says most
+            for v in (run.get("validations") or {}).values():
+                if v.get("error"):
+                    return (f"grader {v.get('identifier')!r} on task {t.get('test_id')!r} could not judge: "
+                            f"{v['error'].get('message', '')}")
         if t.get("status") == "error":
-            return f"task {t.get('test_id')!r} errored"
+            errors = [r.get("error_msg") for r in t.get("runs") or [] if r.get("error_msg")]
+            return f"task {t.get('test_id')!r} errored" + (f": {errors[0]}" if errors else "")
         if t.get("status") not in ("passed", "failed"):
             return f"task {t.get('test_id')!r} was skipped ({t.get('status')})"
         for run in t.get("runs") or []:
             if run.get("status") not in ("passed", "failed"):
                 return f"task {t.get('test_id')!r} run {run.get('run_number')} is {run.get('status')}"
-            for v in (run.get("validations") or {}).values():
-                if v.get("error"):
-                    return f"grader {v.get('identifier')!r} on task {t.get('test_id')!r} could not judge: " \
-                           f"{v['error'].get('message', '')}"
     return None
 
 
