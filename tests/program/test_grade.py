@@ -353,3 +353,42 @@ def test_progress_lines_with_verbose(suite):
     assert "waza: bad run 1: failed" in proc.stderr.decode()
     assert "waza: good run 2: passed" in proc.stderr.decode()
     assert os.path.exists(suite / "r.json")
+
+
+def test_interrupt_exits_130_writes_nothing_and_leaves_no_context_dir(suite, tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    write(suite / "graders/slow.py", """
+        import os, time
+        open(os.path.join(os.environ["WAZA_WORKSPACE_DIR"], "started"), "w").write(os.environ["WAZA_GRADING_CONTEXT"])
+        time.sleep(60)
+    """)
+    write(suite / "slow.yaml", EVAL.split("graders:")[0] + f"""
+graders:
+  - type: program
+    name: slow
+    config: {{command: {PY}, args: ["-S", "graders/slow.py"], timeout: 120}}
+tasks: ["tasks/good.yaml"]
+""")
+    assert waza_in(suite, "run", "slow.yaml", "--skip-graders", "-o", "r.json", "-q").returncode == 0
+    tmpdir = tmp_path / "private-tmp"
+    tmpdir.mkdir()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmpdir), WAZA_DISABLE_PLUGIN_AUTOLOAD="1")
+    proc = subprocess.Popen([sys.executable, "-m", "waza_core", "grade", "slow.yaml", "--results", "r.json",
+                             "--workspace", str(ws), "-o", "g.json"], cwd=suite, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while not (ws / "started").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert (ws / "started").exists(), proc.stderr.read().decode() if proc.poll() is not None else "not started"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err.decode()
+    assert "Traceback" not in err.decode() and "interrupted" in err.decode()
+    assert not (suite / "g.json").exists()
+    assert list(tmpdir.iterdir()) == []
