@@ -8,6 +8,7 @@ into the next, and the original suite and fixtures are only ever read.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import tempfile
 import time
@@ -106,8 +107,23 @@ class EvalRecord:
                 "evidence": self.evidence, "reason": self.reason}
 
 
+def _link_or_copy(src: str, dst: str) -> None:
+    """Hard-link a base context file, or copy it when linking is not possible.
+
+    Creating files is what a large context directory costs (copying 200 files can take
+    10x longer than linking them), and the harness only ever *reads* the base files:
+    candidate files replace them by rename (never written through), workspaces are
+    separate copies. Anything that did write through a link would change the pinned
+    context directory and fail the check after the evaluation (``suite_changed``).
+    """
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
+
+
 class Materialization:
-    """A fresh temporary copy of one candidate, removed when the evaluation ends."""
+    """A fresh temporary materialization of one candidate, removed when the evaluation ends."""
 
     def __init__(self, cand: Candidate, target: str, context_dir: Path) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="waza-opt-"))
@@ -115,7 +131,7 @@ class Materialization:
             if target == "context-overlay":
                 self.dir = self.root / "context"
                 if context_dir.is_dir():
-                    shutil.copytree(context_dir, self.dir, symlinks=True, copy_function=shutil.copyfile)
+                    shutil.copytree(context_dir, self.dir, symlinks=True, copy_function=_link_or_copy)
                 else:
                     self.dir.mkdir()
                 write_tree(self.dir, cand.files, mode=0o644, dir_mode=0o755)

@@ -33,10 +33,11 @@ CANDIDATE_DIR_NAME = "skill"
 
 class DirDigest:
     """SHA-256 over a folder's regular files: sorted relative paths, length-framed,
-    with each file's content hash. File hashes are cached by (size, mtime, ctime,
-    inode): a check before and after every evaluation then costs a walk of ``stat``
-    calls, not a re-read of a large context directory. ``ctime`` cannot be set from
-    user space, so an edit that restores the mtime is still seen."""
+    with each file's content hash. File hashes are cached by (size, mtime in ns,
+    inode, device): a check before and after every evaluation then costs a walk of
+    ``stat`` calls, not a re-read of a large context directory. Any write changes the
+    mtime; only a deliberate reset of the mtime to the same nanosecond would be missed.
+    (``ctime`` is left out because hard-linking a file for a materialization changes it.)"""
 
     def __init__(self, root: Path, exclude: Iterable[Path] = ()) -> None:
         self.root = root
@@ -48,7 +49,7 @@ class DirDigest:
         if not self.root.is_dir():
             return h.hexdigest()
         for rel, full, st in self._walk():
-            key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+            key = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
             cached = self._cache.get(rel)
             if cached is None or cached[0] != key:
                 digest = _file_sha256(full)
@@ -136,7 +137,9 @@ class SuitePin:
         self.suite = suite
         self.eval_dir = suite.dir.resolve()
         self.context_dir = context_dir.resolve() if context_dir.exists() else context_dir.absolute()
-        self._eval = DirDigest(self.eval_dir, exclude)
+        # the context directory has its own digest; hashing it again inside the eval
+        # directory (the default <suite>/fixtures) would double the cost of every check
+        self._eval = DirDigest(self.eval_dir, [*exclude, self.context_dir])
         self._ctx = DirDigest(self.context_dir, exclude)
         cfg = suite.config
         self.doc = {
