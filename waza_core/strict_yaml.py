@@ -130,10 +130,11 @@ _UNSET = object()
 
 
 class _Frame:
-    __slots__ = ("container", "path", "key", "is_map")
+    __slots__ = ("container", "path", "key", "is_map", "indent", "flow", "line")
 
-    def __init__(self, container, path, is_map):
+    def __init__(self, container, path, is_map, indent, flow, line):
         self.container, self.path, self.is_map, self.key = container, path, is_map, _UNSET
+        self.indent, self.flow, self.line = indent, flow, line
 
 
 class _Builder:
@@ -145,6 +146,7 @@ class _Builder:
         self.stack: list[_Frame] = []
         self.root: Any = _UNSET
         self.documents = 0
+        self._lines: list[str] | None = None
 
     def fail(self, message: str, mark=None):
         if mark is None:
@@ -172,6 +174,8 @@ class _Builder:
             self.fail(f"invalid YAML: {exc}")
         except (RecursionError, MemoryError):
             self.fail("invalid YAML: the document is nested too deeply")
+        except Exception as exc:  # a parser corner we do not know: refuse, never crash
+            self.fail(f"invalid YAML: {type(exc).__name__}: {exc}")
         if self.documents == 0:
             self.fail("expected one YAML document, found none (the input is empty or only comments)")
         return StrictDocument(self.root, self.marks, self.key_marks)
@@ -195,6 +199,9 @@ class _Builder:
             if ev.tag is not None:
                 self.fail(f"explicit tag {_short_tag(ev.tag)} is not allowed", ev.start_mark)
             if isinstance(ev, E.ScalarEvent):
+                if ev.style not in ("|", ">"):
+                    self.check_continuation(ev.start_mark.line, ev.end_mark.line)
+                    self.check_comment_gap(ev.end_mark)
                 self.add(self.scalar(ev), ev, scalar=True)
             else:
                 if len(self.stack) >= MAX_DEPTH:
@@ -202,20 +209,56 @@ class _Builder:
                 is_map = isinstance(ev, E.MappingStartEvent)
                 container: Any = {} if is_map else []
                 path = self.add(container, ev, scalar=False)
-                self.stack.append(_Frame(container, path, is_map))
+                flow = bool(ev.flow_style)
+                indent = self.indent() if flow else ev.start_mark.column
+                self.stack.append(_Frame(container, path, is_map, indent, flow, ev.start_mark.line))
         elif isinstance(ev, (E.MappingEndEvent, E.SequenceEndEvent)):
-            self.stack.pop()
+            frame = self.stack.pop()
+            if frame.flow:
+                self.check_continuation(frame.line, ev.start_mark.line, frame.indent)
+                self.check_comment_gap(ev.end_mark)
+
+    def check_comment_gap(self, end) -> None:
+        """`"x"#c` and `]#c`: ruamel.yaml reads a comment, YAML 1.2 requires a space before `#`."""
+        if self.text[end.index:end.index + 1] == "#":
+            self.fail("a comment needs a space before its #", end)
+
+    def indent(self) -> int:
+        """The column that continuation lines of the current node must be indented past."""
+        return self.stack[-1].indent if self.stack else -1
+
+    def check_continuation(self, first: int, last: int, indent: int | None = None) -> None:
+        """Multi-line quoted or plain strings and flow collections must stay indented past
+        their parent block: libyaml and ruamel.yaml accept less, other parsers do not."""
+        if last <= first:
+            return
+        indent = self.indent() if indent is None else indent
+        if self._lines is None:
+            self._lines = self.text.splitlines()
+        for n in range(first + 1, min(last, len(self._lines) - 1) + 1):
+            line = self._lines[n]
+            if line.strip(" \t") and len(line) - len(line.lstrip(" ")) <= indent:
+                raise StrictYamlError(
+                    f"this line continues a multi-line string or flow collection (from line {first + 1}) "
+                    f"but is not indented past column {indent + 1}; other YAML parsers end it earlier, "
+                    "so indent it more", n + 1, len(line) - len(line.lstrip(" ")) + 1, self.source)
 
     def scalar(self, ev) -> Any:
         from ruamel.yaml.nodes import ScalarNode
 
+        if ev.value == "-" and ev.style in (None, ""):  # ruamel reads `{a: -}`; YAML 1.2 does not
+            self.fail("a lone - is not a plain string in YAML 1.2; quote it", ev.start_mark)
         tag = str(self.yaml.resolver.resolve(ScalarNode, ev.value, ev.implicit))
         if tag == _STR:
             return ev.value
         if tag == _MERGE:  # only a key can merge; elsewhere a plain << is text
             return _Merge()
         node = ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, style=ev.style)
-        return self.yaml.constructor.construct_object(node, deep=True)
+        try:
+            return self.yaml.constructor.construct_object(node, deep=True)
+        except Exception:  # e.g. `._` resolves as a float that cannot be built
+            self.fail(f"cannot read the plain scalar {ev.value!r} as {_short_tag(tag)}; quote it to keep it "
+                      "as text", ev.start_mark)
 
     def add(self, value: Any, ev, scalar: bool) -> tuple:
         mark = (ev.start_mark.line + 1, ev.start_mark.column + 1)

@@ -60,6 +60,15 @@ REJECTED = [
     ("a: 1\n".encode("utf-32"), "not valid UTF-8", "1:1"),
     (b"a: \"open\n", "invalid YAML", "2:1"),
     (b"a: [1, 2\n", "invalid YAML", None),
+    (b"a: ._\n", "cannot read the plain scalar '._' as !!float; quote it", "1:4"),
+    (b"a: 2026-02-30\n", "cannot read the plain scalar '2026-02-30' as !!timestamp", "1:4"),
+    # where ruamel.yaml is more lenient than YAML 1.2 (and than AgentV's parser)
+    (b"a: {b: -}\n", "a lone - is not a plain string", "1:8"),
+    (b'a: "x"#c\n', "a comment needs a space before its #", "1:7"),
+    (b"a: [x]#c\n", "a comment needs a space before its #", "1:7"),
+    (b"a: 'x\nb'\n", "not indented past column 1", "2:1"),
+    (b"a:\n  b: \"x\n  y\"\n", "not indented past column 3", "3:3"),
+    (b"a: [x,\ny]\n", "continues a multi-line string or flow collection (from line 1)", "2:1"),
     (b"- " * (MAX_DEPTH + 1) + b"x\n", f"nested more than {MAX_DEPTH} levels", None),
     (b"[" * 100000, f"nested more than {MAX_DEPTH} levels", None),
 ]
@@ -97,6 +106,8 @@ ACCEPTED = [
     (b"a: /etc/passwd\nb: ./file.yaml\n", {"a": "/etc/passwd", "b": "./file.yaml"}),
     (b"a: 1\r\nb: 2\r\n", {"a": 1, "b": 2}),
     (b"- x\n- - y\n", ["x", ["y"]]),
+    (b"a: 'x\n  b'\nc: [1,\n 2]\nd:\n- \"x\n y\"\n", {"a": "x b", "c": [1, 2], "d": ["x y"]}),
+    (b'a: "x" #c\nb: x#c\n', {"a": "x", "b": "x#c"}),
     (b"plain text\n", "plain text"),
     ("k: \u00e9\U0001f600\u0301\n".encode(), {"k": "\u00e9\U0001f600\u0301"}),
     (b"- " * (MAX_DEPTH - 1) + b"x\n", None),
@@ -178,3 +189,13 @@ def test_yaml_punctuation_soup_never_escapes(text):
     # pure parser does not), but whenever both read a document they must read the same data.
     if a[0] == b[0] == "ok":
         assert a == b
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(st.sampled_from(list("0123456789._-+:eEtTzZ xob")), min_size=1, max_size=25))
+def test_number_and_date_lookalikes_never_crash(text):
+    for doc in (f"a: {text}\n", f"a: [{text}]\n", f"{text}: 1\n"):
+        try:
+            load(doc.encode())
+        except StrictYamlError as exc:
+            assert "\n" not in str(exc)

@@ -2,7 +2,7 @@
 //
 // Reads one JSON request on stdin, {"ops": [...]}, and writes {"results": [...]} on stdout,
 // one result per op. AgentV's own console output is captured per op, so it cannot corrupt
-// the JSON. Ops:
+// the JSON. An op that throws answers {error, logs}. Ops:
 //   {op: "contains", pairs: [[output, value], ...]}
 //       -> [{score, passed, text, grader_score, grader_verdict}] from runContainsAssertion
 //          and from the `contains` grader of AgentV's builtin grader registry.
@@ -133,6 +133,10 @@ const results = [];
 for (const op of request.ops) {
   const handler = OPS[op.op];
   if (!handler) throw new Error(`unknown op ${op.op}`);
-  results.push(await handler(op));
+  try {
+    results.push(await handler(op));
+  } catch (err) {
+    results.push({ error: String(err?.message ?? err), logs: takeLogs() });
+  }
 }
 process.stdout.write(JSON.stringify({ results }));
