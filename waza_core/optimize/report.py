@@ -39,7 +39,7 @@ class ReportBuilder:
             "exit_code": None,
             "failure": None,
             "hard_spend_cap": False,
-            "target": target,
+            "target": target if target in ("context-overlay", "skill-directory") else None,
             "adapter": {"kind": adapter_kind, "name": None, "version": None, "contract_version": None,
                         "required_capabilities": [], "optional_capabilities": [], "selected_capabilities": [],
                         "unavailable_optional_capabilities": [], "paid_calls": None},
