@@ -110,16 +110,6 @@ def test_suite_changed_during_an_evaluation(make, monkeypatch):
 def test_suite_changed_between_evaluations(suite, monkeypatch):
     from waza_core.optimize import evaluate as ev
 
-    real = ev.run_engine
-    calls = []
-
-    def editing_after_first(*a, **k):
-        out = real(*a, **k)
-        calls.append(1)
-        if len(calls) == 1:
-            pass
-        return out
-
     real_eval = ev._evaluate
 
     def touch_then_eval(ctx, rec, cand):
@@ -299,3 +289,22 @@ def test_durations_parse_like_go():
     for bad in ("", "10", "m", "1x", "1m2"):
         with pytest.raises(Exception):
             parse_duration(bad, "f")
+
+
+def test_scoring_rules_on_results_documents():
+    from waza_core.optimize.evaluate import truncate_utf8, unscorable_reason
+
+    def doc(*statuses, error=None, incomplete=False):
+        v = {"g": {"identifier": "g", "passed": False, "score": 0, **({"error": error} if error else {})}}
+        return {"incomplete": incomplete, "tasks": [
+            {"test_id": f"t{i}", "status": s, "runs": [{"run_number": 1, "status": s, "validations": v}]}
+            for i, s in enumerate(statuses)]}
+
+    assert unscorable_reason(doc("passed", "failed")) is None
+    assert "errored" in unscorable_reason(doc("passed", "error"))
+    assert "skipped" in unscorable_reason(doc("n/a"))
+    assert "could not judge" in unscorable_reason(doc("failed", error={"kind": "timeout", "message": "t/o"}))
+    assert "did not finish" in unscorable_reason(doc("passed", incomplete=True))
+    text, cut = truncate_utf8("é" * 600)
+    assert cut and len(text.encode()) == 1000 and text == "é" * 500
+    assert truncate_utf8("short") == ("short", False)
