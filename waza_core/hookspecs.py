@@ -40,7 +40,7 @@ def waza_register_optimizer_adapters(register):
     """Register optimizer adapter classes: ``register(AdapterClass)``.
 
     An adapter class has ``name`` (the ``--adapter`` value). See
-    :mod:`waza_core.optimize.adapters`.
+    :mod:`waza_core.optimize.adapter`.
     """
 
 
