@@ -72,7 +72,7 @@ class ProgramGrader(Grader):
         self._env = {k: v for k, v in os.environ.items() if k not in (ENV_WORKSPACE, ENV_CONTEXT)}
         # TMPDIR is honoured strictly (no silent fallback to /tmp as tempfile does):
         # transcripts go where the user said, or grading fails naming that place.
-        self._tmp_base = os.environ.get("TMPDIR") or _default_tmp()
+        self._tmp_base = os.path.abspath(os.environ.get("TMPDIR") or _default_tmp())
 
     def grade(self, ctx: GradingContext) -> GraderResult:
         if _WINDOWS:

@@ -97,6 +97,15 @@ def test_environment_is_parent_plus_the_two_waza_variables(tmp_path, monkeypatch
     assert env["WAZA_GRADING_CONTEXT"].startswith(os.environ["TMPDIR"])
 
 
+def test_context_path_is_absolute_even_with_a_relative_tmpdir(tmp_path, monkeypatch):
+    (tmp_path / "rel-tmp").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TMPDIR", "rel-tmp")
+    g = ProgramGrader(spec(PY, "-S", "-c", "import os; print(os.environ['WAZA_GRADING_CONTEXT'])"))
+    path = g.grade(context(tmp_path)).feedback
+    assert os.path.isabs(path) and path.startswith(str(tmp_path / "rel-tmp") + os.sep)
+
+
 def test_argv_is_never_given_to_a_shell(tmp_path):
     g = ProgramGrader(spec(PY, "-S", "-c", "import sys; print(repr(sys.argv[1:]))", "$HOME; echo hi", "*", "`id`"))
     assert g.grade(context(tmp_path)).feedback == repr(["$HOME; echo hi", "*", "`id`"])
