@@ -9,7 +9,9 @@ Every child waza starts (program graders, the ``command`` optimizer adapter, the
 - stdout and stderr are read concurrently and incrementally; each stream keeps its
   first ``max_stdout`` / ``max_stderr`` bytes and drains (discards) the rest, so a
   flood cannot exhaust memory nor block the child on a full pipe. With
-  ``kill_on_overflow=True`` the group is killed at the first byte over the cap;
+  ``kill_on_overflow=True`` the group is killed at the first byte over the cap.
+  With ``stderr_tail=True`` stderr keeps its *last* ``max_stderr`` bytes instead
+  (where a crash says why) and never counts as overflowing;
 - ``input`` is written to stdin while the outputs are read (no deadlock on large
   input); a child that closes stdin early is not an error;
 - on timeout or cancellation the whole process group gets SIGKILL;
@@ -147,12 +149,14 @@ def run(
     max_stderr: int = DEFAULT_MAX_OUTPUT,
     kill_on_overflow: bool = False,
     cancel: threading.Event | None = None,
+    stderr_tail: bool = False,
 ) -> ProcResult:
     """Run ``argv`` to completion under the rules of this module; see its docstring.
 
     ``env`` is the child's whole environment (``None`` inherits waza's). ``input``
     is written to stdin; without it stdin is ``/dev/null``. ``timeout`` is in
-    seconds (``None`` or ``0``: no limit).
+    seconds (``None`` or ``0``: no limit). ``stderr_tail`` keeps the end of stderr
+    rather than its start; ``stderr_truncated`` then means its start was dropped.
     """
     args = [os.fspath(a) for a in argv]
     if not args:
@@ -170,7 +174,8 @@ def run(
         )
     except OSError as exc:
         raise _start_error(args[0], cwd, exc) from None
-    return _Supervisor(proc, args, input, timeout, max_stdout, max_stderr, kill_on_overflow, cancel).wait()
+    return _Supervisor(proc, args, input, timeout, max_stdout, max_stderr, kill_on_overflow, cancel,
+                       stderr_tail).wait()
 
 
 def _start_error(argv0: str, cwd, exc: OSError) -> ProcessStartError:
@@ -188,19 +193,21 @@ def _start_error(argv0: str, cwd, exc: OSError) -> ProcessStartError:
 
 
 class _Stream:
-    __slots__ = ("fd", "buf", "cap", "truncated")
+    __slots__ = ("fd", "buf", "cap", "truncated", "tail")
 
-    def __init__(self, fd: int, cap: int):
+    def __init__(self, fd: int, cap: int, tail: bool = False):
         self.fd = fd
         self.buf = bytearray()
         self.cap = max(0, cap)
         self.truncated = False
+        self.tail = tail
 
 
 class _Supervisor:
     """One selector loop driving one child; see :func:`run`."""
 
-    def __init__(self, proc, argv, input_bytes, timeout, max_stdout, max_stderr, kill_on_overflow, cancel):
+    def __init__(self, proc, argv, input_bytes, timeout, max_stdout, max_stderr, kill_on_overflow, cancel,
+                 stderr_tail=False):
         self.proc = proc
         self.argv = tuple(argv)
         self.t0 = time.monotonic()
@@ -213,10 +220,10 @@ class _Supervisor:
         self.exit_time: float | None = None
         self.sel = selectors.DefaultSelector()
         self.streams: dict[int, _Stream] = {}
-        for pipe, cap in ((proc.stdout, max_stdout), (proc.stderr, max_stderr)):
+        for pipe, cap, tail in ((proc.stdout, max_stdout, False), (proc.stderr, max_stderr, stderr_tail)):
             fd = pipe.fileno()
             os.set_blocking(fd, False)
-            self.streams[fd] = _Stream(fd, cap)
+            self.streams[fd] = _Stream(fd, cap, tail)
             self.sel.register(fd, selectors.EVENT_READ, "out")
         self.out_fd = proc.stdout.fileno()
         self.stdin_fd: int | None = None
@@ -331,6 +338,13 @@ class _Supervisor:
             return
         if not data:
             self._close_stream(fd)
+            return
+        if stream.tail:  # a sliding window over the last ``cap`` bytes; never an overflow
+            stream.buf += data
+            excess = len(stream.buf) - stream.cap
+            if excess > 0:
+                del stream.buf[:excess]
+                stream.truncated = True
             return
         room = stream.cap - len(stream.buf)
         if room > 0:
