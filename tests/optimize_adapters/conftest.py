@@ -1,0 +1,153 @@
+"""Helpers for the adapter tests: a copy of the walkthrough suite, adapter scripts, runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "optimizer"
+CHECKLIST_ADAPTER = EXAMPLE / "adapters" / "checklist_adapter.py"
+PY = sys.executable
+
+#: prepended to every test adapter: read the request, let ``reply(req)`` answer
+#: (a dict is sent as JSON, str/bytes verbatim); ``OBS`` is argv[1], a folder for notes
+ADAPTER_HEAD = '''
+import json, os, sys
+OBS = sys.argv[1] if len(sys.argv) > 1 else None
+REQ = json.load(sys.stdin)
+
+def note(name, value):
+    with open(os.path.join(OBS, name), "w") as fh:
+        json.dump(value, fh)
+
+def describe_ok(**over):
+    doc = {"kind": "waza.optimizer-adapter-response", "schema_version": "1.0", "operation": "describe",
+           "contract_versions": ["1.0"], "adapter": {"name": "test-adapter", "version": "0.1"},
+           "required_capabilities": ["propose.files"],
+           "optional_capabilities": ["target.context-overlay", "target.skill-directory",
+                                     "feedback.task-results", "usage.adapter-reported"],
+           "paid_calls": False}
+    doc.update(over)
+    return doc
+
+def propose_ok(req, **over):
+    doc = {"kind": "waza.optimizer-adapter-response", "schema_version": "1.0", "operation": "propose",
+           "contract_version": req["contract_version"], "status": "candidate",
+           "parent_id": req["parent"]["candidate_id"],
+           "files": [{"path": "checklist.md", "content": "everything\\n"}],
+           "usage": {"status": "measured", "premium_requests": 0}}
+    doc.update(over)
+    return {k: v for k, v in doc.items() if v is not ...}
+'''
+
+ADAPTER_TAIL = '''
+out = reply(REQ)
+if isinstance(out, dict):
+    out = json.dumps(out)
+if isinstance(out, str):
+    out = out.encode("utf-8")
+sys.stdout.buffer.write(out)
+sys.stdout.flush()
+'''
+
+
+def adapter_script(folder: Path, body: str, name: str = "adapter.py") -> Path:
+    """A Python adapter: ``body`` defines ``reply(req)``."""
+    path = folder / name
+    path.write_text(ADAPTER_HEAD + textwrap.dedent(body) + ADAPTER_TAIL, encoding="utf-8")
+    return path
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie counts as dead)."""
+    stat = Path(f"/proc/{pid}/stat")
+    if Path("/proc/self/stat").exists():
+        try:
+            state = stat.read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+        return state not in ("Z", "X")
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def wait_for(predicate, seconds: float = 5.0) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+class Example:
+    """A private copy of examples/optimizer (suite, fixtures, seed) to run the optimizer on."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.dir = root / "suite"
+        for part in ("eval.yaml", "tasks", "fixtures"):
+            src = EXAMPLE / part
+            if src.is_dir():
+                shutil.copytree(src, self.dir / part)
+            else:
+                self.dir.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, self.dir / part)
+        self.seed = root / "seed"
+        shutil.copytree(EXAMPLE / "seed", self.seed)
+        self.obs = root / "obs"
+        self.obs.mkdir()
+        self._n = 0
+
+    def run(self, *, adapter: str = "command", command: str | None = PY, args=(), env_names=(),
+            reflect_model=None, target: str = "context-overlay", seed: Path | None = None,
+            allow_paid_calls: bool = True, **kw):
+        from waza_core.optimize.adapter import AdapterOptions
+        from waza_core.optimize.loop import OptimizeConfig, run_optimizer
+
+        self._n += 1
+        out = self.root / f"out{self._n}"
+        cfg = OptimizeConfig(
+            eval_file=self.dir / "eval.yaml", target=target, seed=seed or self.seed,
+            optimization_tag="optimization", qualification_tag="qualification", adapter=adapter,
+            output_dir=out, allow_paid_calls=allow_paid_calls,
+            adapter_options=AdapterOptions(command=command if adapter == "command" else None,
+                                           args=tuple(str(a) for a in args), env_names=tuple(env_names),
+                                           reflect_model=reflect_model),
+            plugins=[], cwd=self.root, **kw)
+        code = run_optimizer(cfg)
+        report = json.loads((out / "report.json").read_text("utf-8"))
+        return Outcome(code, report, out)
+
+
+class Outcome:
+    def __init__(self, code: int, report: dict, out: Path) -> None:
+        self.code, self.report, self.out = code, report, out
+
+    @property
+    def category(self):
+        return (self.report["failure"] or {}).get("category")
+
+    @property
+    def message(self):
+        return (self.report["failure"] or {}).get("message", "")
+
+    @property
+    def outcome(self):
+        return self.report["outcome"]
+
+
+@pytest.fixture
+def example(tmp_path):
+    return Example(tmp_path)

@@ -1,0 +1,167 @@
+"""``--adapter command``: an optimizer adapter written in any language.
+
+Each call starts ``--adapter-command`` with its ``--adapter-arg`` values, writes one
+request document to its stdin and reads one response document from its stdout; the
+core then validates the reply like any adapter's. Waza cannot know what the program
+calls, so this adapter always needs ``--allow-paid-calls``.
+
+The rules of the seed, and why:
+
+- argv, no shell: nothing in a flag is ever interpreted by a shell;
+- a fresh, empty temporary working directory per call, removed afterwards: the
+  adapter sees no files but the request, and keeps no state between calls;
+- an ``--adapter-arg`` (or a command with a ``/``) naming an existing relative path
+  is made absolute first, because the working directory changes;
+- the environment is only :data:`BASE_ENV` plus the ``--adapter-env`` names, so
+  provider keys reach the adapter only when the user names them;
+- stdout is capped at 8 MiB (read incrementally, the process group is killed at the
+  first byte over), stderr keeps its last 64 KiB for the report;
+- on timeout, cancellation or overflow the whole process group is killed
+  (:mod:`waza_core.procs`), so no child keeps making calls.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from waza_core.hookspecs import hookimpl
+from waza_core.optimize.adapter import AdapterFailure, AdapterReply, OptimizerAdapter
+
+#: the only variables passed through from waza's environment without ``--adapter-env``
+BASE_ENV = ("PATH", "HOME", "USERPROFILE", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP", "LANG", "LC_ALL")
+STDOUT_LIMIT = 8 * 1024 * 1024  # == contract.ADAPTER_STDOUT_LIMIT (checked by a test)
+STDERR_TAIL_BYTES = 64 * 1024
+#: how much of stderr goes into the one-line failure message (the report keeps the full tail)
+MESSAGE_TAIL_CHARS = 300
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def absolutize(value: str, cwd: str) -> str:
+    """``value`` made absolute when it names an existing path relative to ``cwd``."""
+    if not value or os.path.isabs(value):
+        return value
+    candidate = os.path.join(cwd, value)
+    return os.path.abspath(candidate) if os.path.lexists(candidate) else value
+
+
+def adapter_env(names: tuple[str, ...], environ: Mapping[str, str]) -> dict[str, str]:
+    """The child's whole environment: :data:`BASE_ENV` and ``names``, when set."""
+    return {k: environ[k] for k in dict.fromkeys((*BASE_ENV, *names)) if k in environ}
+
+
+def stderr_tail(data: bytes, truncated: bool) -> str | None:
+    """The kept end of stderr as text; ``None`` when the adapter wrote nothing."""
+    if truncated:  # the window may start inside a UTF-8 sequence: drop its continuation bytes
+        i = 0
+        while i < min(3, len(data)) and data[i] & 0xC0 == 0x80:
+            i += 1
+        data = data[i:]
+    text = data.decode("utf-8", errors="replace")
+    if not text.strip():
+        return None
+    return ("[...]\n" if truncated else "") + text
+
+
+def _last_words(tail: str | None) -> str:
+    if not tail:
+        return ""
+    lines = [ln.strip() for ln in tail.strip().splitlines() if ln.strip()]
+    last = lines[-1] if lines else ""
+    if len(last) > MESSAGE_TAIL_CHARS:
+        last = "..." + last[-MESSAGE_TAIL_CHARS:]
+    return f"; stderr ends with: {last}" if last else ""
+
+
+def _signal_name(returncode: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+class CommandAdapter(OptimizerAdapter):
+    """Runs ``--adapter-command`` once per request; see the module docstring."""
+
+    name = "command"
+    always_paid = True
+    options_used = ("command", "args", "env_names")
+
+    def __init__(self, options) -> None:
+        super().__init__(options)
+        # Resolved now: the working directory of waza may change, the adapter's will.
+        cwd = os.getcwd()
+        command = options.command or ""
+        self.argv = [absolutize(command, cwd) if os.sep in command or (os.altsep and os.altsep in command)
+                     else command, *(absolutize(a, cwd) for a in options.args)]
+        self.env = adapter_env(tuple(options.env_names), os.environ)
+
+    def check_options(self) -> list[str]:
+        """Flag problems found before any call: a missing or unknown command, a bad or unset
+        ``--adapter-env`` name (a typo would otherwise drop a key silently)."""
+        import shutil
+
+        problems = []
+        command = self.options.command
+        if not command:
+            problems.append("--adapter command needs --adapter-command (the program to run, e.g. python3)")
+        elif os.sep in command or (os.altsep and os.altsep in command):
+            path = self.argv[0]
+            if not os.path.isfile(path):
+                problems.append(f"--adapter-command {command}: no such file")
+            elif not os.access(path, os.X_OK):
+                problems.append(f"--adapter-command {command}: not executable (chmod +x it, or run it "
+                                "through its interpreter, e.g. --adapter-command python3 --adapter-arg FILE)")
+        elif shutil.which(command, path=self.env.get("PATH", os.defpath)) is None:
+            problems.append(f"--adapter-command {command}: command not found on PATH")
+        for name in self.options.env_names:
+            if not _ENV_NAME.match(name):
+                problems.append(f"--adapter-env {name!r}: not a variable name (give the name only, not NAME=value)")
+            elif name not in os.environ:
+                problems.append(f"--adapter-env {name}: not set in waza's environment")
+        return problems
+
+    def call(self, request: dict[str, Any], *, timeout, cancel) -> AdapterReply:
+        import json
+        import shutil
+        import tempfile
+
+        from waza_core.procs import ProcessStartError, run
+
+        data = json.dumps(request, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        workdir = tempfile.mkdtemp(prefix="waza-adapter-")
+        try:
+            try:
+                result = run(self.argv, cwd=workdir, env=self.env, input=data, timeout=timeout or None,
+                             max_stdout=STDOUT_LIMIT, max_stderr=STDERR_TAIL_BYTES, kill_on_overflow=True,
+                             stderr_tail=True, cancel=cancel)
+            except ProcessStartError as exc:
+                raise AdapterFailure(f"adapter command: {exc}") from None
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        tail = stderr_tail(result.stderr, result.stderr_truncated)
+        what = f"adapter command {self.argv[0]!r}"
+        if result.cancelled:
+            raise AdapterFailure(f"{what} was cancelled; its process group was killed", stderr_tail=tail)
+        if result.timed_out:
+            raise AdapterFailure(f"{what} timed out after {timeout:g}s (--adapter-timeout); its process "
+                                 f"group was killed{_last_words(tail)}", stderr_tail=tail)
+        if result.overflowed:
+            raise AdapterFailure(f"{what} wrote more than {STDOUT_LIMIT} bytes (8 MiB) to stdout; its process "
+                                 "group was killed", stderr_tail=tail)
+        if result.returncode < 0:
+            raise AdapterFailure(f"{what} was killed by {_signal_name(result.returncode)}{_last_words(tail)}",
+                                 stderr_tail=tail)
+        if result.returncode != 0:
+            raise AdapterFailure(f"{what} exited with status {result.returncode}{_last_words(tail)}",
+                                 stderr_tail=tail)
+        return AdapterReply(raw=result.stdout, stderr_tail=tail)
+
+
+@hookimpl
+def waza_register_optimizer_adapters(register):
+    register(CommandAdapter)
