@@ -3,5 +3,6 @@
 PLUGINS = (
     "waza_adapters.mock",
     "waza_adapters.fake",
+    "waza_adapters.command",
     "waza_adapters.cli_agent",
 )
