@@ -26,7 +26,12 @@ TEMPLATE_MARKERS = ("${", "{{", "}}", "{%", "{#")
 
 
 class InteropError(WazaError):
-    """The input cannot be converted without changing its meaning (exit 2)."""
+    """The input cannot be converted without changing its meaning (exit 2). One line."""
+
+    def __init__(self, message: str) -> None:
+        from waza_core.strict_yaml import one_line
+
+        super().__init__(one_line(message))
 
 
 @attrs.frozen

@@ -41,6 +41,14 @@ _BAD_CHAR = re.compile(
 )
 
 
+_BREAKS = re.compile("[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]+")
+
+
+def one_line(message: str) -> str:
+    """``message`` with every line break turned into a space: errors are one line."""
+    return _BREAKS.sub(" ", str(message))
+
+
 class StrictYamlError(WazaError):
     """The input broke a strict-YAML rule; the message is one line, with ``source:line:col``."""
 
@@ -48,7 +56,7 @@ class StrictYamlError(WazaError):
                  source: str = "<stdin>") -> None:
         self.line, self.column, self.source = line, column, source
         where = f"{source}:{line}:{column}" if line is not None else source
-        super().__init__(f"{where}: {' '.join(message.split())}")
+        super().__init__(f"{where}: {one_line(message)}")
 
 
 @attrs.frozen

@@ -62,3 +62,14 @@ def test_two_plugins_with_one_adapter_id_are_an_error(tmp_path):
     assert proc.stdout == b""
     assert b"is registered by two plugins" in proc.stderr
     assert b"Traceback" not in proc.stderr
+
+
+def test_a_crashing_dialect_is_a_one_line_error_without_output():
+    p = ("-p", "tests.interop.crashing_dialect")
+    assert_rejected(cli("interop", "import", *p, "--adapter", "example-crashes-v1", "--test", "t",
+                        "--assertion", "1", stdin=b"a: 1\n"),
+                    'dialect "example-crashes-v1" failed: ValueError: boom second line')
+    assert_rejected(cli("interop", "export", *p, "--adapter", "example-crashes-v1", stdin=b"a: 1\n"),
+                    "returned str, not a Conversion")
+    assert_rejected(cli("interop", "export", *p, "--adapter", "example-cannot-start-v1", stdin=b"a: 1\n"),
+                    'dialect "example-cannot-start-v1" failed: RuntimeError: no way')

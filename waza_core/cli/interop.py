@@ -53,7 +53,8 @@ def import_cmd(
         raise InteropError("--test must not be empty")
     position = parse_position(assertion)
     dialect = _dialect(adapter, plugin)
-    result = dialect.import_assertion(_read_stdin(), test, position)
+    data = _read_stdin()
+    result = _convert(adapter, lambda: dialect.import_assertion(data, test, position))
     _deliver(result.output, result.notice)
 
 
@@ -66,7 +67,8 @@ def export_cmd(
     """Read one native grader mapping on stdin; write one foreign assertion on stdout."""
     _require(adapter=adapter)
     dialect = _dialect(adapter, plugin)
-    result = dialect.export_grader(_read_stdin())
+    data = _read_stdin()
+    result = _convert(adapter, lambda: dialect.export_grader(data))
     _deliver(result.output, result.notice)
 
 
@@ -92,7 +94,33 @@ def _dialect(adapter: str, plugin: Optional[list[str]]):
     if cls is None:
         msg = registry.unknown("interop_dialect", adapter)
         raise InteropError(" ".join(msg.replace(repr(adapter), show(adapter), 1).split()))
-    return cls()
+    return _instantiate(cls, adapter)
+
+
+def _instantiate(cls, adapter: str):
+    from waza_core.interop import InteropError, show
+
+    try:
+        return cls()
+    except Exception as exc:
+        raise InteropError(f"dialect {show(adapter)} failed: {type(exc).__name__}: {exc}") from None
+
+
+def _convert(adapter: str, run):
+    """Run one conversion; a dialect that crashes is reported in one line, like any error,
+    so a third-party plugin cannot print a traceback or half an output."""
+    from waza_core.errors import WazaError
+    from waza_core.interop import Conversion, InteropError, show
+
+    try:
+        result = run()
+    except WazaError:
+        raise
+    except Exception as exc:
+        raise InteropError(f"dialect {show(adapter)} failed: {type(exc).__name__}: {exc}") from None
+    if not isinstance(result, Conversion) or not isinstance(result.output, bytes):
+        raise InteropError(f"dialect {show(adapter)} returned {type(result).__name__}, not a Conversion with bytes")
+    return result
 
 
 def _read_stdin() -> bytes:
