@@ -10,7 +10,10 @@ parsers could read the same bytes differently, this loader refuses instead of gu
 * exactly one document; no ``%YAML``/``%TAG`` directives;
 * no anchors, no aliases, no explicit tags (not even ``!!str``), no merge keys (``<<``);
 * mapping keys are strings, unique within their mapping; nesting is at most
-  :data:`MAX_DEPTH` deep.
+  :data:`MAX_DEPTH` deep;
+* none of the corners where ruamel.yaml reads what YAML 1.2 parsers (such as AgentV's)
+  refuse: under-indented continuation lines of multi-line strings and flow collections,
+  a ``#`` comment glued to the token before it, a lone ``-`` as a plain string.
 
 Scalars resolve with the YAML 1.2 core schema as ruamel.yaml implements it, so the
 caller must still check types: ``1_000`` is an int here, and ``2026-01-01`` a date.
