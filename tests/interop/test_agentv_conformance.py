@@ -229,3 +229,18 @@ def test_whenever_import_reads_a_value_agentv_reads_the_same_value(agentv):
         assert isinstance(seen["raw"], dict) and seen["raw"].get("value") == value, (text, seen["raw"], value)
         assert [a["value"] for a in seen["removed"] if a["type"] == "contains"] == [value], (text, seen)
     assert accepted >= 120, accepted
+
+
+def test_the_example_suite_means_the_same_to_agentv(agentv):
+    from tests.interop.helpers import REPO
+
+    text = (REPO / "examples" / "interop" / "suite.yaml").read_text(encoding="utf-8")
+    picks = [("contains-check", 1, "Hello", None), ("points-to-docs", 2, "docs/interop.md", "points-to-docs")]
+    answers = agentv.call([{"op": "select", "yaml": text, "test": t, "index": n - 1} for t, n, _, _ in picks])
+    for (test, n, value, metric), seen in zip(picks, answers):
+        assert "error" not in seen and not seen["logs"], seen
+        assert [a for a in seen["removed"] if a["type"] == "contains"] == [
+            {"name": f"contains-{value}", "type": "contains", "value": value}]
+        res = imp(text, test=test, n=str(n))
+        assert load_output(res.out) == {"name": metric or "agentv-contains", "type": "text",
+                                        "config": {"contains_cs": [value]}}
