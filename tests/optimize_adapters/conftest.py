@@ -91,6 +91,38 @@ def wait_for(predicate, seconds: float = 5.0) -> bool:
     return predicate()
 
 
+SEED_TEXT = "# Release checklist\n\n- Run the unit tests\n"
+PARENT_ID = "a" * 64
+
+
+def failed_task(task_id: str, message: str, truncated: bool = False) -> dict:
+    return {"task_id": task_id, "status": "failed", "score": 0.0,
+            "failed_graders": [{"name": "mentions_step", "type": "text", "message": message,
+                                "truncated": truncated}]}
+
+
+def propose_request(tasks=(), files=None, target="context-overlay",
+                    capabilities=("feedback.task-results", "propose.files")) -> dict:
+    """A propose request as the harness would send it (validated against the request schema)."""
+    from waza_core.optimize import contract
+
+    evaluation = {"candidate_id": PARENT_ID, "state": "scored", "score": 0.5, "pass_rate": 0.5}
+    if "feedback.task-results" in capabilities:
+        evaluation["tasks"] = list(tasks)
+    request = {
+        "kind": contract.REQUEST_KIND, "schema_version": "1.0", "operation": "propose", "contract_version": "1.0",
+        "target": target, "capabilities": sorted(capabilities), "iteration": 1,
+        "parent": {"candidate_id": PARENT_ID, "origin": "seed",
+                   "files": files or [{"path": "checklist.md", "content": SEED_TEXT}]},
+        "feedback": {"split": "optimization", "evaluation": evaluation,
+                     "history": [{"candidate_id": PARENT_ID, "iteration": 0, "state": "scored", "score": 0.5,
+                                  "pass_rate": 0.5}]},
+        "remaining": {},
+    }
+    contract.validate_request(request)
+    return request
+
+
 class Example:
     """A private copy of examples/optimizer (suite, fixtures, seed) to run the optimizer on."""
 

@@ -12,36 +12,17 @@ import pytest
 
 from waza_core.optimize import contract
 
-from .conftest import CHECKLIST_ADAPTER
+from .conftest import CHECKLIST_ADAPTER, PARENT_ID, SEED_TEXT, failed_task, propose_request
 
-SEED = "# Release checklist\n\n- Run the unit tests\n"
-PARENT = "a" * 64
+SEED = SEED_TEXT
+PARENT = PARENT_ID
+failed = failed_task
 
 
 def ask(request: dict) -> subprocess.CompletedProcess:
     contract.validate_request(request)  # only requests the harness could send
     return subprocess.run([sys.executable, str(CHECKLIST_ADAPTER)], input=json.dumps(request), text=True,
                           capture_output=True, timeout=60)
-
-
-def propose_request(tasks, files=None, capabilities=("feedback.task-results", "propose.files")):
-    return {
-        "kind": contract.REQUEST_KIND, "schema_version": "1.0", "operation": "propose", "contract_version": "1.0",
-        "target": "context-overlay", "capabilities": sorted(capabilities), "iteration": 1,
-        "parent": {"candidate_id": PARENT, "origin": "seed",
-                   "files": files or [{"path": "checklist.md", "content": SEED}]},
-        "feedback": {"split": "optimization",
-                     "evaluation": {"candidate_id": PARENT, "state": "scored", "score": 0.5, "pass_rate": 0.5,
-                                    "tasks": tasks},
-                     "history": [{"candidate_id": PARENT, "iteration": 0, "state": "scored", "score": 0.5,
-                                  "pass_rate": 0.5}]},
-        "remaining": {},
-    }
-
-
-def failed(task_id, message, truncated=False):
-    return {"task_id": task_id, "status": "failed", "score": 0.0,
-            "failed_graders": [{"name": "mentions_step", "type": "text", "message": message, "truncated": truncated}]}
 
 
 def reply_of(request) -> dict:
@@ -99,7 +80,7 @@ def test_done_when_nothing_can_be_added(tasks):
 
 def test_without_task_feedback_it_is_done():
     request = propose_request([], capabilities=("propose.files",))
-    del request["feedback"]["evaluation"]["tasks"]
+    assert "tasks" not in request["feedback"]["evaluation"]
     assert reply_of(request)["status"] == "done"
 
 
