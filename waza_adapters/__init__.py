@@ -4,5 +4,6 @@ PLUGINS = (
     "waza_adapters.mock",
     "waza_adapters.fake",
     "waza_adapters.command",
+    "waza_adapters.copilot_reflect",
     "waza_adapters.cli_agent",
 )
