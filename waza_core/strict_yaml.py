@@ -105,7 +105,8 @@ def decode(data: bytes, source: str = "<stdin>") -> str:
         elif ch in "\ufffe\uffff":
             why = f"noncharacter {code} is not allowed"
         else:
-            why = f"control character {code} is not allowed; write it as an escape inside a double-quoted string"
+            why = (f"control character {code} is not allowed; "
+                   "write it as an escape inside a double-quoted string")
         raise StrictYamlError(why, line, col, source)
     return text
 
@@ -206,7 +207,8 @@ class _Builder:
             self.fail(f"alias *{ev.anchor} is not allowed (anchors and aliases are rejected)", ev.start_mark)
         elif isinstance(ev, (E.ScalarEvent, E.MappingStartEvent, E.SequenceStartEvent)):
             if ev.anchor is not None:
-                self.fail(f"anchor &{ev.anchor} is not allowed (anchors and aliases are rejected)", ev.start_mark)
+                self.fail(f"anchor &{ev.anchor} is not allowed (anchors and aliases are rejected)",
+                          ev.start_mark)
             if ev.tag is not None:
                 self.fail(f"explicit tag {_short_tag(ev.tag)} is not allowed", ev.start_mark)
             if isinstance(ev, E.ScalarEvent):

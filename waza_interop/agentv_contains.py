@@ -197,7 +197,8 @@ def _string(doc, base: tuple, mapping: dict, key, where: str, required: bool) ->
         return None
     value = mapping[key]
     if not isinstance(value, str):
-        raise _err(doc, path, f"{label} must be a string, found {_describe(value)}; quote it to keep it as text")
+        raise _err(doc, path, f"{label} must be a string, found {_describe(value)}; "
+                   "quote it to keep it as text")
     if value == "":
         raise _err(doc, path, f"{label} is empty")
     marker = find_template_marker(value)
@@ -229,7 +230,8 @@ def _verify(text: str, expected: dict) -> None:
     try:
         back = strict_yaml.load(text.encode("utf-8"), source="<output>").data
     except strict_yaml.StrictYamlError as exc:  # pragma: no cover - a bug in the emitter
-        raise InteropError(f"internal error: the output does not read back ({exc}); please report it") from None
+        raise InteropError(f"internal error: the output does not read back ({exc}); "
+                           "please report it") from None
     if back != expected:  # pragma: no cover - a bug in the emitter
         raise InteropError("internal error: the output reads back differently; please report it")
 

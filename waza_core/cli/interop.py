@@ -119,7 +119,8 @@ def _convert(adapter: str, run):
     except Exception as exc:
         raise InteropError(f"dialect {show(adapter)} failed: {type(exc).__name__}: {exc}") from None
     if not isinstance(result, Conversion) or not isinstance(result.output, bytes):
-        raise InteropError(f"dialect {show(adapter)} returned {type(result).__name__}, not a Conversion with bytes")
+        raise InteropError(f"dialect {show(adapter)} returned {type(result).__name__}, "
+                           "not a Conversion with bytes")
     return result
 
 
