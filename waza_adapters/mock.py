@@ -37,7 +37,8 @@ def mock_output(request: ExecutionRequest) -> str:
         lines.append("Context:")
         for key in sorted(task.context):
             value = task.context[key]
-            shown = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+            shown = json.dumps(value, sort_keys=True, default=str) \
+                if isinstance(value, (dict, list, bool, int, float, type(None))) else str(value)
             lines.append(f"  {key}: {shown}")
     if request.files:
         lines.append(f"Analyzed {len(request.files)} file(s):")

@@ -108,6 +108,8 @@ def build_plugin_manager(extra_modules: list[str] | None = None) -> tuple[pluggy
     registry = Registry()
 
     def add(name: str, module_name: str, source: str, loader, dist=None, version=None) -> None:
+        if any(p.name == name or p.module == module_name for p in registry.plugins):
+            return  # already loaded (e.g. an installed plugin also named with -p)
         info = PluginInfo(name=name, module=module_name, source=source, distribution=dist, version=version)
         registry.plugins.append(info)
         try:
@@ -123,7 +125,7 @@ def build_plugin_manager(extra_modules: list[str] | None = None) -> tuple[pluggy
     for mod in _builtin_modules():
         add(mod, mod, "builtin", lambda m=mod: importlib.import_module(m), "waza", __version__)
 
-    if os.environ.get("WAZA_DISABLE_PLUGIN_AUTOLOAD", "") not in ("1", "true", "yes"):
+    if os.environ.get("WAZA_DISABLE_PLUGIN_AUTOLOAD", "") in ("", "0"):
         from importlib.metadata import entry_points
 
         for ep in entry_points(group=ENTRY_POINT_GROUP):
@@ -151,7 +153,7 @@ def _collect(pm: pluggy.PluginManager, registry: Registry) -> None:
             def register(cls, _plugin=plugin_name, _kind=kind, _human=human, _info=info):
                 name = getattr(cls, "name", None)
                 if not isinstance(name, str) or not name:
-                    raise PluginError(f"plugin {_plugin!r} registered a {_human} without a 'name'")
+                    raise PluginError(f"plugin {_plugin!r} registered an unnamed {_human}")
                 table = registry.items[_kind]
                 if name in table and table[name].cls is not cls:
                     registry.conflicts.append(

@@ -47,6 +47,21 @@ class RunOptions:
     on_task_done: Callable[[int, int, dict], None] | None = None
 
 
+def check_required_skills(suite: Suite, override: tuple[str, ...] | None) -> None:
+    """``config.required_skills``: each must be a folder with a SKILL.md in a skill directory."""
+    need = suite.config.required_skills
+    if not need:
+        return
+    dirs = override if override is not None else suite.config.skill_directories
+    if not dirs:
+        raise WazaError(f"config.required_skills is set ({', '.join(need)}) but config.skill_directories is empty")
+    missing = [n for n in need if not any((Path(d) / n / "SKILL.md").is_file() or
+                                          (Path(d).name == n and (Path(d) / "SKILL.md").is_file()) for d in dirs)]
+    if missing:
+        raise WazaError(f"required skill(s) not found in config.skill_directories ({', '.join(dirs)}): "
+                        f"{', '.join(missing)}")
+
+
 def select_tasks(suite: Suite, options: RunOptions) -> list[TaskSpec]:
     tasks = list(suite.tasks)
     if options.task_ids is not None:
@@ -186,7 +201,11 @@ class Engine:
         self.executor_name = options.executor or cfg.executor
         executor_cls = registry.get("executor", self.executor_name)
         if executor_cls is None:
-            raise WazaError(registry.unknown("executor", self.executor_name))
+            from waza_core.suite import display_path
+
+            where = "--executor" if options.executor else f"{display_path(suite.file)}: config.executor"
+            raise WazaError(f"{where}: {registry.unknown('executor', self.executor_name)}")
+        check_required_skills(suite, options.skill_directories)
         self.executor_cls = executor_cls
         self.executor = executor_cls(suite, dict(cfg.extra.get(getattr(executor_cls, "config_key", "") or "", {})))
         self.global_graders = [build_grader(s, suite, registry) for s in suite.graders]
@@ -225,8 +244,11 @@ class Engine:
         fixture = None
         name = task.context.get("fixture")
         if isinstance(name, str):
-            fixture = (base / name) if not os.path.isabs(name) else Path(name)
-            if not fixture.is_dir():
+            fixture = base / name
+            if os.path.isabs(name) or ".." in Path(name).parts:
+                problems.append(f"inputs.context.fixture {name!r} must be relative to the fixtures folder, "
+                                "without '..'")
+            elif not fixture.is_dir():
                 problems.append(f"inputs.context.fixture {name!r}: no such directory {fixture}")
             elif not os.access(fixture, os.R_OK | os.X_OK):
                 problems.append(f"inputs.context.fixture {name!r}: directory {fixture} is not readable")
@@ -355,6 +377,11 @@ class Engine:
                     if remaining[tid] == 0:
                         runs[tid] = slots[tid]
                         self._finish_task(by_id[tid], runs[tid], done_tasks)
+                if self.fail_fast and self.saw_failure and pending:
+                    for fut in pending:
+                        fut.cancel()
+                    pending = {f: v for f, v in pending.items() if not f.cancelled()}
+                    self.incomplete = True
         except KeyboardInterrupt:
             self.cancel.set()
             pool.shutdown(wait=False, cancel_futures=True)

@@ -151,13 +151,19 @@ def _message(error, path: tuple) -> str:
         return f"unknown grader type {val!r}{hint}; known types: {', '.join(error.validator_value)}"
     if v == "type":
         want = error.validator_value
-        want = " or ".join(want) if isinstance(want, list) else want
+        want = " or ".join(_YAML_NAMES.get(w, w) for w in (want if isinstance(want, list) else [want]))
         return f"{_dotted(path) or 'value'}: expected {want}, got {_kind_of(error.instance)} {_short(error.instance)}"
+    if v == "minProperties" and error.validator_value == 1:
+        return f"{_dotted(path) or 'config'}: must not be empty"
     if v == "maxProperties" and path == ("hooks",):
         return "hooks are recognised but not supported yet by waza for Python; remove them"
     if v == "const" and path == ("baseline",):
         return "baseline: true (A/B mode) is not supported yet by waza for Python"
     return f"{_dotted(path) or 'document'}: {error.message}"
+
+
+_YAML_NAMES = {"object": "mapping", "array": "list", "number": "number", "integer": "integer",
+               "string": "string", "boolean": "boolean", "null": "null"}
 
 
 def _dotted(path) -> str:

@@ -72,6 +72,9 @@ def _check_schema(kind: str, data: dict, text: str, file: Path, registry, proble
     seen = set()
     for err in errors:
         for path, key, message in schemas.describe(err, kind):
+            if message.startswith("unknown grader type") and registry.broken():
+                message += "; plugins that failed to load: " + ", ".join(
+                    f"{p.name} ({p.error})" for p in registry.broken())
             if (path, message) in seen:
                 continue
             seen.add((path, message))
@@ -167,6 +170,7 @@ def load_suite(path: str | Path, registry) -> Suite:
         if task is not None:
             tasks.append(task)
     _check_unique_ids(tasks, problems)
+    _check_grader_names(graders, tasks, file, problems)
     cache.save()
     if problems.items:
         raise SuiteError(problems.items)
@@ -280,6 +284,28 @@ def _expectation_graders(expected: dict, file: Path) -> list[GraderSpec]:
             out.append(GraderSpec(type="_expected", name=f"_{key}", config={key: list(expected[key])},
                                   where=display_path(file)))
     return out
+
+
+RESERVED_GRADER_NAMES = {"_output_contains", "_output_not_contains", "_output_contains_any"}
+
+
+def _check_grader_names(global_graders: list[GraderSpec], tasks: list[TaskSpec], eval_file: Path,
+                        problems: _Problems) -> None:
+    """Results are keyed by grader name, so one name must never stand for two graders:
+    a task grader reusing a global name would silently replace its verdict."""
+    global_names = {g.name for g in global_graders}
+    for i, g in enumerate(global_graders):
+        if g.name in RESERVED_GRADER_NAMES:
+            problems.add(eval_file, f"grader name {g.name!r} is reserved for expected.* checks", None,
+                         ("graders", i, "name"))
+    for t in tasks:
+        for i, g in enumerate(x for x in t.graders if x.type != "_expected"):
+            if g.name in RESERVED_GRADER_NAMES:
+                problems.add(t.file, f"grader name {g.name!r} is reserved for expected.* checks", None,
+                             ("graders", i, "name"))
+            elif g.name in global_names:
+                problems.add(t.file, f"grader name {g.name!r} is already used by a global grader in "
+                             f"{display_path(eval_file)}; give it another name", None, ("graders", i, "name"))
 
 
 def _check_unique_ids(tasks: list[TaskSpec], problems: _Problems) -> None:

@@ -63,6 +63,18 @@ def fingerprint(registry) -> str:
     return hashlib.sha256(blob).hexdigest()
 
 
+def json_exact(value: Any) -> bool:
+    """True when a JSON round trip gives ``value`` back unchanged (no dates, no
+    non-string keys): only such documents may be cached."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and json_exact(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(json_exact(v) for v in value)
+    if isinstance(value, float):
+        return value == value and value not in (float("inf"), float("-inf"))
+    return value is None or isinstance(value, (str, int, bool))
+
+
 class SuiteCache:
     """Checked documents of one suite, by file path."""
 
@@ -88,7 +100,7 @@ class SuiteCache:
         return None
 
     def put(self, file: Path, kind: str, key: list[int], data: Any) -> None:
-        if self.dir is not None:
+        if self.dir is not None and json_exact(data):
             self.entries[str(file)] = {"kind": kind, "stat": key, "data": data}
             self.dirty = True
 

@@ -39,13 +39,22 @@ class TextGrader(Grader):
 
     @classmethod
     def check_config(cls, config):
+        import warnings
+
         problems = []
         for key in ("regex_match", "regex_not_match"):
             for i, pattern in enumerate(config.get(key, ())):
-                try:
-                    re.compile(pattern)
-                except re.error as exc:
-                    problems.append(((key, i), f"invalid {key} pattern {pattern!r}: {exc.msg} at position {exc.pos}"))
+                with warnings.catch_warnings():
+                    # re warns (FutureWarning) where RE2 and Python differ, e.g. "[[:digit:]]"
+                    warnings.simplefilter("error", FutureWarning)
+                    try:
+                        re.compile(pattern)
+                    except re.error as exc:
+                        problems.append(((key, i), f"invalid {key} pattern '{pattern}': {exc.msg} at position {exc.pos}"))
+                    except FutureWarning as exc:
+                        problems.append(((key, i), f"{key} pattern '{pattern}' means something else in Python's re "
+                                         f"than in RE2 ({exc}); POSIX classes like [[:digit:]] are not supported, "
+                                         "use \\d, \\w, \\s or an explicit set"))
         return problems
 
     def grade(self, ctx: GradingContext) -> GraderResult:

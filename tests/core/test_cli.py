@@ -196,3 +196,33 @@ def test_version():
 def test_usage_error_exit_2():
     proc = run_waza("run")
     assert proc.returncode == 2 and b"Traceback" not in proc.stderr
+
+
+def test_validate_checks_inputs_like_run(make_suite):
+    task = "id: t\ninputs:\n  prompt: p\n  files: [{path: missing.txt}]\n"
+    proc = run_waza("validate", str(make_suite(BASIC_EVAL, {"tasks/t.yaml": task})))
+    assert_clean_error(proc, "cannot read input file", "missing.txt")
+
+
+def test_validate_rejects_a_suite_whose_tasks_are_all_disabled(make_suite):
+    proc = run_waza("validate", str(make_suite(BASIC_EVAL, {"tasks/t.yaml": "id: t\nenabled: false\ninputs: {prompt: p}\n"})))
+    assert_clean_error(proc, "no task to run")
+
+
+def test_broken_plugin_is_logged_as_json_with_log_format_json(make_suite):
+    proc = run_waza("run", str(make_suite(BASIC_EVAL, {"tasks/t.yaml": TASK})), "--log-format", "json",
+                    "-p", "tests.fixture_plugins.broken_import", env=PLUGINS)
+    assert proc.returncode == 0
+    line = next(ln for ln in proc.stderr.decode().splitlines() if ln.startswith("{"))
+    event = json.loads(line)
+    assert event["event"] == "plugin failed to load" and event["level"] == "warning"
+    assert event["plugin"] == "tests.fixture_plugins.broken_import"
+
+
+def test_output_dir_never_overwrites_a_run_of_the_same_second(make_suite, tmp_path):
+    outdir = tmp_path / "r"
+    outdir.mkdir()
+    path = make_suite(BASIC_EVAL, {"tasks/t.yaml": TASK})
+    for _ in range(3):
+        assert run_waza("run", str(path), "--output-dir", str(outdir), "-q").returncode == 0
+    assert len(list(outdir.iterdir())) == 3

@@ -275,3 +275,42 @@ def test_task_graders_run_after_global_ones(make_suite, reg):
     v = run(make_suite(ev, {"tasks/t.yaml": task}), reg)["tasks"][0]["runs"][0]["validations"]
     assert list(v) == ["g1", "t1"]
     assert Path  # keep import used
+
+
+def test_mock_output_with_yaml_dates_in_context(make_suite, reg):
+    task = "id: t\ninputs:\n  prompt: p\n  context: {due: 2026-01-02, nested: {when: 2026-01-03}}\n"
+    out = run(make_suite(BASIC_EVAL, {"tasks/t.yaml": task}), reg)["tasks"][0]["runs"][0]
+    assert out["status"] == "passed"
+    assert "  due: 2026-01-02" in out["final_output"] and '{"when": "2026-01-03"}' in out["final_output"]
+
+
+def test_fail_fast_in_parallel_cancels_what_has_not_started(make_suite, reg):
+    ev = BASIC_EVAL + "graders:\n  - {type: text, name: g, config: {contains: [yes]}}\n"
+    tasks = {"tasks/a.yaml": "id: a\ninputs: {prompt: no}\n"}
+    tasks.update({f"tasks/z{i:02d}.yaml": f"id: z{i:02d}\ninputs: {{prompt: yes}}\n" for i in range(40)})
+    outcome = run(make_suite(ev, tasks), reg, fail_fast=True, parallel=True, workers=2)
+    assert outcome["incomplete"] is True and len(outcome["tasks"]) < 41
+    assert outcome["tasks"][0]["test_id"] == "a"
+
+
+def test_fixture_directory_must_stay_in_the_fixtures_folder(make_suite, reg):
+    task = "id: t\ninputs:\n  prompt: p\n  context: {fixture: ../tasks}\n"
+    path = make_suite(BASIC_EVAL, {"tasks/t.yaml": task}, {"fixtures/x": ""})
+    with pytest.raises(WazaError, match="must be relative to the fixtures folder"):
+        Engine(load_suite(path, reg), reg, RunOptions())
+
+
+def test_required_skills_preflight(make_suite, reg):
+    ev = BASIC_EVAL.replace("executor: mock", "executor: mock\n  required_skills: [pdf]\n  skill_directories: [skills]")
+    path = make_suite(ev, {"tasks/t.yaml": "id: t\ninputs: {prompt: p}\n"}, {"skills/other/SKILL.md": "x"})
+    with pytest.raises(WazaError, match="required skill\\(s\\) not found .*: pdf"):
+        Engine(load_suite(path, reg), reg, RunOptions())
+    (path.parent / "skills" / "pdf").mkdir()
+    (path.parent / "skills" / "pdf" / "SKILL.md").write_text("---\nname: pdf\n---\n")
+    Engine(load_suite(path, reg), reg, RunOptions())
+
+
+def test_unknown_executor_names_the_file_or_the_flag(make_suite, reg):
+    path = make_suite(BASIC_EVAL, {"tasks/t.yaml": "id: t\ninputs: {prompt: p}\n"})
+    with pytest.raises(WazaError, match=r"^--executor: unknown executor 'nope'"):
+        Engine(load_suite(path, reg), reg, RunOptions(executor="nope"))

@@ -99,3 +99,12 @@ def test_unwritable_cache_dir_does_not_fail_loading(make_suite, registry, tmp_pa
     monkeypatch.setenv("WAZA_CACHE_DIR", str(blocker))
     assert load_suite(make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK}), registry).tasks[0].id == "t1"
     assert os.path.isfile(blocker)
+
+
+@pytest.mark.parametrize("context", ["{due: 2026-01-02}", "{1: one}", "{x: .inf}"])
+def test_documents_json_cannot_round_trip_are_not_cached(make_suite, registry, cache, context):
+    task = f"id: t1\ninputs:\n  prompt: p\n  context: {context}\n"
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": task})
+    first = load_suite(path, registry)
+    assert not any(k.endswith("a.yaml") for k in cached_files(cache))
+    assert load_suite(path, registry).tasks[0].context == first.tasks[0].context

@@ -171,3 +171,45 @@ def test_not_utf8(make_suite, registry, tmp_path):
     with pytest.raises(SuiteError) as exc:
         load_suite(path, registry)
     assert "not UTF-8 text" in exc.value.problems[0]
+
+
+def test_task_grader_cannot_reuse_a_global_grader_name(make_suite, registry):
+    ev = BASIC_EVAL + "graders:\n  - {type: text, name: g, config: {contains: [x]}}\n"
+    task = TASK + "graders:\n  - {type: text, name: g, config: {contains: [mock]}}\n"
+    out = problems(make_suite, registry, eval_yaml=ev, tasks={"tasks/a.yaml": task})
+    assert "tasks/a.yaml:6:24: grader name 'g' is already used by a global grader" in out[0]
+
+
+@pytest.mark.parametrize("where", ["eval", "task"])
+def test_expected_grader_names_are_reserved(make_suite, registry, where):
+    entry = "graders:\n  - {type: text, name: _output_contains, config: {contains: [x]}}\n"
+    if where == "eval":
+        out = problems(make_suite, registry, eval_yaml=BASIC_EVAL + entry)
+    else:
+        out = problems(make_suite, registry, tasks={"tasks/a.yaml": TASK + entry})
+    assert "grader name '_output_contains' is reserved for expected.* checks" in out[0]
+
+
+def test_posix_class_in_a_regex_is_rejected(make_suite, registry):
+    task = TASK + "graders:\n  - type: text\n    name: g\n    config: {regex_match: ['[[:digit:]]+']}\n"
+    out = problems(make_suite, registry, tasks={"tasks/a.yaml": task})
+    assert "means something else in Python's re than in RE2" in out[0]
+
+
+def test_unknown_grader_type_names_broken_plugins(make_suite):
+    from waza_core.plugins import build_plugin_manager
+
+    reg = build_plugin_manager(["tests.fixture_plugins.broken_import"])[1]
+    task = TASK + "graders:\n  - {type: wordy, name: g}\n"
+    out = problems(make_suite, reg, tasks={"tasks/a.yaml": task})
+    assert "plugins that failed to load: tests.fixture_plugins.broken_import (ModuleNotFoundError" in out[0]
+
+
+def test_yaml_type_names_in_messages(make_suite, registry):
+    out = problems(make_suite, registry, tasks={"tasks/a.yaml": "id: t\ninputs: [1]\n"})
+    assert "inputs: expected mapping, got list [1]" in out[0]
+
+
+def test_empty_text_config(make_suite, registry):
+    out = problems(make_suite, registry, tasks={"tasks/a.yaml": TASK + "graders:\n  - {type: text, name: g, config: {}}\n"})
+    assert "grader 'g': config: must not be empty" in out[0]

@@ -19,7 +19,7 @@ def run(
     eval_file: Path = typer.Argument(..., help="The suite's eval.yaml (or its folder)."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the results JSON here."),
     output_dir: Optional[Path] = typer.Option(None, "--output-dir",
-                                              help="Write <eval name>-<UTC time>.json into this folder."),
+                                              help="Write <eval name>-<UTC time>-<id>.json into this folder."),
     context_dir: Optional[Path] = typer.Option(None, "--context-dir",
                                                help="Fixtures folder (default: <suite>/fixtures)."),
     task: List[str] = typer.Option([], "--task", help="Only tasks whose id or name matches this glob (repeatable)."),
@@ -58,6 +58,11 @@ def run(
     if target is not None:
         check_writable_target(target)
     registry = get_registry(plugin)
+    if registry.broken():
+        from waza_core.cli.common import get_logger
+
+        for p in registry.broken():
+            get_logger().warning("plugin failed to load", plugin=p.name, error=p.error)
     suite = load_suite(eval_file, registry)
     reporter = console.Reporter(quiet=quiet)
     options = RunOptions(
@@ -72,7 +77,7 @@ def run(
     reporter.stop()
     if output_dir is not None:
         stamp = outcome["timestamp"].replace(":", "").replace("-", "")
-        target = output_dir / f"{_safe(suite.name)}-{stamp}.json"
+        target = output_dir / f"{_safe(suite.name)}-{stamp}-{outcome['eval_id'].rsplit('-', 1)[-1]}.json"
     if target is not None:
         write_atomic(target, dumps(outcome))
     reporter.summary(outcome, target)

@@ -19,10 +19,13 @@ def validate(
     eval_file: Path = typer.Argument(..., help="The suite's eval.yaml (or its folder)."),
     plugin: List[str] = typer.Option([], "-p", "--plugin", help=PLUGIN_OPTION_HELP),
 ) -> None:
-    """Load and check a suite and every task file. Exit 0 when valid, 2 with every problem listed."""
+    """Check a suite as `waza run` would before its first run, without running anything.
+
+    Exit 0 when valid, 2 with every problem listed.
+    """
     from waza_core.errors import SuiteError
     from waza_core.plugins import get_registry
-    from waza_core.runner import build_grader
+    from waza_core.runner import Engine
     from waza_core.suite import display_path, load_suite
 
     registry = get_registry(plugin)
@@ -33,8 +36,6 @@ def validate(
             typer.echo(line, err=True)
         typer.echo(f"waza: {len(exc.problems)} problem(s) found", err=True)
         raise typer.Exit(2) from None
-    if registry.get("executor", suite.config.executor) is None:
-        raise SuiteError([f"{display_path(suite.file)}: {registry.unknown('executor', suite.config.executor)}"])
-    for spec in suite.graders + tuple(g for t in suite.tasks for g in t.graders):
-        build_grader(spec, suite, registry)
+    # everything `waza run` checks before the first run: executor, graders, input files, skills
+    Engine(suite, registry)
     typer.echo(f"{display_path(suite.file)}: valid ({len(suite.tasks)} task(s), {len(suite.graders)} global grader(s))")
