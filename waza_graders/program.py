@@ -184,7 +184,7 @@ class _ContextDir:
             st = os.lstat(d)
         except FileNotFoundError:
             raise _tampered(f"grading context directory {d} was moved away or deleted while the program "
-                            f"ran; waza removed nothing, and transcript data may remain wherever it went")
+                            f"ran; waza removed nothing, and transcript data may remain wherever it went") from None
         except OSError as exc:
             raise GraderError(f"cannot check grading context directory {d}: {exc.strerror}; "
                               f"transcript data may remain there", "context_io") from None

@@ -7,7 +7,6 @@ import os
 import sys
 import time
 import tracemalloc
-from pathlib import Path
 
 import pytest
 
