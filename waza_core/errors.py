@@ -29,9 +29,10 @@ class GraderError(Exception):
     becomes ``error`` and the optimizer treats the evaluation as unscorable.
     """
 
-    def __init__(self, message: str, kind: str = "grader_error"):
+    def __init__(self, message: str, kind: str = "grader_error", details: dict | None = None):
         super().__init__(message)
         self.kind = kind
+        self.details = details or {}
 
 
 class ExecutorError(Exception):

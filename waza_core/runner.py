@@ -101,7 +101,7 @@ def grade_run(graders: list[Grader], ctx: GradingContext) -> tuple[dict[str, dic
         try:
             res = g.grade(ctx)
         except GraderError as exc:
-            res = _error_result(g, exc.kind, str(exc))
+            res = _error_result(g, exc.kind, str(exc), exc.details)
         except Exception as exc:  # a buggy plugin must not take down the run loop
             res = _error_result(g, "exception", f"{type(exc).__name__}: {exc}")
         res.duration_ms = int((time.perf_counter() - t0) * 1000)
@@ -114,10 +114,10 @@ def grade_run(graders: list[Grader], ctx: GradingContext) -> tuple[dict[str, dic
     return validations, "passed" if passed else "failed", None
 
 
-def _error_result(g: Grader, kind: str, message: str) -> GraderResult:
+def _error_result(g: Grader, kind: str, message: str, details: dict | None = None) -> GraderResult:
     return GraderResult(identifier=g.spec.name, type=g.spec.type, score=0.0, passed=False,
                         feedback=f"grader error ({kind}): {message}", weight=g.spec.weight,
-                        error={"kind": kind, "message": message})
+                        details=dict(details or {}), error={"kind": kind, "message": message})
 
 
 def run_json(evidence: RunEvidence, run_number: int, attempts: int, status: str,
@@ -211,7 +211,9 @@ class Engine:
         self.global_graders = [build_grader(s, suite, registry) for s in suite.graders]
         self.task_graders = {t.id: [build_grader(s, suite, registry) for s in t.graders] for t in self.tasks}
         self.inputs = {t.id: self._load_inputs(t) for t in self.tasks}
-        self.cancel = threading.Event()
+        from waza_core.procs import CancelEvent
+
+        self.cancel = CancelEvent()  # setting it also kills every running child process group
         self.incomplete = False
         self.saw_failure = False
 

@@ -98,7 +98,9 @@ class ProgramGrader(Grader):
             raise
         if res is not None and res.timed_out:
             problem = GraderError(f"program {self.display} timed out after {self.timeout:g} s; "
-                                  f"its process group was killed{_tail(res.stderr_text())}", "timeout")
+                                  f"its process group was killed{_tail(res.stderr_text())}", "timeout",
+                                  {"stdout": _text(res.stdout, res.stdout_truncated, "stdout"),
+                                   "stderr": _text(res.stderr, res.stderr_truncated, "stderr")})
         elif res is not None and res.cancelled:
             problem = GraderError(f"program {self.display} was stopped: the run was cancelled", "cancelled")
         try:

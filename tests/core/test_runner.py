@@ -287,7 +287,8 @@ def test_mock_output_with_yaml_dates_in_context(make_suite, reg):
 def test_fail_fast_in_parallel_cancels_what_has_not_started(make_suite, reg):
     ev = BASIC_EVAL + "graders:\n  - {type: text, name: g, config: {contains: [yes]}}\n"
     tasks = {"tasks/a.yaml": "id: a\ninputs: {prompt: no}\n"}
-    tasks.update({f"tasks/z{i:02d}.yaml": f"id: z{i:02d}\ninputs: {{prompt: yes}}\n" for i in range(40)})
+    slow = "graders:\n  - {type: sleep, name: slow, config: {seconds: 0.1}}\n"
+    tasks.update({f"tasks/z{i:02d}.yaml": f"id: z{i:02d}\ninputs: {{prompt: yes}}\n{slow}" for i in range(40)})
     outcome = run(make_suite(ev, tasks), reg, fail_fast=True, parallel=True, workers=2)
     assert outcome["incomplete"] is True and len(outcome["tasks"]) < 41
     assert outcome["tasks"][0]["test_id"] == "a"

@@ -283,3 +283,14 @@ def test_plugin_module_is_import_light():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out
 
+
+
+def test_timed_out_program_keeps_its_output_in_the_results(tmp_path):
+    slow = python_grader(script(tmp_path, "import sys, time\nprint('partial progress', flush=True)\n"
+                                "print('still thinking', file=sys.stderr, flush=True)\ntime.sleep(30)\n",
+                                name="slow2.py"), timeout=1, name="slow")
+    validations, status, _ = grade_run([slow], context(tmp_path))
+    v = validations["slow"]
+    assert status == "error" and v["error"]["kind"] == "timeout"
+    assert v["details"]["stdout"].strip() == "partial progress"
+    assert v["details"]["stderr"].strip() == "still thinking"
