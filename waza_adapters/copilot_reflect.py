@@ -336,6 +336,10 @@ def sdk_backend():
     return ReflectSdkBackend({"log_level": "error"})
 
 
+class _Stopped(Exception):
+    """A coroutine on the private loop had to be cancelled outright."""
+
+
 class _Call:
     """What one propose call collected; touched only on the loop thread until it ends."""
 
@@ -415,13 +419,18 @@ class CopilotReflectAdapter(OptimizerAdapter):
             self._thread.start()
 
     def _wait(self, coro, deadline: float | None, cancel: threading.Event, call: _Call | None = None):
-        """Run ``coro`` on the loop; on cancellation or the deadline, ask it to stop and wait
-        (bounded) for its cleanup, so usage is read and the session closed in every case."""
+        """Run ``coro`` on the loop and return its result.
+
+        On cancellation, the deadline or Ctrl-C the coroutine is asked to stop (a propose
+        session then aborts its turn, reads the usage and closes itself) and is given
+        :data:`CLEANUP_GRACE` to do so; only then is it cancelled outright. Raises
+        :class:`_Stopped` when it had to be cancelled.
+        """
         import asyncio
         import concurrent.futures
 
         future = asyncio.run_coroutine_threadsafe(coro, self._loop)
-        stopping_since: float | None = None
+        asked_at: float | None = None
         try:
             while True:
                 try:
@@ -429,32 +438,29 @@ class CopilotReflectAdapter(OptimizerAdapter):
                 except concurrent.futures.TimeoutError:
                     pass
                 now = time.monotonic()
-                if stopping_since is None and (cancel.is_set() or (deadline is not None and now >= deadline)):
-                    stopping_since = now
-                    if call is not None:
-                        call.cancelled = cancel.is_set()
-                        call.timed_out = not call.cancelled
-                        if call.stop is not None:
-                            self._loop.call_soon_threadsafe(call.stop.set)
-                    if call is None or call.stop is None:
-                        future.cancel()
-                if stopping_since is not None and now - stopping_since > CLEANUP_GRACE:
+                if asked_at is None and (cancel.is_set() or (deadline is not None and now >= deadline)):
+                    asked_at = now
+                    self._ask_to_stop(future, call, cancelled=cancel.is_set())
+                elif asked_at is not None and now - asked_at > CLEANUP_GRACE:
                     future.cancel()
-                    raise TimeoutError("the Copilot session did not stop in time")
         except concurrent.futures.CancelledError:
-            raise TimeoutError("cancelled") from None
-        except BaseException:
-            # KeyboardInterrupt: stop the session, give its cleanup a bounded moment, go on
-            if call is not None and call.stop is not None and not future.done():
-                call.cancelled = True
-                self._loop.call_soon_threadsafe(call.stop.set)
-                try:
-                    future.result(CLEANUP_GRACE)
-                except BaseException:  # noqa: BLE001 - the interrupt is what matters
-                    future.cancel()
-            else:
+            raise _Stopped() from None
+        except KeyboardInterrupt:
+            self._ask_to_stop(future, call, cancelled=True)
+            try:
+                future.result(CLEANUP_GRACE)
+            except BaseException:  # noqa: BLE001 - the interrupt is what matters
                 future.cancel()
             raise
+
+    def _ask_to_stop(self, future, call: _Call | None, cancelled: bool) -> None:
+        if call is not None and call.stop is not None and not future.done():
+            call.cancelled, call.timed_out = cancelled, not cancelled
+            self._loop.call_soon_threadsafe(call.stop.set)
+        else:
+            if call is not None:
+                call.cancelled, call.timed_out = cancelled, not cancelled
+            future.cancel()
 
     # -- calls ------------------------------------------------------------------------------------------------------
 
@@ -487,7 +493,7 @@ class CopilotReflectAdapter(OptimizerAdapter):
             self.backend = type(self).backend_factory()
         try:
             self._wait(self._start_async(), deadline, cancel)
-        except TimeoutError:
+        except _Stopped:
             what = "cancelled" if cancel.is_set() else "timed out (--adapter-timeout)"
             raise AdapterFailure(f"copilot-reflect: starting the Copilot CLI {what}") from None
         self._started = True
@@ -519,7 +525,7 @@ class CopilotReflectAdapter(OptimizerAdapter):
         call = _Call()
         try:
             self._wait(self._session(call, build_prompt(request), deadline), deadline, cancel, call)
-        except TimeoutError:
+        except _Stopped:
             call.error = call.error or "the Copilot session did not stop in time"
         except KeyboardInterrupt:
             # The optimizer sets ``cancel`` before its Ctrl-C reaches us: then the session is

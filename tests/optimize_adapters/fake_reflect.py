@@ -27,6 +27,7 @@ class Scripted:
     raises: Exception | None = None  # send_and_wait raises without an event
     hang: bool = False  # send_and_wait blocks until aborted/cancelled
     create_error: Exception | None = None
+    stuck_cleanup: bool = False  # abort, usage_metrics and disconnect never return
     extra_events: list[dict] = attrs.field(factory=list)
 
 
@@ -74,18 +75,25 @@ class FakeSession:
             raise s.raises
         self._emit("session.idle", {})
 
+    async def _maybe_stuck(self) -> None:
+        if self.script.stuck_cleanup:
+            await asyncio.sleep(3600)
+
     async def abort(self) -> None:
         self.backend.calls.append(("abort", self.session_id))
+        await self._maybe_stuck()
         self.aborted.set()
 
     async def usage_metrics(self) -> dict | None:
         self.backend.calls.append(("usage_metrics", self.session_id))
+        await self._maybe_stuck()
         if isinstance(self.script.metrics, Exception):
             raise self.script.metrics
         return copy.deepcopy(self.script.metrics)
 
     async def disconnect(self) -> None:
         self.backend.calls.append(("disconnect", self.session_id))
+        await self._maybe_stuck()
 
 
 class FakeReflectBackend:

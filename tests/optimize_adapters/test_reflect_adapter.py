@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from waza_adapters import copilot_reflect
 from waza_adapters.copilot_reflect import DONE, CopilotReflectAdapter
 from waza_core import schema
 from waza_core.errors import WazaError
@@ -313,6 +314,43 @@ def test_cancellation_aborts_the_turn(fake):
         propose(a, timeout=60, cancel=cancel)
     assert info.value.usage["premium_requests"] == 0.5
     assert "abort" in backend.names() and backend.names()[-1] == "delete_session"
+    a.close()
+
+
+def test_a_stuck_cleanup_is_bounded_and_keeps_the_observed_usage(fake, monkeypatch):
+    for name in ("ABORT_SECONDS", "METRICS_SECONDS", "DISCONNECT_SECONDS"):
+        monkeypatch.setattr(copilot_reflect, name, 0.2)
+    backend = fake([Scripted(hang=True, stuck_cleanup=True, usage=[usage_event(cost=0.5)])])
+    a = adapter()
+    describe(a)
+    t0 = time.monotonic()
+    with pytest.raises(AdapterFailure, match="did not answer in time") as info:
+        propose(a, timeout=0.5)
+    assert time.monotonic() - t0 < 5
+    assert info.value.usage["premium_requests"] == 0.5  # from the events, as the metrics never came
+    assert backend.names()[-4:] == ["abort", "usage_metrics", "disconnect", "delete_session"]
+    a.close()
+
+
+def test_a_session_that_will_not_stop_is_cancelled_outright(fake, monkeypatch):
+    monkeypatch.setattr(copilot_reflect, "CLEANUP_GRACE", 0.3)  # shorter than the abort wait
+    backend = fake([Scripted(hang=True, stuck_cleanup=True, usage=[usage_event(cost=0.5)])])
+    a = adapter()
+    describe(a)
+    cancel = threading.Event()
+
+    def cancel_when_sent():
+        while "send" not in backend.names():
+            time.sleep(0.01)
+        cancel.set()
+
+    threading.Thread(target=cancel_when_sent, daemon=True).start()
+    t0 = time.monotonic()
+    with pytest.raises(AdapterFailure, match="cancelled") as info:
+        propose(a, timeout=60, cancel=cancel)
+    assert time.monotonic() - t0 < 5
+    assert backend.names()[-1] == "abort"  # stuck there, then cancelled outright
+    assert info.value.usage["premium_requests"] == 0.5
     a.close()
 
 
