@@ -117,7 +117,8 @@ class CommandAdapter(OptimizerAdapter):
                 problems.append(f"--adapter-command {command}: not executable (chmod +x it, or run it "
                                 "through its interpreter, e.g. --adapter-command python3 --adapter-arg FILE)")
         elif shutil.which(command, path=self.env.get("PATH", os.defpath)) is None:
-            problems.append(f"--adapter-command {command}: command not found on PATH")
+            hint = f" (for the file in this folder, write ./{command})" if os.path.isfile(command) else ""
+            problems.append(f"--adapter-command {command}: command not found on PATH{hint}")
         for name in self.options.env_names:
             if not _ENV_NAME.match(name):
                 problems.append(f"--adapter-env {name!r}: not a variable name (give the name only, not NAME=value)")

@@ -325,6 +325,15 @@ def sdk_backend():
     from waza_adapters.copilot_sdk import SdkBackend, _event_dict, _SdkSession
 
     class ReflectSdkBackend(SdkBackend):
+        async def start(self) -> None:
+            from waza_core.errors import WazaError
+
+            try:
+                await super().start()
+            except WazaError as exc:  # the executor's hints name its suite config; ours has none
+                raise WazaError(str(exc).replace("config.copilot.cli_path or COPILOT_CLI_PATH",
+                                                 "COPILOT_CLI_PATH")) from None
+
         async def create_session(self, options, on_event, on_user_input):
             def forward(event) -> None:
                 on_event(_event_dict(event))

@@ -116,6 +116,16 @@ def test_flag_problems_are_found_before_any_call(opts, expected):
     assert len(problems) == 1 and expected in problems[0]
 
 
+def test_a_bare_name_is_looked_up_on_path_only(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "adapter.sh").write_text("#!/bin/sh\n")
+    (tmp_path / "adapter.sh").chmod(0o755)
+    problems = CommandAdapter(AdapterOptions(command="adapter.sh")).check_options()
+    assert problems == ["--adapter-command adapter.sh: command not found on PATH "
+                        "(for the file in this folder, write ./adapter.sh)"]
+    assert CommandAdapter(AdapterOptions(command="./adapter.sh")).check_options() == []
+
+
 def test_a_script_that_is_not_executable_says_how_to_run_it(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "adapter.py").write_text("print('hi')\n")

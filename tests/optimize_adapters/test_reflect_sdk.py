@@ -236,3 +236,18 @@ def test_missing_cli_path_is_a_clear_failure(tmp_path, monkeypatch):
     with pytest.raises(AdapterFailure, match="Copilot CLI not found or not executable: .*no-copilot"):
         a.call(contract.describe_request("context-overlay"), timeout=60, cancel=threading.Event())
     a.close()
+
+
+def test_runtime_that_cannot_be_fetched_names_only_what_applies(monkeypatch):
+    def offline(self, mod, path, token):
+        raise RuntimeError("Failed to download checksums: Name or service not known")
+
+    monkeypatch.setattr("waza_adapters.copilot_sdk.SdkBackend._make_client", offline)
+    monkeypatch.delenv("COPILOT_CLI_PATH", raising=False)
+    a = CopilotReflectAdapter(AdapterOptions(reflect_model="claude-haiku-4.5", eval_model="mock"))
+    with pytest.raises(AdapterFailure) as info:
+        a.call(contract.describe_request("context-overlay"), timeout=60, cancel=threading.Event())
+    a.close()
+    message = str(info.value)
+    assert "cannot get the Copilot runtime: Failed to download checksums" in message
+    assert "set COPILOT_CLI_PATH" in message and "config.copilot" not in message  # no suite config here
