@@ -58,7 +58,7 @@ EXCERPT_CHARS = 200
 EXCLUDE_ALL_TOOLS = ("builtin:*", "mcp:*", "custom:*")
 
 
-# -- the prompt ------------------------------------------------------------------------------------------
+# -- the prompt ------------------------------------------------------------------------------------
 
 _TARGETS = {
     "skill-directory": ("an agent skill: SKILL.md (with YAML frontmatter) and the files it uses. Keep the "
@@ -140,7 +140,7 @@ def build_prompt(request: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-# -- the reply ------------------------------------------------------------------------------------------------
+# -- the reply -------------------------------------------------------------------------------------
 
 
 class ReplyError(ValueError):
@@ -210,7 +210,7 @@ def _excerpt(text: str) -> str:
     return flat if len(flat) <= EXCERPT_CHARS else flat[:EXCERPT_CHARS] + "..."
 
 
-# -- session options and usage ---------------------------------------------------------------------------------
+# -- session options and usage ---------------------------------------------------------------------
 
 
 def session_options(model: str, working_directory: str) -> dict[str, Any]:
@@ -309,7 +309,7 @@ def spend_from(metrics: dict | None, usage_events: list[dict]) -> dict[str, Any]
     return {"status": "measured" if complete else "partial", **out}
 
 
-# -- the SDK backend ----------------------------------------------------------------------------------------------
+# -- the SDK backend -------------------------------------------------------------------------------
 
 
 def deny_all(request, invocation):
@@ -404,7 +404,7 @@ class CopilotReflectAdapter(OptimizerAdapter):
         self._thread: threading.Thread | None = None
         self._started = False
 
-    # -- flags ------------------------------------------------------------------------------------------------------
+    # -- flags -------------------------------------------------------------------------------------
 
     def check_options(self) -> list[str]:
         import importlib.util
@@ -417,7 +417,7 @@ class CopilotReflectAdapter(OptimizerAdapter):
             problems.append(f"--adapter copilot-reflect needs the GitHub Copilot SDK; {INSTALL_HINT}")
         return problems
 
-    # -- the private loop -----------------------------------------------------------------------------------------------
+    # -- the private loop --------------------------------------------------------------------------
 
     def _ensure_loop(self) -> None:
         import asyncio
@@ -471,7 +471,7 @@ class CopilotReflectAdapter(OptimizerAdapter):
                 call.cancelled, call.timed_out = cancelled, not cancelled
             future.cancel()
 
-    # -- calls ------------------------------------------------------------------------------------------------------
+    # -- calls -------------------------------------------------------------------------------------
 
     def call(self, request, *, timeout, cancel) -> AdapterReply:
         deadline = time.monotonic() + timeout if timeout else None

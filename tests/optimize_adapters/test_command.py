@@ -133,7 +133,7 @@ def test_a_script_that_is_not_executable_says_how_to_run_it(tmp_path, monkeypatc
     assert "not executable" in problems[0] and "--adapter-command python3" in problems[0]
 
 
-# -- output limits ----------------------------------------------------------------------------------
+# -- output limits ---------------------------------------------------------------------------------
 
 
 def test_stdout_limit_is_the_contract_limit():
@@ -169,7 +169,8 @@ def test_reply_of_exactly_8_mib_is_read_and_one_byte_more_is_not(tmp_path):
     over = tmp_path / "over.json"
     over.write_bytes(exact.read_bytes() + b" ")
     cat = tmp_path / "cat.py"
-    cat.write_text("import sys, shutil\nsys.stdin.read()\nshutil.copyfileobj(open(sys.argv[1], 'rb'), sys.stdout.buffer)\n")
+    cat.write_text("import sys, shutil\nsys.stdin.read()\n"
+                   "shutil.copyfileobj(open(sys.argv[1], 'rb'), sys.stdout.buffer)\n")
     reply = call(adapter(args=[cat, exact]))
     assert len(reply.raw) == command_mod.STDOUT_LIMIT
     assert contract.parse_reply(reply.raw, "describe", ("1.0",))["adapter"]["name"] == "big"
@@ -189,7 +190,7 @@ def test_stderr_keeps_its_tail(tmp_path):
     assert "exited with status 3" in str(info.value) and "stderr ends with: the real reason" in str(info.value)
 
 
-# -- killing the whole tree ---------------------------------------------------------------------------------
+# -- killing the whole tree ------------------------------------------------------------------------
 
 SPAWNER = '''
 import subprocess, sys, time
@@ -259,7 +260,7 @@ def reply(req):
     assert wait_for(lambda: not alive(pid)), "a background child kept running after the call"
 
 
-# -- exits and crashes ---------------------------------------------------------------------------------------
+# -- exits and crashes -----------------------------------------------------------------------------
 
 
 def test_crash_by_signal_is_named(tmp_path):

@@ -34,7 +34,7 @@ def run(example, script, **kw):
     return out
 
 
-# -- the seed's list of malformed replies ----------------------------------------------------------------
+# -- the seed's list of malformed replies ----------------------------------------------------------
 
 MALFORMED = {
     "invalid JSON": ('    return "{not json"',
@@ -53,7 +53,8 @@ MALFORMED = {
                   'not UTF-8'),
     "unknown field": ('    return propose_ok(req, note="hello")',
                       "'note' was unexpected"),
-    "unknown usage field": ('    return propose_ok(req, usage={"status": "measured", "premium_requests": 0, "dollars": 1})',
+    "unknown usage field": ('    return propose_ok(req, usage={"status": "measured", "premium_requests": 0, '
+                            '"dollars": 1})',
                             "'dollars' was unexpected"),
     "missing usage": ('    return propose_ok(req, usage=...)',
                       "'usage' is a required property"),
@@ -120,11 +121,12 @@ def test_unsupported_contract_version(example, describe, propose):
 
 
 def test_unsafe_path_keeps_its_own_category(example):
-    out = run(example, scripted(example, '    return propose_ok(req, files=[{"path": "../escape.md", "content": "x"}])'))
+    body = '    return propose_ok(req, files=[{"path": "../escape.md", "content": "x"}])'
+    out = run(example, scripted(example, body))
     assert out.category == "unsafe_candidate_path"
 
 
-# -- consent ---------------------------------------------------------------------------------------------------
+# -- consent ---------------------------------------------------------------------------------------
 
 
 def test_consent_is_required_and_the_adapter_never_starts(example):
@@ -148,7 +150,7 @@ def test_consent_is_required_even_when_the_adapter_says_it_is_free(example):
     assert run(example, script).outcome == "no_improvement"
 
 
-# -- failures recorded in the report -----------------------------------------------------------------------------
+# -- failures recorded in the report ---------------------------------------------------------------
 
 
 def test_adapter_timeout_kills_the_tree_and_keeps_the_stderr_tail(example):
@@ -196,7 +198,7 @@ def test_describe_crash_is_named_in_the_failure_message(example):
     assert "stderr ends with: adapter config missing" in out.message
 
 
-# -- usage ----------------------------------------------------------------------------------------------------------
+# -- usage -----------------------------------------------------------------------------------------
 
 
 def test_adapter_usage_is_reported_with_the_evaluation_fields(example):
@@ -224,7 +226,7 @@ def test_usage_is_unavailable_without_the_capability(example):
     assert out.report["proposals"][0]["spend"] == {"status": "unavailable"}
 
 
-# -- the walkthrough, as the seed types it ------------------------------------------------------------------------------
+# -- the walkthrough, as the seed types it ---------------------------------------------------------
 
 
 def test_walkthrough_command_reaches_accepted(tmp_path):

@@ -58,7 +58,7 @@ def propose(a, request=None, timeout=30.0, cancel=None):
     return contract.parse_reply(reply_.raw, "propose", ("1.0",)), reply_
 
 
-# -- happy paths -------------------------------------------------------------------------------------------------
+# -- happy paths -----------------------------------------------------------------------------------
 
 
 def test_describe_starts_the_cli_checks_login_and_negotiates(fake):
@@ -117,7 +117,7 @@ def test_partial_usage(fake):
     a.close()
 
 
-# -- the session the model gets ------------------------------------------------------------------------------------
+# -- the session the model gets --------------------------------------------------------------------
 
 
 def test_session_is_isolated(fake):
@@ -170,7 +170,7 @@ def test_sdk_wait_is_later_than_the_adapter_timeout(fake):
     assert backend.sdk_timeouts[0] > 30
 
 
-# -- error paths -----------------------------------------------------------------------------------------------------
+# -- error paths -----------------------------------------------------------------------------------
 
 
 def test_malformed_reply_keeps_its_usage(fake):
@@ -375,13 +375,14 @@ def test_plugin_module_is_import_light():
     import subprocess
 
     code = ("import sys, waza_adapters.copilot_reflect, waza_adapters.command; "
-            "heavy = [m for m in ('copilot', 'asyncio', 'waza_adapters.copilot_sdk', 'jsonschema') if m in sys.modules]; "
+            "heavy = [m for m in ('copilot', 'asyncio', 'waza_adapters.copilot_sdk', 'jsonschema') "
+            "if m in sys.modules]; "
             "print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stderr
 
 
-# -- inside the optimizer loop ---------------------------------------------------------------------------------------------
+# -- inside the optimizer loop ---------------------------------------------------------------------
 
 
 def _report_ok(out):

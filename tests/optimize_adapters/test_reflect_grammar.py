@@ -7,12 +7,19 @@ import copy
 
 import pytest
 
-from waza_adapters.copilot_reflect import (DONE, ReplyError, build_prompt, file_block, merge_files, parse_blocks,
-                                           spend_from)
+from waza_adapters.copilot_reflect import (
+    DONE,
+    ReplyError,
+    build_prompt,
+    file_block,
+    merge_files,
+    parse_blocks,
+    spend_from,
+)
 
 from .conftest import failed_task, propose_request
 
-# -- block parsing ------------------------------------------------------------------------------------------------
+# -- block parsing ---------------------------------------------------------------------------------
 
 
 def test_one_block():
@@ -61,7 +68,8 @@ def test_done(text):
     ("```markdown\n# Release checklist\n```", "neither file blocks nor"),
     ("<<<WAZA-FILE path=a.md>>>\nno end", "has no <<<WAZA-END>>>"),
     ("text\n<<<WAZA-END>>>\n", "without a <<<WAZA-FILE"),
-    ("<<<WAZA-FILE path=a.md>>>\na\n<<<WAZA-FILE path=b.md>>>\nb\n<<<WAZA-END>>>", "starts before the block for 'a.md'"),
+    ("<<<WAZA-FILE path=a.md>>>\na\n<<<WAZA-FILE path=b.md>>>\nb\n<<<WAZA-END>>>",
+     "starts before the block for 'a.md'"),
     ("<<<WAZA-FILE a.md>>>\na\n<<<WAZA-END>>>", "malformed file marker"),
     ("<<<WAZA-FILE path=>>>\na\n<<<WAZA-END>>>", "malformed file marker"),
     ("<<<WAZA-FILE path=a b.md>>>\na\n<<<WAZA-END>>>", "malformed file marker"),
@@ -89,7 +97,7 @@ def test_merge_keeps_unnamed_files_and_adds_new_ones():
         {"path": "a.md", "content": "A"}, {"path": "b.md", "content": "B2\n"}, {"path": "c/new.md", "content": "N\n"}]
 
 
-# -- the prompt -------------------------------------------------------------------------------------------------------
+# -- the prompt ------------------------------------------------------------------------------------
 
 TASKS = [
     failed_task("opt-docs", "Missing expected substring: update the documentation"),
@@ -139,7 +147,7 @@ def test_prompt_reads_only_target_files_and_optimization_feedback():
     assert "qual" not in before.lower() and "held" not in before.lower()
 
 
-# -- usage ------------------------------------------------------------------------------------------------------------
+# -- usage -----------------------------------------------------------------------------------------
 
 METRICS = {"modelMetrics": {"claude-haiku-4.5": {"requests": {"count": 2, "cost": 0.66},
                                                  "usage": {"inputTokens": 3000, "outputTokens": 400,

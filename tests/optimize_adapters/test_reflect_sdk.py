@@ -86,7 +86,7 @@ def test_every_session_option_is_a_create_session_keyword_of_the_right_type():
 
     params = inspect.signature(CopilotClient.create_session).parameters
     hints = typing.get_type_hints(CopilotClient.create_session)
-    opts = session_options("claude-haiku-4.5", "/tmp/somewhere")
+    opts = session_options("claude-haiku-4.5", "/reflect-ws")
     for key, value in opts.items():
         assert key in params and params[key].kind is inspect.Parameter.KEYWORD_ONLY, key
         assert conforms(value, hints[key]), (key, hints[key], value)
@@ -110,7 +110,7 @@ def test_the_sdk_sends_the_isolation_to_the_runtime():
         client = copilot.CopilotClient(connection=copilot.RuntimeConnection.for_stdio(path=sys.executable),
                                        log_level="error")
         client._client = Rpc()  # no CLI process: capture what would go over the wire
-        return await client.create_session(**session_options("claude-haiku-4.5", "/tmp/ws"),
+        return await client.create_session(**session_options("claude-haiku-4.5", "/reflect-ws"),
                                            client_name="waza-copilot-reflect", on_permission_request=deny_all,
                                            on_event=lambda event: None)
 
@@ -126,7 +126,7 @@ def test_the_sdk_sends_the_isolation_to_the_runtime():
     assert payload["infiniteSessions"] == {"enabled": False}
     assert payload["instructionDirectories"] == [] and payload["agentDirectories"] == []
     assert payload["systemMessage"]["sections"]["environment_context"] == {"action": "remove"}
-    assert payload["model"] == "claude-haiku-4.5" and payload["workingDirectory"] == "/tmp/ws"
+    assert payload["model"] == "claude-haiku-4.5" and payload["workingDirectory"] == "/reflect-ws"
     assert "name" not in payload and "mcpServers" not in payload and "tools" not in payload
     assert patch["skipCustomInstructions"] is True and patch["includedBuiltinSkills"] == []
     assert patch["customAgentsLocalOnly"] is True
