@@ -6,4 +6,5 @@ PLUGINS = (
     "waza_adapters.command",
     "waza_adapters.copilot_reflect",
     "waza_adapters.cli_agent",
+    "waza_adapters.copilot_sdk",
 )

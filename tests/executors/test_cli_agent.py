@@ -363,6 +363,10 @@ def test_end_to_end_graders_see_the_agents_changes(exec_suite, tmp_path, monkeyp
     assert run["usage"]["input_tokens"] == 8 and run["session_id"].startswith("fake-")
     assert run["tool_events"] is None and run["session_digest"]["tool_call_count"] == 0
     assert exit_code(outcome) == 1
+    from waza_core import schema
+
+    errors = list(schema.plain_validator("results").iter_errors(json.loads(json.dumps(outcome))))
+    assert not errors, [e.message for e in errors[:5]]
 
 
 def test_waza_run_with_executor_option(exec_suite, tmp_path):

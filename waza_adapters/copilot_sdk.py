@@ -1,0 +1,734 @@
+"""``executor: copilot-sdk``: each run is one GitHub Copilot session, driven through
+the official Python SDK (``github-copilot-sdk``, the ``waza[copilot]`` extra).
+
+One client (one Copilot CLI process) serves the whole suite run; each run gets its
+own session, with the run's workspace as working directory, the skill directories,
+the model and the follow-up prompts as further turns in the same session. The
+session's events become the run evidence (:func:`evidence_from_session`).
+
+The SDK is asynchronous and executors are called from worker threads, so the
+executor owns a private event loop in one daemon thread and submits each run to it.
+The SDK sits behind a narrow seam (:class:`CopilotBackend`): tests replace it with a
+fake that replays recorded event streams; :class:`SdkBackend` is the real one and
+the only code that imports ``copilot``. asyncio and the SDK are imported where used,
+to keep plugin loading light.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from waza_core.errors import WazaError
+from waza_core.execution import ExecutionRequest, Executor
+from waza_core.hookspecs import hookimpl
+from waza_core.model import RunEvidence
+
+INSTALL_HINT = "install it with: pip install 'waza[copilot]' (or pip install github-copilot-sdk)"
+LOGIN_HINT = ("run `copilot login` (any installed Copilot CLI shares the login), or put a token in "
+              "COPILOT_GITHUB_TOKEN, GH_TOKEN or GITHUB_TOKEN, or name one with config.copilot.github_token_env")
+#: tools whose calls only announce what the agent is about to do (dropped, as waza Go does)
+INTENT_TOOLS = frozenset({"report_intent"})
+SHELL_TOOLS = frozenset({"bash", "shell", "powershell", "pwsh", "sh", "zsh", "cmd"})
+#: event types left out of the transcript: streaming fragments repeat the full messages
+DELTA_TYPES = frozenset({"assistant.message_delta", "assistant.reasoning_delta", "assistant.streaming_delta",
+                         "assistant.tool_call_delta"})
+
+# bounded waits for the cleanup steps, so a stuck CLI cannot hang waza on exit
+ABORT_SECONDS = 5.0
+DISCONNECT_SECONDS = 10.0
+METRICS_SECONDS = 10.0
+STOP_SECONDS = 15.0
+DRAIN_SECONDS = 20.0
+
+CONFIG_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "cli_path": {"type": "string", "minLength": 1,
+                     "description": "Copilot CLI/runtime to run (default: COPILOT_CLI_PATH, else the "
+                                    "runtime the SDK manages)"},
+        "github_token_env": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$",
+                             "description": "name of an environment variable holding a GitHub token"},
+        "log_level": {"enum": ["none", "error", "warning", "info", "debug", "all"]},
+        "startup_timeout_seconds": {"type": "integer", "minimum": 1},
+        "reasoning_effort": {"enum": ["low", "medium", "high", "xhigh", "max"]},
+        "available_tools": {"type": "array", "items": {"type": "string"}},
+        "excluded_tools": {"type": "array", "items": {"type": "string"}},
+        "mcp_servers": {"type": "object", "additionalProperties": {"type": "object"}},
+        "user_input": {
+            "type": "object", "additionalProperties": False,
+            "properties": {"answer": {"type": "string",
+                                      "description": "reply to every question the agent asks the user"}},
+        },
+        "keep_sessions": {"type": "boolean", "description": "keep session data on disk after the run"},
+    },
+}
+
+
+# -- the seam ---------------------------------------------------------------------------------
+
+
+class CopilotSessionHandle(Protocol):
+    """One live session (what :class:`SdkBackend` wraps around ``CopilotSession``)."""
+
+    session_id: str
+
+    async def send_and_wait(self, prompt: str, timeout: float) -> None:
+        """Send one turn and wait until the session is idle; raise on a session error."""
+
+    async def abort(self) -> None: ...
+
+    async def usage_metrics(self) -> dict | None:
+        """The session's accumulated usage (``session.usage.getMetrics``, wire keys), or None."""
+
+    async def disconnect(self) -> None: ...
+
+
+class CopilotBackend(Protocol):
+    """The narrow slice of the SDK the executor uses. Events are wire-format dicts."""
+
+    async def start(self) -> None: ...
+
+    async def auth_status(self) -> tuple[bool, str]:
+        """(authenticated, who or why not)."""
+
+    async def list_models(self) -> list[str] | None: ...
+
+    async def create_session(self, options: dict[str, Any], on_event: Callable[[dict], None],
+                             on_user_input: Callable[[dict], Awaitable[dict]]) -> CopilotSessionHandle: ...
+
+    async def delete_session(self, session_id: str) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+class SdkBackend:
+    """The real backend: ``copilot.CopilotClient`` and ``CopilotSession``."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.config = config
+        self.client = None
+
+    def _make_client(self, copilot, cli_path: str | None, token: str | None):
+        kwargs: dict[str, Any] = {"log_level": self.config.get("log_level", "error")}
+        if cli_path:
+            kwargs["connection"] = copilot.RuntimeConnection.for_stdio(path=cli_path)
+        if token:
+            kwargs["github_token"] = token
+        return copilot.CopilotClient(**kwargs)
+
+    async def start(self) -> None:
+        import asyncio
+        import logging
+
+        try:
+            import copilot
+        except ImportError as exc:
+            raise WazaError(f"executor 'copilot-sdk' needs the GitHub Copilot SDK ({exc}); {INSTALL_HINT}") from None
+        # The SDK logs start failures with tracebacks; waza reports them as one clear line instead.
+        sdk_log = logging.getLogger("copilot")
+        sdk_log.addHandler(logging.NullHandler())
+        sdk_log.propagate = False
+        cli_path = self.config.get("cli_path") or os.environ.get("COPILOT_CLI_PATH") or None
+        where = "config.copilot.cli_path" if self.config.get("cli_path") else "COPILOT_CLI_PATH"
+        if cli_path and not (os.path.isfile(cli_path) and os.access(cli_path, os.X_OK)):
+            raise WazaError(f"Copilot CLI not found or not executable: {cli_path} (from {where})")
+        token = None
+        if self.config.get("github_token_env"):
+            name = self.config["github_token_env"]
+            token = os.environ.get(name)
+            if not token:
+                raise WazaError(f"config.copilot.github_token_env names {name}, which is not set")
+        try:
+            # Without a path the SDK provisions its pinned runtime (downloaded once, then cached).
+            self.client = await asyncio.to_thread(self._make_client, copilot, cli_path, token)
+        except (RuntimeError, OSError, ValueError) as exc:
+            raise WazaError(f"cannot get the Copilot runtime: {exc}; set config.copilot.cli_path or "
+                            "COPILOT_CLI_PATH, or fetch it with `python -m copilot download-runtime`") from None
+        try:
+            await self.client.start()
+        except (RuntimeError, OSError, ConnectionError) as exc:
+            raise WazaError(f"cannot start the Copilot CLI: {_one_line(exc)}") from None
+
+    async def auth_status(self) -> tuple[bool, str]:
+        status = await self.client.get_auth_status()
+        return bool(status.isAuthenticated), status.login or status.statusMessage or ""
+
+    async def list_models(self) -> list[str] | None:
+        try:
+            return [m.id for m in await self.client.list_models()]
+        except Exception:  # the check is a courtesy; the session reports a bad model anyway
+            return None
+
+    async def create_session(self, options, on_event, on_user_input) -> CopilotSessionHandle:
+        from copilot import PermissionHandler
+
+        def forward(event) -> None:
+            on_event(_event_dict(event))
+
+        async def ask(request, _invocation):
+            reply = await on_user_input(dict(request))
+            return {"answer": reply["answer"], "wasFreeform": reply["was_freeform"]}
+
+        session = await self.client.create_session(
+            **options,
+            client_name="waza",
+            on_permission_request=PermissionHandler.approve_all,
+            on_event=forward,
+            on_user_input_request=ask,
+        )
+        return _SdkSession(session)
+
+    async def delete_session(self, session_id: str) -> None:
+        await self.client.delete_session(session_id)
+
+    async def stop(self) -> None:
+        import asyncio
+
+        if self.client is None:
+            return
+        try:
+            await asyncio.wait_for(self.client.stop(), STOP_SECONDS)
+        except (Exception, asyncio.TimeoutError):
+            await self.client.force_stop()
+
+
+class _SdkSession:
+    def __init__(self, session) -> None:
+        self.session = session
+        self.session_id = session.session_id
+
+    async def send_and_wait(self, prompt: str, timeout: float) -> None:
+        await self.session.send_and_wait(prompt, timeout=timeout)
+
+    async def abort(self) -> None:
+        await self.session.abort()
+
+    async def usage_metrics(self) -> dict | None:
+        result = await self.session.rpc.usage.get_metrics(timeout=METRICS_SECONDS)
+        return result.to_dict()
+
+    async def disconnect(self) -> None:
+        await self.session.disconnect()
+
+
+def _event_dict(event) -> dict:
+    try:
+        return event.to_dict()
+    except Exception:  # an event the generated code cannot serialize: keep what is certain
+        kind = getattr(event, "raw_type", None) or getattr(getattr(event, "type", None), "value", "unknown")
+        return {"type": kind, "data": {}}
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:1000] or type(exc).__name__
+
+
+# -- from session events to run evidence ------------------------------------------------------------
+
+
+def _ts(event: dict) -> datetime.datetime | None:
+    import datetime
+
+    try:
+        return datetime.datetime.fromisoformat(str(event.get("timestamp")))
+    except ValueError:
+        return None
+
+
+def _transcript_event(event: dict) -> dict:
+    """The waza (Go) transcript projection: type plus the non-empty well-known fields."""
+    kind = event.get("type", "")
+    data = event.get("data") or {}
+    out: dict[str, Any] = {"type": kind}
+    if kind in ("user.message", "assistant.message", "assistant.reasoning", "system.message"):
+        out["content"] = data.get("content")
+    elif kind in ("session.error", "session.warning", "session.info"):
+        out["message"] = data.get("message")
+    elif kind == "tool.execution_start":
+        out.update(tool_call_id=data.get("toolCallId"), tool_name=data.get("toolName"),
+                   arguments=data.get("arguments"))
+    elif kind == "tool.execution_complete":
+        out.update(tool_call_id=data.get("toolCallId"), success=data.get("success"), tool_result=data.get("result"))
+        if not data.get("success") and isinstance(data.get("error"), dict):
+            out["message"] = data["error"].get("message")
+    elif kind in ("tool.execution_partial_result", "tool.execution_progress"):
+        out["tool_call_id"] = data.get("toolCallId")
+    elif kind == "skill.invoked":
+        out["skill"] = {"name": data.get("name"), "path": data.get("path")}
+    return {k: v for k, v in out.items() if v not in (None, "", [], {})} | {"type": kind}
+
+
+def _tool_args(arguments: Any) -> dict[str, str]:
+    """The legacy ``ToolCallArgs`` shape: five string fields, empty when absent."""
+    args = arguments if isinstance(arguments, dict) else {}
+    return {key: args[key] if isinstance(args.get(key), str) else ""
+            for key in ("path", "file_text", "command", "description", "skill")}
+
+
+def _usage_from_metrics(metrics: dict) -> dict[str, Any]:
+    """``session.usage.getMetrics`` / ``session.shutdown`` (wire keys) -> waza usage."""
+    per_model = {}
+    totals = dict.fromkeys(("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"), 0)
+    for model, metric in (metrics.get("modelMetrics") or {}).items():
+        usage = metric.get("usage") or {}
+        requests = metric.get("requests") or {}
+        entry = {
+            "input_tokens": int(usage.get("inputTokens") or 0),
+            "output_tokens": int(usage.get("outputTokens") or 0),
+            "cache_read_tokens": int(usage.get("cacheReadTokens") or 0),
+            "cache_write_tokens": int(usage.get("cacheWriteTokens") or 0),
+            "request_count": requests.get("count") or 0,
+            "request_cost": requests.get("cost") or 0,
+        }
+        per_model[model] = entry
+        for key in totals:
+            totals[key] += entry[key]
+    premium = metrics.get("totalPremiumRequestCost", metrics.get("totalPremiumRequests"))
+    if premium is None:
+        premium = sum(m["request_cost"] for m in per_model.values())
+    return {**totals, "premium_requests": premium, "model_metrics": per_model}
+
+
+def _usage_from_turns(usage_events: list[dict]) -> dict[str, Any] | None:
+    """Sum of the per-call ``assistant.usage`` events: the fallback when no totals came."""
+    if not usage_events:
+        return None
+    totals = dict.fromkeys(("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"), 0)
+    premium = 0.0
+    per_model: dict[str, dict] = {}
+    wire = {"input_tokens": "inputTokens", "output_tokens": "outputTokens",
+            "cache_read_tokens": "cacheReadTokens", "cache_write_tokens": "cacheWriteTokens"}
+    for data in usage_events:
+        entry = per_model.setdefault(data.get("model") or "unknown", {
+            **dict.fromkeys(totals, 0), "request_count": 0, "request_cost": 0})
+        for key, name in wire.items():
+            value = int(data.get(name) or 0)
+            totals[key] += value
+            entry[key] += value
+        cost = data.get("cost") or 0
+        premium += cost
+        entry["request_count"] += 1
+        entry["request_cost"] += cost
+    return {**totals, "premium_requests": premium, "model_metrics": per_model}
+
+
+def evidence_from_session(events: list[dict], *, session_id: str | None, error: str | None,
+                          user_input_requests: list[dict] | None, usage_metrics: dict | None,
+                          duration_ms: int, observed: bool = True) -> RunEvidence:
+    """Turn one session's events (wire-format dicts, in arrival order) into run evidence.
+
+    Output = the main agent's ``assistant.message`` contents, one per line. Tool calls
+    pair ``tool.execution_start`` with ``tool.execution_complete`` by id; intent-only
+    tools are dropped. Usage: the session's totals when known, else the per-call sum.
+    ``observed=False`` (no session was ever opened) leaves the session-only fields null.
+    """
+    intent_ids = {(e.get("data") or {}).get("toolCallId") for e in events
+                  if e.get("type") == "tool.execution_start" and (e.get("data") or {}).get("toolName") in INTENT_TOOLS}
+    transcript: list[dict] = []
+    outputs: list[str] = []
+    deltas: list[str] = []
+    calls: dict[str, dict] = {}
+    order: list[str] = []
+    skills: list[dict] = []
+    turns: list[dict] = []
+    usage_events: list[dict] = []
+    shutdown_metrics: dict | None = None
+    turn_no = 0
+    session_error: str | None = None
+    for event in events:
+        kind = event.get("type", "")
+        data = event.get("data") or {}
+        root = not event.get("agentId")
+        if data.get("toolCallId") in intent_ids and kind.startswith("tool."):
+            continue
+        if kind not in DELTA_TYPES and not event.get("ephemeral"):
+            transcript.append(_transcript_event(event))
+        if kind == "assistant.message" and root:
+            if data.get("content"):
+                outputs.append(data["content"])
+        elif kind == "assistant.message_delta" and root:
+            deltas.append(data.get("deltaContent") or "")
+        elif kind == "assistant.turn_start" and root:
+            turn_no += 1
+            turns.append({"index": turn_no, "turn_id": data.get("turnId"), "started_at": event.get("timestamp"),
+                          "ended_at": None})
+        elif kind == "assistant.turn_end" and root:
+            for turn in reversed(turns):
+                if turn["turn_id"] == data.get("turnId") and turn["ended_at"] is None:
+                    turn["ended_at"] = event.get("timestamp")
+                    break
+        elif kind == "tool.execution_start" and data.get("toolCallId") and data.get("toolName"):
+            call_id = data["toolCallId"]
+            if call_id not in calls:
+                order.append(call_id)
+            calls[call_id] = {"start": event, "complete": None, "turn": turn_no}
+        elif kind == "tool.execution_complete" and data.get("toolCallId") in calls:
+            calls[data["toolCallId"]]["complete"] = event
+        elif kind == "skill.invoked" and (data.get("name") or data.get("path")):
+            skills.append({k: v for k, v in (("name", data.get("name")), ("path", data.get("path"))) if v})
+        elif kind == "assistant.usage":
+            usage_events.append(data)
+        elif kind == "session.shutdown":
+            shutdown_metrics = data
+        elif kind == "session.error" and root:
+            session_error = data.get("message") or "session failed with unknown error"
+
+    tool_calls, tool_events, shell_calls = [], [], []
+    for seq, call_id in enumerate(order, start=1):
+        start, complete = calls[call_id]["start"], calls[call_id]["complete"]
+        sdata, cdata = start.get("data") or {}, (complete or {}).get("data") or {}
+        success = bool(cdata.get("success")) if complete else False
+        legacy = {"id": call_id, "name": sdata["toolName"], "arguments": _tool_args(sdata.get("arguments")),
+                  "success": success}
+        if cdata.get("result") is not None:
+            legacy["result"] = cdata["result"]
+        tool_calls.append(legacy)
+        record: dict[str, Any] = {"turn": calls[call_id]["turn"], "sequence": seq, "tool_call_id": call_id,
+                                  "tool_name": sdata["toolName"], "success": success}
+        if sdata.get("arguments") is not None:
+            record["args"] = sdata["arguments"]
+        if cdata.get("result") is not None:
+            record["result"] = cdata["result"]
+        if complete is None:
+            record["error"] = "no completion event (the run ended first)"
+        elif not success:
+            err = cdata.get("error")
+            record["error"] = (err.get("message") if isinstance(err, dict) else str(err or "")) or "tool failed"
+        t0, t1 = _ts(start), _ts(complete) if complete else None
+        if t0 and t1:
+            record["duration_ms"] = max(0, int((t1 - t0).total_seconds() * 1000))
+        tool_events.append(record)
+        if sdata["toolName"] in SHELL_TOOLS or sdata.get("shellToolInfo"):
+            args = sdata.get("arguments") if isinstance(sdata.get("arguments"), dict) else {}
+            shell = {"sequence": seq, "tool_call_id": call_id, "command": args.get("command", "")}
+            exit_code = (cdata.get("shellExecution") or {}).get("exitCode")
+            if exit_code is not None:
+                shell["exit_code"] = exit_code
+            shell_calls.append(shell)
+
+    if usage_metrics:
+        usage = _usage_from_metrics(usage_metrics)
+    elif shutdown_metrics and shutdown_metrics.get("modelMetrics"):
+        usage = _usage_from_metrics(shutdown_metrics)
+    else:
+        usage = _usage_from_turns(usage_events)
+    if usage is not None:
+        usage = {"turns": turn_no, **usage}
+        turn_usage = _usage_from_turns(usage_events)
+        if turn_usage and not (usage["input_tokens"] or usage["output_tokens"]):
+            for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
+                usage[key] = turn_usage[key]
+
+    output = "\n".join(outputs) if outputs else "".join(deltas)
+    return RunEvidence(
+        output=output,
+        transcript=transcript,
+        tool_calls=tool_calls,
+        tool_events=tool_events if observed else None,
+        host_lifecycle={"turns": turns, "shell_calls": shell_calls} if observed else None,
+        command_invocations=None,
+        user_input_requests=user_input_requests if observed else None,
+        skill_invocations=skills if observed else None,
+        outcome={},
+        duration_ms=duration_ms,
+        usage=usage,
+        session_id=session_id,
+        error=error or (f"session error: {session_error}" if session_error else None),
+    )
+
+
+# -- the executor -------------------------------------------------------------------------------------
+
+
+class _RunState:
+    """What one run collected; touched only on the loop thread until the run ends."""
+
+    def __init__(self, answer: str | None) -> None:
+        self.events: list[dict] = []
+        self.user_inputs: list[dict] = []
+        self.session_id: str | None = None
+        self.error: str | None = None
+        self.metrics: dict | None = None
+        self.answer = answer
+
+    def on_event(self, event: dict) -> None:
+        self.events.append(event)
+
+    async def on_user_input(self, request: dict) -> dict:
+        """No person watches an evaluation: reply with the configured answer, or refuse."""
+        record: dict[str, Any] = {"sequence": len(self.user_inputs) + 1, "session_id": self.session_id,
+                                  "question": request.get("question", ""),
+                                  "choices": list(request.get("choices") or []), "source": "ask_user"}
+        self.user_inputs.append(record)
+        if self.answer is None:
+            record["error"] = "no user is available during an evaluation run"
+            raise RuntimeError(record["error"] + " (set config.copilot.user_input.answer to reply)")
+        record["answer"] = self.answer
+        record["was_freeform"] = self.answer not in record["choices"]
+        return {"answer": self.answer, "was_freeform": record["was_freeform"]}
+
+
+class CopilotSdkExecutor(Executor):
+    """Runs each task in a GitHub Copilot session; see the module docstring."""
+
+    name = "copilot-sdk"
+    paid = True
+    config_key = "copilot"
+    config_schema = CONFIG_SCHEMA
+
+    def __init__(self, suite, options: dict | None = None, backend: CopilotBackend | None = None) -> None:
+        super().__init__(suite, options)
+        self.backend: CopilotBackend = backend if backend is not None else SdkBackend(self.options)
+        #: the model the runner will use; when the runner sets it before start(), a model
+        #: this account cannot use is one start error instead of an error in every run
+        self.model: str | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self._sessions: list[str] = []
+        self._models: list[str] | None = None
+        self._closed = False
+        self._lock = threading.Lock()
+
+    # -- the private loop ----------------------------------------------------------------------
+
+    def _call(self, coro, timeout: float | None = None):
+        import asyncio
+        import concurrent.futures
+
+        future = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise
+
+    def start(self) -> None:
+        """Start the Copilot CLI once; a missing SDK, CLI or login is one clear error here."""
+        import asyncio
+        import concurrent.futures
+
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="waza-copilot-sdk", daemon=True)
+        self._thread.start()
+        try:
+            self._call(self._start(), timeout=float(self.options.get("startup_timeout_seconds", 120)) + 5)
+        except concurrent.futures.TimeoutError:
+            self.shutdown()
+            raise WazaError("the Copilot CLI did not start in time "
+                            "(raise config.copilot.startup_timeout_seconds)") from None
+        except BaseException:
+            self.shutdown()
+            raise
+
+    async def _start(self) -> None:
+        import asyncio
+
+        limit = float(self.options.get("startup_timeout_seconds", 120))
+        try:
+            await asyncio.wait_for(self.backend.start(), limit)
+            authenticated, who = await asyncio.wait_for(self.backend.auth_status(), limit)
+        except asyncio.TimeoutError:
+            raise WazaError("the Copilot CLI did not start in time "
+                            "(raise config.copilot.startup_timeout_seconds)") from None
+        except WazaError:
+            raise
+        except Exception as exc:
+            raise WazaError(f"cannot talk to the Copilot CLI: {_one_line(exc)}") from None
+        if not authenticated:
+            raise WazaError(f"GitHub Copilot is not logged in{f' ({who})' if who else ''}: {LOGIN_HINT}")
+        self._models = await self.backend.list_models()
+        # Only the model the runner will really use is checked here (``--model`` may
+        # replace config.model); each run checks its own model anyway.
+        problem = self._model_problem(self.model)
+        if problem:
+            raise WazaError(problem)
+
+    def _model_problem(self, model: str | None) -> str | None:
+        if not model or not self._models or model in self._models:
+            return None
+        import difflib
+
+        close = difflib.get_close_matches(model, self._models, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        return f"model {model!r} is not available to this Copilot account{hint}; available: {', '.join(self._models)}"
+
+    def shutdown(self) -> None:
+        """End every session (aborting runs still in flight), stop the CLI, end the loop."""
+        with self._lock:
+            if self._closed or self._loop is None:
+                self._closed = True
+                return
+            self._closed = True
+        try:
+            if self._loop.is_running():
+                self._call(self._shutdown(), timeout=DRAIN_SECONDS + STOP_SECONDS + 10)
+        except BaseException:  # noqa: BLE001 - best effort: never hide the run's own outcome
+            pass
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            if self._thread is not None:
+                self._thread.join(5)
+            if not self._loop.is_running():
+                self._loop.close()
+
+    async def _shutdown(self) -> None:
+        import asyncio
+
+        tasks = [t for t in self._tasks if not t.done()]
+        for task in tasks:
+            task.cancel()  # each run's own cleanup aborts and disconnects its session
+        if tasks:
+            await asyncio.wait(tasks, timeout=DRAIN_SECONDS)
+        if not self.options.get("keep_sessions"):
+            for session_id in self._sessions:
+                try:
+                    await asyncio.wait_for(self.backend.delete_session(session_id), DISCONNECT_SECONDS)
+                except (Exception, asyncio.TimeoutError):
+                    pass
+        try:
+            await self.backend.stop()
+        except Exception:
+            pass
+
+    # -- one run -----------------------------------------------------------------------------------
+
+    def session_options(self, request: ExecutionRequest) -> dict[str, Any]:
+        """Keyword arguments for ``CopilotClient.create_session`` (checked against the SDK by tests)."""
+        opts: dict[str, Any] = {"working_directory": request.workspace_dir}
+        if request.model:
+            opts["model"] = request.model
+        if request.skill_directories:
+            opts["skill_directories"] = [os.path.abspath(d) for d in request.skill_directories]
+        disabled = list(self.suite.config.disabled_skills)
+        if "*" in disabled:
+            opts["enable_skills"] = False
+        elif disabled:
+            opts["disabled_skills"] = disabled
+        mcp = self.options.get("mcp_servers")
+        if mcp is None:
+            mcp = (self.suite.raw.get("config") or {}).get("mcp_servers")
+        if mcp:
+            opts["mcp_servers"] = dict(mcp)
+        for key in ("available_tools", "excluded_tools"):
+            if self.options.get(key) is not None:
+                opts[key] = list(self.options[key])
+        if self.options.get("reasoning_effort"):
+            opts["reasoning_effort"] = self.options["reasoning_effort"]
+        return opts
+
+    def execute(self, request: ExecutionRequest) -> RunEvidence:
+        import concurrent.futures
+
+        started = time.monotonic()
+        answer = (self.options.get("user_input") or {}).get("answer")
+        state = _RunState(answer)
+        problem = self._model_problem(request.model)
+        if self._loop is None or self._closed:
+            state.error = "the copilot-sdk executor is not running (not started, or shutting down)"
+        elif problem:
+            state.error = problem
+        else:
+            try:
+                self._call(self._run(request, state))
+            except concurrent.futures.CancelledError:
+                state.error = state.error or "cancelled: waza is shutting down"
+            except RuntimeError as exc:  # the loop was closed under us
+                state.error = state.error or f"cancelled: {exc}"
+        recorded = state.session_id is not None
+        return evidence_from_session(
+            state.events, session_id=state.session_id, error=state.error,
+            user_input_requests=state.user_inputs, usage_metrics=state.metrics,
+            duration_ms=int((time.monotonic() - started) * 1000), observed=recorded)
+
+    async def _run(self, request: ExecutionRequest, state: _RunState) -> None:
+        import asyncio
+
+        task = asyncio.current_task()
+        self._tasks.add(task)
+        deadline = time.monotonic() + request.timeout_seconds
+        session: CopilotSessionHandle | None = None
+        in_flight = cancelled = False
+        try:
+            try:
+                session = await asyncio.wait_for(
+                    self.backend.create_session(self.session_options(request), state.on_event, state.on_user_input),
+                    max(0.001, deadline - time.monotonic()))
+            except asyncio.TimeoutError:
+                state.error = f"timed out after {request.timeout_seconds}s while creating the session"
+                return
+            except Exception as exc:
+                state.error = f"cannot create a Copilot session: {_one_line(exc)}"
+                return
+            state.session_id = session.session_id
+            self._sessions.append(session.session_id)
+            for turn, prompt in enumerate([request.prompt, *request.task.follow_up_prompts], start=1):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    state.error = f"timed out after {request.timeout_seconds}s (before turn {turn})"
+                    break
+                in_flight = True
+                try:
+                    # The SDK's own timeout does not stop the agent; ours aborts it below.
+                    await asyncio.wait_for(session.send_and_wait(prompt, remaining), remaining + 1)
+                    in_flight = False
+                except (asyncio.TimeoutError, TimeoutError):
+                    state.error = f"timed out after {request.timeout_seconds}s" + (f" in turn {turn}" if turn > 1 else "")
+                    break
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    in_flight = False
+                    found = _last_session_error(state.events)
+                    state.error = f"session error: {found}" if found else f"session failed: {_one_line(exc)}"
+                    break
+                found = _last_session_error(state.events)
+                if found:
+                    state.error = f"session error: {found}"
+                    break
+        except asyncio.CancelledError:
+            state.error = state.error or "cancelled: waza is shutting down"
+            cancelled = True
+            raise
+        finally:
+            if session is not None:
+                await self._close_session(session, state, in_flight, fetch_usage=not cancelled)
+            self._tasks.discard(task)
+
+    async def _close_session(self, session: CopilotSessionHandle, state: _RunState, in_flight: bool,
+                             fetch_usage: bool) -> None:
+        """Abort what still runs, read the usage, disconnect: bounded, and even when cancelled."""
+        import asyncio
+
+        if in_flight:
+            try:
+                await asyncio.wait_for(session.abort(), ABORT_SECONDS)
+            except (Exception, asyncio.TimeoutError, asyncio.CancelledError):
+                pass
+        if fetch_usage:  # also after a timeout: the aborted turn was paid for too
+            try:
+                state.metrics = await asyncio.wait_for(session.usage_metrics(), METRICS_SECONDS)
+            except (Exception, asyncio.TimeoutError, asyncio.CancelledError):
+                state.metrics = None
+        try:
+            await asyncio.wait_for(session.disconnect(), DISCONNECT_SECONDS)
+        except (Exception, asyncio.TimeoutError, asyncio.CancelledError):
+            pass
+
+
+def _last_session_error(events: list[dict]) -> str | None:
+    for event in reversed(events):
+        if event.get("type") == "session.error" and not event.get("agentId"):
+            return (event.get("data") or {}).get("message") or "session failed with unknown error"
+    return None
+
+
+@hookimpl
+def waza_register_executors(register):
+    register(CopilotSdkExecutor)
