@@ -166,7 +166,8 @@ def test_no_timeout_means_no_limit(tmp_path):
 
 
 def test_100_mib_flood_is_bounded_and_fully_drained():
-    flood = "import sys\nb = b'x' * (1 << 20)\nfor _ in range(100): sys.stdout.buffer.write(b)\nsys.stderr.write('e' * 5000)\n"
+    flood = ("import sys\nb = b'x' * (1 << 20)\nfor _ in range(100): sys.stdout.buffer.write(b)\n"
+             "sys.stderr.write('e' * 5000)\n")
     cap = 64 * 1024
     tracemalloc.start()
     try:

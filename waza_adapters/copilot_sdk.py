@@ -20,12 +20,16 @@ import os
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from waza_core.errors import WazaError
 from waza_core.execution import ExecutionRequest, Executor
 from waza_core.hookspecs import hookimpl
 from waza_core.model import RunEvidence
+
+if TYPE_CHECKING:
+    import asyncio
+    import datetime
 
 INSTALL_HINT = "install it with: pip install 'waza[copilot]' (or pip install github-copilot-sdk)"
 LOGIN_HINT = ("run `copilot login` (any installed Copilot CLI shares the login), or put a token in "
@@ -679,7 +683,8 @@ class CopilotSdkExecutor(Executor):
                     await asyncio.wait_for(session.send_and_wait(prompt, remaining), remaining + 1)
                     in_flight = False
                 except (asyncio.TimeoutError, TimeoutError):
-                    state.error = f"timed out after {request.timeout_seconds}s" + (f" in turn {turn}" if turn > 1 else "")
+                    where = f" in turn {turn}" if turn > 1 else ""
+                    state.error = f"timed out after {request.timeout_seconds}s{where}"
                     break
                 except asyncio.CancelledError:
                     raise

@@ -62,9 +62,9 @@ def test_skill_and_tools_stream():
     assert ev.tool_events[0]["duration_ms"] == 250 and ev.tool_events[0]["args"] == {"skill": "python-scripts"}
     assert all(t["success"] and "error" not in t for t in ev.tool_events)
     assert ev.host_lifecycle == {
-        "turns": [{"index": 1, "turn_id": "0", "started_at": "2026-05-01T10:00:00.200Z", "ended_at": "2026-05-01T10:00:01.700Z"},
-                  {"index": 2, "turn_id": "1", "started_at": "2026-05-01T10:00:01.800Z", "ended_at": "2026-05-01T10:00:02.800Z"},
-                  {"index": 3, "turn_id": "2", "started_at": "2026-05-01T10:00:02.900Z", "ended_at": "2026-05-01T10:00:04.200Z"}],
+        "turns": [{"index": i + 1, "turn_id": str(i), "started_at": f"2026-05-01T10:00:{a}Z",
+                   "ended_at": f"2026-05-01T10:00:{b}Z"}
+                  for i, (a, b) in enumerate([("00.200", "01.700"), ("01.800", "02.800"), ("02.900", "04.200")])],
         "shell_calls": [{"sequence": 3, "tool_call_id": "c3", "command": "python3 hello.py", "exit_code": 0}],
     }
     # usage: no session totals in this stream, so the per-call assistant.usage events are summed
@@ -564,7 +564,7 @@ def test_real_sdk_reports_a_cli_that_cannot_start(copilot_suite, tmp_path, capfd
 @needs_sdk
 def test_missing_cli_path_is_a_clear_error(copilot_suite, tmp_path):
     suite = copilot_suite({"cli_path": str(tmp_path / "no-copilot")})
-    with pytest.raises(WazaError, match="Copilot CLI not found or not executable: .*no-copilot .*config.copilot.cli_path"):
+    with pytest.raises(WazaError, match="Copilot CLI not found or not executable: .*no-copilot .*cli_path"):
         CopilotSdkExecutor(suite, suite.config.extra["copilot"]).start()
 
 
