@@ -392,3 +392,19 @@ def test_waza_run_missing_agent_is_exit_2_without_traceback(exec_suite):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "waza-no-such-agent" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_example_suite_passes_with_program_graders_reading_the_workspace(tmp_path):
+    import subprocess
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "cli-agent"
+    out = tmp_path / "results.json"
+    proc = subprocess.run([sys.executable, "-m", "waza_core", "run", "eval.yaml", "-o", str(out)], cwd=example,
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "WAZA_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    tasks = {t["test_id"]: t for t in json.loads(out.read_text())["tasks"]}
+    greeting = tasks["create-greeting"]["runs"][0]
+    assert greeting["validations"]["greeting_file"]["passed"]  # a program grader found the agent's file
+    follow = tasks["notes-follow-up"]["runs"][0]
+    assert follow["final_output"] == "Created notes/todo.md.\n5" and follow["usage"]["turns"] == 2
