@@ -260,19 +260,20 @@ class Engine:
             raise WazaError(f"task {task.id!r} ({display_path(task.file)}): " + "; ".join(problems))
         return tuple(files), fixture
 
-    def _make_workspace(self, task: TaskSpec) -> str:
+    def _fill_workspace(self, task: TaskSpec, ws: str) -> None:
         files, fixture = self.inputs[task.id]
-        ws = tempfile.mkdtemp(prefix="waza-ws-")
-        if fixture is not None:
-            shutil.copytree(fixture, ws, dirs_exist_ok=True, symlinks=True)
-        for rel, content in files:
-            dest = os.path.join(ws, rel)
-            parent = os.path.dirname(dest)
-            if parent != ws:
-                os.makedirs(parent, exist_ok=True)
-            with open(dest, "w", encoding="utf-8") as fh:
-                fh.write(content)
-        return ws
+        try:
+            if fixture is not None:
+                shutil.copytree(fixture, ws, dirs_exist_ok=True, symlinks=True)
+            for rel, content in files:
+                dest = os.path.join(ws, rel)
+                parent = os.path.dirname(dest)
+                if parent != ws:
+                    os.makedirs(parent, exist_ok=True)
+                with open(dest, "w", encoding="utf-8") as fh:
+                    fh.write(content)
+        except (OSError, shutil.Error) as exc:
+            raise WazaError(f"cannot prepare the workspace {ws} of task {task.id!r}: {exc}") from None
 
     # -- one run -------------------------------------------------------------------
     def run_once(self, task: TaskSpec, run_number: int) -> dict[str, Any]:
@@ -285,8 +286,9 @@ class Engine:
                 return result
 
     def _attempt(self, task: TaskSpec, run_number: int, attempt: int) -> dict[str, Any]:
-        ws = self._make_workspace(task)
+        ws = self.workspaces.take()
         try:
+            self._fill_workspace(task, ws)
             skills = self.options.skill_directories
             if skills is None:
                 skills = task.skill_directories if task.skill_directories is not None else \
@@ -317,7 +319,7 @@ class Engine:
             return run_json(evidence, run_number, attempt, status, validations, error, kept)
         finally:
             if not self.options.keep_workspaces:
-                self.janitor.remove(ws)
+                self.workspaces.remove(ws)
 
     # -- the whole suite -----------------------------------------------------------
     def run(self) -> dict[str, Any]:
@@ -325,7 +327,7 @@ class Engine:
         t0 = time.perf_counter()
         runs: dict[str, list[dict]] = {t.id: [] for t in self.tasks}
         done_tasks: list[str] = []
-        self.janitor = _Janitor()
+        self.workspaces = _Workspaces()
         self.executor.start()
         try:
             if self.parallel and self.workers > 1:
@@ -339,7 +341,7 @@ class Engine:
             try:
                 self.executor.shutdown()
             finally:
-                self.janitor.close()
+                self.workspaces.close()
         return self.outcome(runs, done_tasks, started, int((time.perf_counter() - t0) * 1000))
 
     def _finish_task(self, task: TaskSpec, runs: list[dict], done_tasks: list[str]) -> dict:
@@ -432,31 +434,78 @@ def _remove_workspace(ws: str) -> None:
         shutil.rmtree(ws, ignore_errors=True)
 
 
-class _Janitor:
-    """Removes finished workspaces on a background thread.
+class _Workspaces:
+    """Makes fresh workspace folders ahead of time and removes used ones, on two
+    background threads.
 
-    Directory removal is a slow system call on some disks (~0.1 ms); it releases the
-    GIL, so doing it beside the run loop takes it off the critical path. ``close``
-    waits until every workspace is gone.
+    Creating and removing a folder is a slow system call on some disks (0.1 ms and
+    more); both release the GIL, so doing them beside the run loop takes them off the
+    critical path. Every run still gets its own new, empty folder (``mkdtemp``: 0700,
+    unique name). ``close`` waits until every folder, used or not, is gone.
     """
+
+    AHEAD = 8
 
     def __init__(self) -> None:
         import queue
 
-        self.queue: queue.SimpleQueue = queue.SimpleQueue()
-        self.thread = threading.Thread(target=self._work, name="waza-janitor", daemon=True)
-        self.thread.start()
+        self.ready: queue.Queue = queue.Queue(maxsize=self.AHEAD)
+        self.trash: queue.SimpleQueue = queue.SimpleQueue()
+        self.stop = threading.Event()
+        self.maker = threading.Thread(target=self._make, name="waza-workspaces", daemon=True)
+        self.janitor = threading.Thread(target=self._remove, name="waza-janitor", daemon=True)
+        self.maker.start()
+        self.janitor.start()
 
-    def _work(self) -> None:
-        while (ws := self.queue.get()) is not None:
+    def _make(self) -> None:
+        import queue
+
+        while not self.stop.is_set():
+            try:
+                ws = tempfile.mkdtemp(prefix="waza-ws-")
+            except OSError:
+                return  # take() makes its own folder and reports the error
+            while True:
+                try:
+                    self.ready.put(ws, timeout=0.05)
+                    break
+                except queue.Full:
+                    if self.stop.is_set():
+                        _remove_workspace(ws)
+                        return
+
+    def _remove(self) -> None:
+        while (ws := self.trash.get()) is not None:
             _remove_workspace(ws)
 
+    def take(self) -> str:
+        import queue
+
+        try:
+            return self.ready.get_nowait() if not self.maker.is_alive() else self.ready.get(timeout=1.0)
+        except queue.Empty:
+            pass
+        try:
+            return tempfile.mkdtemp(prefix="waza-ws-")
+        except OSError as exc:
+            raise WazaError(f"cannot create a run workspace in {tempfile.gettempdir()}: {exc.strerror}; "
+                            "set TMPDIR to a writable folder") from None
+
     def remove(self, ws: str) -> None:
-        self.queue.put(ws)
+        self.trash.put(ws)
 
     def close(self) -> None:
-        self.queue.put(None)
-        self.thread.join()
+        import queue
+
+        self.stop.set()
+        self.maker.join()
+        while True:
+            try:
+                self.trash.put(self.ready.get_nowait())
+            except queue.Empty:
+                break
+        self.trash.put(None)
+        self.janitor.join()
 
 
 def task_json(task: TaskSpec, runs: list[dict]) -> dict[str, Any]:
