@@ -296,10 +296,11 @@ def test_already_cancelled_event_kills_immediately():
 
 
 def test_interrupt_inside_the_loop_kills_the_group(tmp_path, monkeypatch):
-    pid_file = tmp_path / "child.pid"
+    pid_file = tmp_path / "grandchild.pid"
     child = script(tmp_path, f"""
-        import os, time
-        open({str(pid_file)!r}, "w").write(str(os.getpid()))
+        import subprocess, sys, time
+        p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        open({str(pid_file)!r}, "w").write(str(p.pid))
         print("x", flush=True)
         time.sleep(60)
     """)

@@ -408,3 +408,36 @@ def test_example_suite_passes_with_program_graders_reading_the_workspace(tmp_pat
     assert greeting["validations"]["greeting_file"]["passed"]  # a program grader found the agent's file
     follow = tasks["notes-follow-up"]["runs"][0]
     assert follow["final_output"] == "Created notes/todo.md.\n5" and follow["usage"]["turns"] == 2
+
+
+@pytest.mark.parametrize("parallel", [False, True], ids=["sequential", "parallel"])
+def test_ctrl_c_kills_running_agents_and_their_children(exec_suite, tmp_path, parallel):
+    import signal
+    import subprocess
+
+    pids = [tmp_path / f"sleeper{i}.pid" for i in range(2)]
+    tasks = [{"id": f"slow{i}", "name": f"slow {i}", "inputs": {"prompt": f"spawn-sleeper {pid}\nsleep 60"}}
+             for i, pid in enumerate(pids)]
+    suite = exec_suite({"cli": JSON_AGENT, "timeout_seconds": 120}, tasks=tasks)
+    args = [sys.executable, "-m", "waza_core", "run", str(suite.file)] + (["--parallel", "--workers", "2"]
+                                                                          if parallel else [])
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "WAZA_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    started = pids if parallel else pids[:1]
+    deadline = time.monotonic() + 30
+    while not all(p.exists() and p.read_text() for p in started) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(p.exists() for p in started), proc.communicate(timeout=5)
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert time.monotonic() - t0 < 10
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    for p in started:
+        pid = int(p.read_text())
+        end = time.monotonic() + 3
+        while alive(pid) and time.monotonic() < end:
+            time.sleep(0.05)
+        assert not alive(pid), f"an agent's child survived Ctrl-C ({p.name})"
