@@ -441,3 +441,27 @@ def test_ctrl_c_kills_running_agents_and_their_children(exec_suite, tmp_path, pa
         while alive(pid) and time.monotonic() < end:
             time.sleep(0.05)
         assert not alive(pid), f"an agent's child survived Ctrl-C ({p.name})"
+
+
+def test_optimize_needs_consent_for_the_cli_executor(tmp_path):
+    import shutil
+    import subprocess
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "optimizer"
+    suite = tmp_path / "optimizer"
+    shutil.copytree(example, suite)
+    shutil.copy(Path(__file__).parent / "fake_agent.py", suite / "fake_agent.py")
+    text = (suite / "eval.yaml").read_text()
+    cli = json.dumps({"command": agent_cmd("--format", "text", "--prompt", "{prompt}")})
+    (suite / "eval.yaml").write_text(text.replace("executor: mock", f"executor: cli\n  cli: {cli}"))
+    out = tmp_path / "out"
+    base = [sys.executable, "-m", "waza_core", "optimize", "run", str(suite / "eval.yaml"),
+            "--target", "context-overlay", "--seed", str(suite / "seed"),
+            "--optimization-tag", "optimization", "--qualification-tag", "qualification",
+            "--adapter", "fake", "--fake-script", str(suite / "fake-script.json"), "--output-dir", str(out)]
+    env = {**os.environ, "WAZA_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    proc = subprocess.run(base, capture_output=True, text=True, timeout=120, env=env)
+    report = json.loads((out / "report.json").read_text())
+    assert proc.returncode == 1, proc.stderr
+    assert report["consent"]["required"] is True and "executor" in report["consent"]["reasons"]
+    assert "consent_required" in json.dumps(report)
