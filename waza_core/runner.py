@@ -328,6 +328,7 @@ class Engine:
         runs: dict[str, list[dict]] = {t.id: [] for t in self.tasks}
         done_tasks: list[str] = []
         self.workspaces = _Workspaces()
+        self.executor.model = self.model  # so start() can check the model once, not per run
         self.executor.start()
         try:
             if self.parallel and self.workers > 1:
