@@ -72,7 +72,7 @@ def main() -> None:
                          f"{rss:.0f} MiB", f"{wall / base:.2f}x"))
             nocache = dict(os.environ, WAZA_NO_CACHE="1")
             wall2, rss2, _ = median_of(args.repeat, waza + ["run", str(suite), "-q", "-o", str(out)], env=nocache)
-            rows.append((f"  same, suite cache off", f"{wall2 * 1000:.0f} ms", f"{wall2 / n * 1e6:.0f} us",
+            rows.append(("  same, suite cache off", f"{wall2 * 1000:.0f} ms", f"{wall2 / n * 1e6:.0f} us",
                          f"{rss2:.0f} MiB", f"{wall2 / base:.2f}x"))
         wall, rss, _ = median_of(args.repeat * 2, waza + ["--version"])
         rows.append(("waza --version", f"{wall * 1000:.0f} ms (target < 100 ms)", "-", f"{rss:.0f} MiB", "-"))

@@ -15,7 +15,6 @@ from typing import Any
 
 from waza_core.errors import WazaError
 
-
 #: Documents with more runs than this are written without indentation: the stdlib's
 #: C encoder only runs for compact output, and it is ~10x faster on large results.
 PRETTY_MAX_RUNS = 500

@@ -50,7 +50,8 @@ class TextGrader(Grader):
                     try:
                         re.compile(pattern)
                     except re.error as exc:
-                        problems.append(((key, i), f"invalid {key} pattern '{pattern}': {exc.msg} at position {exc.pos}"))
+                        problems.append(((key, i), f"invalid {key} pattern '{pattern}': {exc.msg} "
+                                                   f"at position {exc.pos}"))
                     except FutureWarning as exc:
                         problems.append(((key, i), f"{key} pattern '{pattern}' means something else in Python's re "
                                          f"than in RE2 ({exc}); POSIX classes like [[:digit:]] are not supported, "

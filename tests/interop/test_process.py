@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from tests.interop.helpers import ADAPTER, NOTICE, REPO, child_env, grader, suite, waza_argv, contains
+from tests.interop.helpers import ADAPTER, NOTICE, REPO, child_env, contains, grader, suite, waza_argv
 
 SUITE = suite(("t", [contains("Hello")])).encode()
 IMPORT = ("interop", "import", "--adapter", ADAPTER, "--test", "t", "--assertion", "1")

@@ -173,7 +173,6 @@ def test_diff_update_snapshots_is_rejected_at_every_level(make, level, tmp_path)
         s = task_extra(make, g.replace("graders:\n", ""))
         assert_invalid(s.run([]), "update_snapshots")
     else:
-        from waza_core.model import TaskSpec
         from waza_core.optimize.pin import Admission, Splits
 
         s = make()

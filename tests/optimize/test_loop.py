@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from .conftest import Suite, files, write
+from .conftest import files, write
 
 
 def test_rejected_when_the_best_regresses_on_the_held_out_split(suite):

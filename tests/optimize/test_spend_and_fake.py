@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from waza_adapters.fake import FakeScriptError, parse_script
 from waza_core.optimize import spend
 
-
 M = "measured"
 
 

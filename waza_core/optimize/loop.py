@@ -19,10 +19,10 @@ from typing import Any
 
 import attrs
 
-from waza_core.optimize import contract, spend as spend_mod
+from waza_core.optimize import contract
+from waza_core.optimize import spend as spend_mod
 from waza_core.optimize.adapter import AdapterFailure, AdapterOptions
-from waza_core.optimize.candidates import (Candidate, CandidateStore, Lineage, check_files, load_seed,
-                                           overlay_problem)
+from waza_core.optimize.candidates import Candidate, CandidateStore, Lineage, check_files, load_seed, overlay_problem
 from waza_core.optimize.evaluate import EvalRecord, evaluate
 from waza_core.optimize.failures import OptimizeFailure
 from waza_core.optimize.pin import Admission, SuitePin, cwd_skill, default_context_dir, select_splits
