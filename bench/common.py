@@ -35,5 +35,5 @@ def median_of(n: int, argv: list[str], **kw) -> tuple[float, float, int]:
 def table(rows: list[tuple], headers: tuple) -> str:
     cells = [headers] + [tuple(str(c) for c in r) for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths))  # noqa: E731
+    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True))  # noqa: E731
     return "\n".join([line(cells[0]), line(tuple("-" * w for w in widths))] + [line(r) for r in cells[1:]])

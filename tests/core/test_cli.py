@@ -205,7 +205,8 @@ def test_validate_checks_inputs_like_run(make_suite):
 
 
 def test_validate_rejects_a_suite_whose_tasks_are_all_disabled(make_suite):
-    proc = run_waza("validate", str(make_suite(BASIC_EVAL, {"tasks/t.yaml": "id: t\nenabled: false\ninputs: {prompt: p}\n"})))
+    proc = run_waza("validate",
+                    str(make_suite(BASIC_EVAL, {"tasks/t.yaml": "id: t\nenabled: false\ninputs: {prompt: p}\n"})))
     assert_clean_error(proc, "no task to run")
 
 

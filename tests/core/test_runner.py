@@ -138,8 +138,10 @@ def test_context_dir_option_changes_the_fixtures(make_suite, reg, tmp_path):
 
 
 def test_grader_exception_makes_that_run_error_and_the_others_go_on(make_suite, reg):
-    ev = BASIC_EVAL + "graders:\n  - {type: boom, name: buggy}\n  - {type: text, name: ok, config: {contains: [mock]}}\n"
-    path = make_suite(ev, {"tasks/a.yaml": "id: a\ninputs: {prompt: p}\n", "tasks/b.yaml": "id: b\ninputs: {prompt: p}\n"})
+    ev = BASIC_EVAL + ("graders:\n  - {type: boom, name: buggy}\n"
+                       "  - {type: text, name: ok, config: {contains: [mock]}}\n")
+    path = make_suite(ev, {"tasks/a.yaml": "id: a\ninputs: {prompt: p}\n",
+                           "tasks/b.yaml": "id: b\ninputs: {prompt: p}\n"})
     outcome = run(path, reg)
     for task in outcome["tasks"]:
         r = task["runs"][0]
@@ -244,7 +246,8 @@ def test_parallel_keeps_task_order(make_suite, reg):
 
 
 def test_unknown_executor(make_suite, reg):
-    path = make_suite(BASIC_EVAL.replace("executor: mock", "executor: mokc"), {"tasks/t.yaml": "id: t\ninputs: {prompt: p}\n"})
+    path = make_suite(BASIC_EVAL.replace("executor: mock", "executor: mokc"),
+                      {"tasks/t.yaml": "id: t\ninputs: {prompt: p}\n"})
     with pytest.raises(WazaError, match=r"unknown executor 'mokc' \(did you mean 'mock'\?\)"):
         Engine(load_suite(path, reg), reg, RunOptions())
 

@@ -150,7 +150,8 @@ def test_unsupported_task_key(make_suite, registry):
 
 
 def test_disabled_tasks_are_dropped(make_suite, registry):
-    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK, "tasks/b.yaml": "id: b\nenabled: false\ninputs: {prompt: x}\n"})
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK,
+                                   "tasks/b.yaml": "id: b\nenabled: false\ninputs: {prompt: x}\n"})
     assert [t.id for t in load_suite(path, registry).tasks] == ["t1"]
 
 
@@ -211,5 +212,6 @@ def test_yaml_type_names_in_messages(make_suite, registry):
 
 
 def test_empty_text_config(make_suite, registry):
-    out = problems(make_suite, registry, tasks={"tasks/a.yaml": TASK + "graders:\n  - {type: text, name: g, config: {}}\n"})
+    out = problems(make_suite, registry,
+                   tasks={"tasks/a.yaml": TASK + "graders:\n  - {type: text, name: g, config: {}}\n"})
     assert "grader 'g': config: must not be empty" in out[0]

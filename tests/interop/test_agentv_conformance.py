@@ -20,10 +20,12 @@ CURATED = [
     ("I \U0001f600 you", "\U0001f600"), ("I \U0001f600 you", "\U0001f601"), ("\U0001d518\U0001d52b", "\U0001d52b"),
     ("\U00020000\U00020001", "\U00020001"), ("\U0001f600\U0001f600", "\U0001f600\U0001f600\U0001f600"),
     ("\U0001f469\u200d\U0001f4bb", "\U0001f4bb"), ("\U0001f469\u200d\U0001f4bb", "\u200d"),
-    ("\U0001f1eb\U0001f1f7", "\U0001f1f7"), ("\U0001f44d\U0001f3fd", "\U0001f44d"), ("\U0001f44d", "\U0001f44d\U0001f3fd"),
+    ("\U0001f1eb\U0001f1f7", "\U0001f1f7"), ("\U0001f44d\U0001f3fd", "\U0001f44d"),
+    ("\U0001f44d", "\U0001f44d\U0001f3fd"),
     ("\U0010fffd end", "\U0010fffd"),
     # combining marks: no normalisation on either side
-    ("caf\u00e9", "e"), ("cafe\u0301", "e"), ("cafe\u0301", "\u00e9"), ("caf\u00e9", "e\u0301"), ("cafe\u0301", "\u0301"),
+    ("caf\u00e9", "e"), ("cafe\u0301", "e"), ("cafe\u0301", "\u00e9"), ("caf\u00e9", "e\u0301"),
+    ("cafe\u0301", "\u0301"),
     ("a\u0308\u0323", "\u0323"), ("\u1100\u1161", "\uac00"),
     # line and paragraph separators, NEL, CR LF
     ("a\u2028b", "\u2028"), ("a\nb", "\u2028"), ("a\u2028b", "a\nb"), ("a\u2029b", "\u2029b"), ("a\x85b", "\x85"),
@@ -32,7 +34,8 @@ CURATED = [
     ("a\x00b", "\x00"), ("a\x00b", "a\x00b"), ("ab", "\x00"), ("\x00", "\x00\x00"), ("\x07bell", "\x07"),
     ("tab\there", "\t"), ("x\x7fy", "\x7f"), ("\x1b[31mred", "\x1b[31m"),
     # BOM, NBSP, other spaces, noncharacters
-    ("\ufeffHello", "Hello"), ("\ufeffHello", "\ufeff"), ("a\u00a0b", "a b"), ("a\u00a0b", "\u00a0"), ("\u3000", "\u3000"),
+    ("\ufeffHello", "Hello"), ("\ufeffHello", "\ufeff"), ("a\u00a0b", "a b"), ("a\u00a0b", "\u00a0"),
+    ("\u3000", "\u3000"),
     ("x\ufffey", "\ufffe"), ("x\uffffy", "\uffff"),
     # case folding that neither side does
     ("stra\u00dfe", "STRASSE"), ("\u0130", "i"), ("\u01c5", "\u01c6"), ("\u00df", "ss"), ("\u03a3", "\u03c3"),
@@ -75,7 +78,7 @@ def test_native_contains_cs_decides_and_scores_like_agentv(agentv):
     assert len(pairs) >= 200 and positives >= 50 and len(pairs) - positives >= 50
 
     imported: dict[str, str] = {}
-    for (output, value), agent in zip(pairs, answers):
+    for (output, value), agent in zip(pairs, answers, strict=True):
         if value not in imported:  # the native grader comes from `waza interop import`
             res = imp(suite(("t", [contains(value)])), test="t")
             assert res.code == 0, (value, res.err)
@@ -112,7 +115,7 @@ SIBLINGS = ["Sibling criterion", ["type: regex", "value: sib+"], ["type: contain
 
 
 def test_every_exported_assertion_loads_in_agentv_as_the_same_contains_check(agentv):
-    cases = NAMES_NEEDLES + list(zip(_random_strings(60, 7), _random_strings(60, 8)))
+    cases = NAMES_NEEDLES + list(zip(_random_strings(60, 7), _random_strings(60, 8), strict=True))
     ops, expected = [], []
     for i, (name, needle) in enumerate(cases):
         res = exp(grader(name, needle))
@@ -122,7 +125,7 @@ def test_every_exported_assertion_loads_in_agentv_as_the_same_contains_check(age
         ops.append({"op": "load", "yaml": suite_around(res.out.decode(), before, after), "outputs": outputs})
         expected.append((name, needle, outputs))
 
-    for (name, needle, outputs), answer in zip(expected, agentv.call(ops)):
+    for (_name, needle, outputs), answer in zip(expected, agentv.call(ops), strict=True):
         assert "error" not in answer, answer
         assert not [line for line in answer["logs"] if "Skipping" in line], answer["logs"]
         [test] = [t for t in answer["tests"] if t["id"] == "t"]
@@ -133,7 +136,7 @@ def test_every_exported_assertion_loads_in_agentv_as_the_same_contains_check(age
         # including the pinned dialect, reads `metric`), so its generated name is expected here.
         assert mine[0] == {"name": f"contains-{needle}", "type": "contains", "value": needle}
         [row] = [r for r in answer["scores"] if r["test"] == "t" and r["value"] == needle]
-        for output, agent in zip(outputs, row["grades"]):
+        for output, agent in zip(outputs, row["grades"], strict=True):
             native = native_grade(needle, output)
             assert (native.score, native.passed) == (float(agent["score"]), agent["verdict"] == "pass")
 
@@ -155,7 +158,8 @@ SELECTED_STYLES = [
     (["type: contains  # why", "# between", "value: yes"], "yes", None),
     (["type: contains", "value: '1_000'", "metric: '2026'"], "1_000", "2026"),
     (["type: contains", "value: /etc/passwd", "metric: ./m.yaml"], "/etc/passwd", "./m.yaml"),
-    (["type: contains", 'value: "\U0001f469\u200d\U0001f4bb caf\u00e9 e\u0301"'], "\U0001f469\u200d\U0001f4bb caf\u00e9 e\u0301", None),
+    (["type: contains", 'value: "\U0001f469\u200d\U0001f4bb caf\u00e9 e\u0301"'],
+     "\U0001f469\u200d\U0001f4bb caf\u00e9 e\u0301", None),
     (["type: contains", "value: >", "  a", "", "  b"], "a\nb\n", None),
 ]
 SIBLING_SETS = [
@@ -163,7 +167,8 @@ SIBLING_SETS = [
     (["A string criterion"], []),
     ([], ["A string criterion", ["type: regex", "value: x"]]),
     ([["type: is-json", "required: true"], "criterion one"], [["type: equals", "value: '4'"], "criterion two"]),
-    ([["type: contains", "value: sibling", "weight: 2"], ["type: icontains", "value: HELLO"]], [["type: regex", "value: y"]]),
+    ([["type: contains", "value: sibling", "weight: 2"], ["type: icontains", "value: HELLO"]],
+     [["type: regex", "value: y"]]),
 ]
 
 
@@ -178,7 +183,7 @@ def test_import_picks_the_assertion_agentv_sees_at_that_position(agentv):
             ops.append({"op": "select", "yaml": text, "test": "picked", "index": len(before)})
     assert len(cases) >= 40
 
-    for (text, index, value, metric), seen in zip(cases, agentv.call(ops)):
+    for (text, index, value, metric), seen in zip(cases, agentv.call(ops), strict=True):
         assert "error" not in seen, seen
         res = imp(text, test="picked", n=str(index + 1))
         assert res.code == 0, (text, res.err)
@@ -219,7 +224,7 @@ def test_whenever_import_reads_a_value_agentv_reads_the_same_value(agentv):
         cases.append(text)
         ops.append({"op": "select", "yaml": text, "test": "picked", "index": 1})
     accepted = 0
-    for text, seen in zip(cases, agentv.call(ops)):
+    for text, seen in zip(cases, agentv.call(ops), strict=True):
         res = imp(text, test="picked", n="2")
         if res.code != 0:
             continue
@@ -237,7 +242,7 @@ def test_the_example_suite_means_the_same_to_agentv(agentv):
     text = (REPO / "examples" / "interop" / "suite.yaml").read_text(encoding="utf-8")
     picks = [("contains-check", 1, "Hello", None), ("points-to-docs", 2, "docs/interop.md", "points-to-docs")]
     answers = agentv.call([{"op": "select", "yaml": text, "test": t, "index": n - 1} for t, n, _, _ in picks])
-    for (test, n, value, metric), seen in zip(picks, answers):
+    for (test, n, value, metric), seen in zip(picks, answers, strict=True):
         assert "error" not in seen and not seen["logs"], seen
         assert [a for a in seen["removed"] if a["type"] == "contains"] == [
             {"name": f"contains-{value}", "type": "contains", "value": value}]

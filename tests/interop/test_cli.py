@@ -237,7 +237,8 @@ def test_export_accepts_key_order_and_flow_style():
 
 
 EXPORT_REJECTS = [
-    ("- name: g\n  type: text\n  config: {contains_cs: [x]}\n", "expected one native grader mapping (name, type, config), found a list"),
+    ("- name: g\n  type: text\n  config: {contains_cs: [x]}\n",
+     "expected one native grader mapping (name, type, config), found a list"),
     ("text\n", "found a string"),
     (grader("g", "x") + "weight: 2\n", 'unsupported field(s) "weight"'),
     ("type: text\nconfig: {contains_cs: [x]}\n", "the grader has no name"),
@@ -269,7 +270,8 @@ for marker in ("${", "{{", "}}", "{%", "{#"):
     EXPORT_REJECTS.append((grader(f"g{marker}", "x"), f'the grader name contains "{marker}"'))
 
 
-@pytest.mark.parametrize(("text", "message"), EXPORT_REJECTS, ids=[f"{i}-{r[1][:30]}" for i, r in enumerate(EXPORT_REJECTS)])
+@pytest.mark.parametrize(("text", "message"), EXPORT_REJECTS,
+                         ids=[f"{i}-{r[1][:30]}" for i, r in enumerate(EXPORT_REJECTS)])
 def test_export_rejects(text, message):
     assert_rejected(exp(text), message)
 

@@ -65,7 +65,8 @@ def test_export_then_import_gives_the_grader_back(name, needle):
 
 
 @SETTINGS
-@given(value=_value, marker=st.sampled_from(TEMPLATE_MARKERS), at=st.integers(0, 10), where=st.sampled_from(["value", "metric"]))
+@given(value=_value, marker=st.sampled_from(TEMPLATE_MARKERS), at=st.integers(0, 10),
+       where=st.sampled_from(["value", "metric"]))
 def test_template_markers_are_rejected_anywhere_in_a_selected_string(value, marker, at, where):
     spiked = value[:at] + marker + value[at:]
     item = contains(spiked) if where == "value" else contains("ok", spiked)
@@ -97,7 +98,8 @@ def test_assertion_position_accepts_plain_digits_only(text):
 
 
 _scalar = st.sampled_from(["1_000", "12", "-3", "0o17", "0x1F", "1.5", "1e3", ".inf", "-.inf", ".nan", "true", "false",
-                           "True", "null", "Null", "~", "2026-01-01", "2026-01-01 10:00:00", "[]", "{}", "[a]", "{a: 1}"])
+                           "True", "null", "Null", "~", "2026-01-01", "2026-01-01 10:00:00", "[]", "{}", "[a]",
+                           "{a: 1}"])
 
 
 @SETTINGS
@@ -105,7 +107,8 @@ _scalar = st.sampled_from(["1_000", "12", "-3", "0o17", "0x1F", "1.5", "1e3", ".
 def test_non_string_values_are_rejected(raw, field):
     item = ["type: contains", f"value: {raw}"] if field == "value" else ["type: contains", "value: x", f"metric: {raw}"]
     assert_rejected(imp(suite(("t", [item])), test="t"), f"{field} must be a string")
-    doc = grader("g", "x").replace('- "x"', f"- {raw}") if field == "value" else grader("g", "x").replace('name: "g"', f"name: {raw}")
+    doc = (grader("g", "x").replace('- "x"', f"- {raw}") if field == "value"
+           else grader("g", "x").replace('name: "g"', f"name: {raw}"))
     assert_rejected(exp(doc))
 
 
@@ -124,7 +127,8 @@ def test_mangled_inputs_convert_or_fail_cleanly(data):
             at = data.draw(st.integers(0, len(buf)))
             if op == "insert":
                 buf[at:at] = data.draw(st.binary(min_size=1, max_size=4) | st.sampled_from(
-                    [b"&a ", b"*a", b"!t ", b"<<: ", b"\n---\n", b"{{", b"${", b"\xef\xbb\xbf", b"\x00", b"'", b'"', b"\t"]))
+                    [b"&a ", b"*a", b"!t ", b"<<: ", b"\n---\n", b"{{", b"${", b"\xef\xbb\xbf", b"\x00", b"'", b'"',
+                     b"\t"]))
             elif op == "delete":
                 del buf[at:at + data.draw(st.integers(1, 5))]
             else:

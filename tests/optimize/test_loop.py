@@ -279,6 +279,7 @@ def test_adapter_flags_for_another_adapter_are_invalid_config(suite):
 
 
 def test_durations_parse_like_go():
+    from waza_core.optimize.failures import OptimizeFailure
     from waza_core.optimize.loop import parse_duration
 
     assert parse_duration("10m", "f") == 600
@@ -287,7 +288,7 @@ def test_durations_parse_like_go():
     assert parse_duration("1.5s", "f") == 1.5
     assert parse_duration("0", "f") == 0
     for bad in ("", "10", "m", "1x", "1m2"):
-        with pytest.raises(Exception):
+        with pytest.raises(OptimizeFailure):
             parse_duration(bad, "f")
 
 

@@ -30,7 +30,8 @@ def test_premium_requests_and_provider_requests_are_kept_apart():
     same = spend.combine([{"status": M, "provider": "acme", "provider_requests": 1},
                           {"status": M, "provider": "acme", "provider_requests": 2}])
     assert same == {"status": M, "provider": "acme", "provider_requests": 3}
-    mixed = spend.combine([{"status": M, "premium_requests": 1}, {"status": M, "provider": "acme", "provider_requests": 2}])
+    mixed = spend.combine([{"status": M, "premium_requests": 1},
+                           {"status": M, "provider": "acme", "provider_requests": 2}])
     assert mixed["status"] == "partial" and "premium_requests" not in mixed and "provider_requests" not in mixed
     two = spend.combine([{"status": M, "provider": "a", "provider_requests": 1},
                          {"status": M, "provider": "b", "provider_requests": 1}])
@@ -41,7 +42,8 @@ def test_evaluation_spend_from_engine_usage(make):
     s = make(executor="usageecho")
     for tid in ("opt-a", "opt-b"):
         p = s.dir / "tasks" / f"{tid}.yaml"
-        p.write_text(p.read_text().replace("  prompt:", "  context:\n    usage: {premium_requests: 2, input_tokens: 5}\n  prompt:"))
+        p.write_text(p.read_text().replace(
+            "  prompt:", "  context:\n    usage: {premium_requests: 2, input_tokens: 5}\n  prompt:"))
     r = s.run([])
     assert r.report["evaluations"][0]["spend"] == {"status": M, "premium_requests": 4, "input_tokens": 10}
     assert r.report["spend_totals"]["evaluations"]["premium_requests"] == 4
@@ -103,7 +105,8 @@ def test_no_malformed_script_is_accepted(data):
     doc = json.loads(json.dumps(GOOD))
     kind = data.draw(st.sampled_from(["extra_top", "extra_entry", "extra_file", "drop", "type", "trailing",
                                       "dup", "nan", "version"]))
-    junk = data.draw(st.one_of(st.integers(), st.text(max_size=5), st.none(), st.booleans(), st.lists(st.integers(), max_size=2)))
+    junk = data.draw(st.one_of(st.integers(), st.text(max_size=5), st.none(), st.booleans(),
+                               st.lists(st.integers(), max_size=2)))
     key = data.draw(st.text(alphabet="abcxyz_", min_size=1, max_size=6))
     raw = None
     if kind == "extra_top":

@@ -225,7 +225,8 @@ def _evaluate(ctx, rec: EvalRecord, cand: Candidate) -> EvalRecord:
     if ctx.target == "skill-directory":
         problem = skill_resolution_problem(cand, ctx.suite.skill)
         if problem:
-            rec.state, rec.reason = "evaluation_incomplete", f"the candidate no longer resolves as the suite's skill: {problem}"
+            rec.state, rec.reason = ("evaluation_incomplete",
+                                     f"the candidate no longer resolves as the suite's skill: {problem}")
             return rec
     try:
         results = run_engine(ctx.suite, ctx.registry, cand, ctx.target, task_ids, ctx.context_dir)
@@ -245,13 +246,14 @@ def _evaluate(ctx, rec: EvalRecord, cand: Candidate) -> EvalRecord:
         failure = failure or exc
     interrupted = ctx.interrupted()
     if interrupted and failure is None:
-        failure = OptimizeFailure(interrupted, f"the run was {'cancelled' if interrupted == 'cancelled' else 'stopped by --timeout'} "
-                                               f"during evaluation {rec.index}")
+        failure = OptimizeFailure(
+            interrupted, f"the run was {'cancelled' if interrupted == 'cancelled' else 'stopped by --timeout'} "
+                         f"during evaluation {rec.index}")
     if failure is None:
         got = [t.get("test_id") for t in results.get("tasks") or []]
         if sorted(got) != sorted(task_ids) or len(set(got)) != len(got):
-            failure = OptimizeFailure("missing_evidence",
-                                      f"evaluation {rec.index}: the harness returned tasks {got}, expected {list(task_ids)}")
+            failure = OptimizeFailure("missing_evidence", f"evaluation {rec.index}: the harness returned tasks {got}, "
+                                                          f"expected {list(task_ids)}")
     if failure is not None:
         rec.state, rec.reason = _state_for(failure.category), failure.message
         failure.context.setdefault("evaluation_index", rec.index)

@@ -189,12 +189,14 @@ class OptimizerRun:
                 except KeyboardInterrupt:
                     reason = self.intr.reason or "cancelled"
                     if self.current is not None and self.current.state == "scored" and self.current.score is None:
-                        self.current.state, self.current.reason = reason, interrupted_message(reason, "during the evaluation")
+                        self.current.state, self.current.reason = (
+                            reason, interrupted_message(reason, "during the evaluation"))
                     failure = OptimizeFailure(reason, interrupted_message(reason, "while the optimizer was running"))
         except OptimizeFailure as exc:
             failure = exc
             if self.current is not None and self.current.state == "scored" and self.current.score is None:
-                self.current.state = exc.category if exc.category in ("cancelled", "timeout") else "infrastructure_failure"
+                self.current.state = (exc.category if exc.category in ("cancelled", "timeout")
+                                      else "infrastructure_failure")
                 self.current.reason = exc.message
         finally:
             if self.adapter is not None:
@@ -254,7 +256,8 @@ class OptimizerRun:
             raise OptimizeFailure("invalid_config", str(exc)) from None
         adapter_cls = self.registry.get("optimizer_adapter", cfg.adapter)
         if adapter_cls is None:
-            raise OptimizeFailure("invalid_config", f"--adapter: {self.registry.unknown('optimizer_adapter', cfg.adapter)}")
+            raise OptimizeFailure("invalid_config",
+                                  f"--adapter: {self.registry.unknown('optimizer_adapter', cfg.adapter)}")
         try:
             self.suite = load_suite(cfg.eval_file, self.registry)
         except SuiteError as exc:
@@ -303,8 +306,9 @@ class OptimizerRun:
             why = {"adapter": f"the {self.cfg.adapter} adapter may make paid calls",
                    "executor": f"executor {self.suite.config.executor!r} may make paid calls (it is not mock)",
                    "paid_calls": "the adapter's describe reply says paid_calls: true"}
-            raise OptimizeFailure("consent_required", f"paid calls are possible ({'; '.join(why[r] for r in reasons)}), "
-                                                      f"checked {when}; pass --allow-paid-calls to allow them")
+            raise OptimizeFailure("consent_required",
+                                  f"paid calls are possible ({'; '.join(why[r] for r in reasons)}), "
+                                  f"checked {when}; pass --allow-paid-calls to allow them")
 
     def _call(self, request: dict[str, Any], operation: str, versions: tuple[str, ...]):
         """One adapter call: validated request, bounded time, strictly parsed reply.
@@ -330,7 +334,8 @@ class OptimizerRun:
             raise
         except Exception as exc:
             raise _CallFailed(OptimizeFailure("optimizer_failure", f"{operation}: adapter crashed: "
-                                              f"{type(exc).__name__}: {exc}"), dict(spend_mod.UNAVAILABLE), None) from None
+                                              f"{type(exc).__name__}: {exc}"),
+                              dict(spend_mod.UNAVAILABLE), None) from None
         measured = reply.usage
         if not isinstance(reply.raw, (bytes, bytearray)):
             raise _CallFailed(OptimizeFailure("optimizer_failure", f"{operation}: adapter returned no bytes"),
@@ -338,7 +343,8 @@ class OptimizerRun:
         try:
             doc = contract.parse_reply(bytes(reply.raw), operation, versions)
         except OptimizeFailure as exc:
-            raise _CallFailed(exc, spend_mod.proposal_spend(None, measured, adapter_reported), reply.stderr_tail) from None
+            raise _CallFailed(exc, spend_mod.proposal_spend(None, measured, adapter_reported),
+                              reply.stderr_tail) from None
         return doc, spend_mod.proposal_spend(doc.get("usage"), measured, adapter_reported), reply.stderr_tail
 
     def _describe(self) -> None:

@@ -170,7 +170,8 @@ class SuitePin:
         if __version__ != self.doc["waza_version"]:
             changed.append("the waza version")
         if changed:
-            raise OptimizeFailure("suite_changed", f"{when}: {' and '.join(changed)} changed since the suite was pinned")
+            raise OptimizeFailure("suite_changed",
+                                  f"{when}: {' and '.join(changed)} changed since the suite was pinned")
 
 
 def _display(path: Path, base: Path) -> str:
@@ -278,7 +279,8 @@ class Admission:
             if not isinstance(t.id, str) or not t.id.strip():
                 self.add(_rel(t.file, self.suite_dir), "task has no ID")
             elif t.id in seen:
-                self.add(_rel(t.file, self.suite_dir), f"task ID {t.id!r} is also used by {_rel(seen[t.id], self.suite_dir)}")
+                self.add(_rel(t.file, self.suite_dir),
+                         f"task ID {t.id!r} is also used by {_rel(seen[t.id], self.suite_dir)}")
             else:
                 seen[t.id] = t.file
 
