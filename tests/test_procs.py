@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import proc_helpers
+from tests.proc_helpers import wait_dead
 from waza_core import procs
 from waza_core.procs import CancelEvent, ProcessStartError, run
 
@@ -21,38 +23,7 @@ PY = sys.executable
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="procs is POSIX only")
 
 
-@pytest.fixture(params=["pidfd", "waiter-thread"], autouse=True)
-def exit_watch(request, monkeypatch):
-    """Run every test with both exit notifications (pidfd on Linux, thread elsewhere)."""
-    if request.param == "pidfd" and not hasattr(os, "pidfd_open"):
-        pytest.skip("no pidfd on this platform")
-    monkeypatch.setattr(procs, "_USE_PIDFD", request.param == "pidfd")
-    return request.param
-
-
-def alive(pid: int) -> bool:
-    """True while ``pid`` runs (a zombie waiting for its reaper counts as dead)."""
-    stat = Path(f"/proc/{pid}/stat")
-    if Path("/proc/self/stat").exists():
-        try:
-            state = stat.read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return False
-        return state not in ("Z", "X")
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-def wait_dead(pid: int, seconds: float = 3.0) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if not alive(pid):
-            return True
-        time.sleep(0.02)
-    return False
+exit_watch = proc_helpers.exit_watch  # autouse: every test runs with pidfd and with the waiter thread
 
 
 def script(tmp_path: Path, body: str, name: str = "child.py") -> Path:
@@ -63,6 +34,17 @@ def script(tmp_path: Path, body: str, name: str = "child.py") -> Path:
 
 def open_fds() -> int:
     return len(os.listdir("/proc/self/fd")) if Path("/proc/self/fd").exists() else 0
+
+
+def grandchild_leader(tmp_path: Path, pid_file: Path, says: str) -> Path:
+    """A child that starts a sleeping grandchild, writes its pid to ``pid_file``, prints ``says`` and sleeps."""
+    return script(tmp_path, f"""
+        import subprocess, sys, time
+        p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        open({str(pid_file)!r}, "w").write(str(p.pid))
+        print({says!r}, flush=True)
+        time.sleep(60)
+    """)
 
 
 # -- ordinary runs --------------------------------------------------------------
@@ -110,13 +92,7 @@ def test_signal_exit_is_negative_returncode():
 
 def test_timeout_kills_the_whole_group_including_grandchildren(tmp_path):
     pid_file = tmp_path / "grandchild.pid"
-    child = script(tmp_path, f"""
-        import subprocess, sys, time
-        p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-        open({str(pid_file)!r}, "w").write(str(p.pid))
-        print("started", flush=True)
-        time.sleep(60)
-    """)
+    child = grandchild_leader(tmp_path, pid_file, says="started")
     start = time.monotonic()
     result = run([PY, child], timeout=1.0)
     elapsed = time.monotonic() - start
@@ -297,13 +273,7 @@ def test_already_cancelled_event_kills_immediately():
 
 def test_interrupt_inside_the_loop_kills_the_group(tmp_path, monkeypatch):
     pid_file = tmp_path / "grandchild.pid"
-    child = script(tmp_path, f"""
-        import subprocess, sys, time
-        p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-        open({str(pid_file)!r}, "w").write(str(p.pid))
-        print("x", flush=True)
-        time.sleep(60)
-    """)
+    child = grandchild_leader(tmp_path, pid_file, says="x")
 
     def interrupted(self, fd):
         raise KeyboardInterrupt

@@ -14,21 +14,6 @@ HERE = Path(__file__).parent
 FAKE_AGENT = HERE / "fake_agent.py"
 
 
-def alive(pid: int) -> bool:
-    """True while ``pid`` runs (a zombie waiting for its reaper counts as dead)."""
-    if Path("/proc/self/stat").exists():
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return False
-        return state not in ("Z", "X")
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 @pytest.fixture
 def exec_registry():
     from waza_core.plugins import build_plugin_manager

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.proc_helpers import alive
 from waza_adapters.cli_agent import CliExecutor, compile_path, lookup, normalize_usage
 from waza_core.errors import SuiteError, WazaError
 from waza_core.execution import ExecutionRequest
 
-from .conftest import agent_cmd, alive
+from .conftest import agent_cmd
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="the cli executor tests use POSIX process groups")
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.optimize_outcome import Outcome
+
 PLUGINS = ["tests.optimize.plugins"]
 
 
@@ -83,20 +85,7 @@ class Suite:
         errors = [e.message for e in schema.plain_validator("optimizer-report-1.0").iter_errors(report)]
         assert not errors, f"every report.json must validate: {errors}"
         assert oct((out / "report.json").stat().st_mode & 0o777) == oct(0o600)
-        return Result(code, report, out)
-
-
-class Result:
-    def __init__(self, code: int, report: dict, out: Path) -> None:
-        self.code, self.report, self.out = code, report, out
-
-    @property
-    def category(self):
-        return (self.report["failure"] or {}).get("category")
-
-    @property
-    def outcome(self):
-        return self.report["outcome"]
+        return Outcome(code, report, out)
 
 
 def files(content: str, path: str = "checklist.md") -> dict:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 import textwrap
@@ -11,6 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from tests.optimize_outcome import Outcome
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "optimizer"
@@ -64,22 +65,6 @@ def adapter_script(folder: Path, body: str, name: str = "adapter.py") -> Path:
     path = folder / name
     path.write_text(ADAPTER_HEAD + textwrap.dedent(body) + ADAPTER_TAIL, encoding="utf-8")
     return path
-
-
-def alive(pid: int) -> bool:
-    """True while ``pid`` runs (a zombie counts as dead)."""
-    stat = Path(f"/proc/{pid}/stat")
-    if Path("/proc/self/stat").exists():
-        try:
-            state = stat.read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return False
-        return state not in ("Z", "X")
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def wait_for(predicate, seconds: float = 5.0) -> bool:
@@ -161,23 +146,6 @@ class Example:
         code = run_optimizer(cfg)
         report = json.loads((out / "report.json").read_text("utf-8"))
         return Outcome(code, report, out)
-
-
-class Outcome:
-    def __init__(self, code: int, report: dict, out: Path) -> None:
-        self.code, self.report, self.out = code, report, out
-
-    @property
-    def category(self):
-        return (self.report["failure"] or {}).get("category")
-
-    @property
-    def message(self):
-        return (self.report["failure"] or {}).get("message", "")
-
-    @property
-    def outcome(self):
-        return self.report["outcome"]
 
 
 @pytest.fixture

@@ -17,13 +17,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.proc_helpers import alive
 from waza_adapters import command as command_mod
 from waza_adapters.command import BASE_ENV, CommandAdapter
 from waza_core.optimize import contract
 from waza_core.optimize.adapter import AdapterFailure, AdapterOptions
 from waza_core.procs import CancelEvent
 
-from .conftest import PY, adapter_script, alive, wait_for
+from .conftest import PY, adapter_script, wait_for
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="process-group tests are POSIX only")
 

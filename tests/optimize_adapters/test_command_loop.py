@@ -11,9 +11,10 @@ import time
 
 import pytest
 
+from tests.proc_helpers import alive
 from waza_core import schema
 
-from .conftest import CHECKLIST_ADAPTER, EXAMPLE, PY, adapter_script, alive, wait_for
+from .conftest import CHECKLIST_ADAPTER, EXAMPLE, PY, adapter_script, wait_for
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="process-group tests are POSIX only")
 

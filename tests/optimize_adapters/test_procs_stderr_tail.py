@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from waza_core import procs
+from tests import proc_helpers
 from waza_core.procs import run
 
 PY = sys.executable
@@ -17,11 +17,7 @@ PY = sys.executable
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="procs is POSIX only")
 
 
-@pytest.fixture(params=["pidfd", "waiter-thread"], autouse=True)
-def exit_watch(request, monkeypatch):
-    if request.param == "pidfd" and not hasattr(os, "pidfd_open"):
-        pytest.skip("no pidfd on this platform")
-    monkeypatch.setattr(procs, "_USE_PIDFD", request.param == "pidfd")
+exit_watch = proc_helpers.exit_watch  # autouse: every test runs with pidfd and with the waiter thread
 
 
 NOISY = "import sys\nfor i in range(100000):\n    sys.stderr.write(f'{i:06d}\\n')\nsys.stderr.write('END\\n')\n"

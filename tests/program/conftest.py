@@ -7,7 +7,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -53,24 +52,6 @@ def context(workspace: Path | None, output: str = "the agent said hello", **evid
     task = TaskSpec(id="t", name="t", prompt="p", file=Path("t.yaml"))
     return GradingContext(task=task, evidence=RunEvidence(output=output, **evidence),
                           workspace_dir=str(workspace) if workspace else None)
-
-
-def alive(pid: int) -> bool:
-    """True while ``pid`` runs (a zombie waiting for its reaper counts as dead)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state not in ("Z", "X")
-
-
-def wait_dead(pid: int, seconds: float = 3.0) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if not alive(pid):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def make_unwritable(path: Path) -> None:

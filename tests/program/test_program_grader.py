@@ -10,7 +10,8 @@ import tracemalloc
 
 import pytest
 
-from tests.program.conftest import PY, context, python_grader, script, spec, wait_dead
+from tests.proc_helpers import wait_dead
+from tests.program.conftest import PY, context, python_grader, script, spec
 from waza_core.errors import GraderError
 from waza_core.runner import grade_run
 from waza_graders import program
