@@ -56,6 +56,7 @@ def mock_output(request: ExecutionRequest) -> str:
 
 class MockExecutor(Executor):
     name = "mock"
+    needs_workspace = False
     paid = False
 
     def execute(self, request: ExecutionRequest) -> RunEvidence:

@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 class ExecutionRequest:
     task: TaskSpec
     prompt: str
-    workspace_dir: str
+    #: the run's fresh workspace; ``None`` only for executors that declare
+    #: ``needs_workspace = False`` when nothing else can see the workspace either
+    workspace_dir: str | None
     timeout_seconds: int
     model: str
     skill_directories: tuple[str, ...]
@@ -37,6 +39,8 @@ class Executor:
     name: ClassVar[str] = ""
     #: whether running it may cost money (``waza optimize`` then asks for consent)
     paid: ClassVar[bool] = True
+    #: whether it reads or writes the run's workspace (agents do; the mock does not)
+    needs_workspace: ClassVar[bool] = True
 
     def __init__(self, suite: Suite, options: dict | None = None) -> None:
         self.suite = suite

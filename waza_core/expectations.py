@@ -13,6 +13,7 @@ from waza_core.model import GraderResult
 
 class ExpectationGrader(Grader):
     name = "_expected"
+    needs_workspace = False
 
     def __init__(self, spec, suite=None):
         super().__init__(spec, suite)

@@ -34,6 +34,9 @@ class Grader:
 
     name: ClassVar[str] = ""
     config_schema: ClassVar[dict[str, Any]] = {"type": "object"}
+    #: whether ``grade`` may look at the workspace; output-only graders set False, which
+    #: lets the runner skip making a workspace nobody could see
+    needs_workspace: ClassVar[bool] = True
 
     def __init__(self, spec: GraderSpec, suite: Suite | None = None) -> None:
         self.spec = spec

@@ -211,6 +211,7 @@ class Engine:
         self.global_graders = [build_grader(s, suite, registry) for s in suite.graders]
         self.task_graders = {t.id: [build_grader(s, suite, registry) for s in t.graders] for t in self.tasks}
         self.inputs = {t.id: self._load_inputs(t) for t in self.tasks}
+        self.needs_workspace = {t.id: self._needs_workspace(t) for t in self.tasks}
         from waza_core.procs import CancelEvent
 
         self.cancel = CancelEvent()  # setting it also kills every running child process group
@@ -260,6 +261,19 @@ class Engine:
             raise WazaError(f"task {task.id!r} ({display_path(task.file)}): " + "; ".join(problems))
         return tuple(files), fixture
 
+    def _needs_workspace(self, task: TaskSpec) -> bool:
+        """Whether a run of ``task`` can observe its workspace at all.
+
+        A workspace with no files, no fixture, read by neither the executor nor any
+        grader (each declares ``needs_workspace``; plugins default to True) cannot be
+        seen by anyone, so making and removing an empty folder would be pure cost.
+        """
+        files, fixture = self.inputs[task.id]
+        return bool(self.options.keep_workspaces or files or fixture is not None
+                    or getattr(self.executor, "needs_workspace", True)
+                    or any(getattr(g, "needs_workspace", True)
+                           for g in self.global_graders + self.task_graders[task.id]))
+
     def _fill_workspace(self, task: TaskSpec, ws: str) -> None:
         files, fixture = self.inputs[task.id]
         try:
@@ -286,9 +300,10 @@ class Engine:
                 return result
 
     def _attempt(self, task: TaskSpec, run_number: int, attempt: int) -> dict[str, Any]:
-        ws = self.workspaces.take()
+        ws = self.workspaces.take() if self.needs_workspace[task.id] else None
         try:
-            self._fill_workspace(task, ws)
+            if ws is not None:
+                self._fill_workspace(task, ws)
             skills = self.options.skill_directories
             if skills is None:
                 skills = task.skill_directories if task.skill_directories is not None else \
@@ -318,7 +333,7 @@ class Engine:
             validations, status, error = grade_run(self.global_graders + self.task_graders[task.id], ctx)
             return run_json(evidence, run_number, attempt, status, validations, error, kept)
         finally:
-            if not self.options.keep_workspaces:
+            if ws is not None and not self.options.keep_workspaces:
                 self.workspaces.remove(ws)
 
     # -- the whole suite -----------------------------------------------------------
@@ -436,56 +451,27 @@ def _remove_workspace(ws: str) -> None:
 
 
 class _Workspaces:
-    """Makes fresh workspace folders ahead of time and removes used ones, on two
-    background threads.
+    """Makes a fresh workspace folder per run and removes used ones on a background thread.
 
-    Creating and removing a folder is a slow system call on some disks (0.1 ms and
-    more); both release the GIL, so doing them beside the run loop takes them off the
-    critical path. Every run still gets its own new, empty folder (``mkdtemp``: 0700,
-    unique name). ``close`` waits until every folder, used or not, is gone.
+    Folder removal is a slow system call on some disks (0.1 ms and more); it releases
+    the GIL, so doing it beside the run loop takes it off the critical path. (Making
+    folders ahead on a thread was tried and measured slower: handing a folder over
+    between threads costs more than the ``mkdir``.) ``close`` waits until every used
+    folder is gone.
     """
-
-    AHEAD = 8
 
     def __init__(self) -> None:
         import queue
 
-        self.ready: queue.Queue = queue.Queue(maxsize=self.AHEAD)
         self.trash: queue.SimpleQueue = queue.SimpleQueue()
-        self.stop = threading.Event()
-        self.maker = threading.Thread(target=self._make, name="waza-workspaces", daemon=True)
         self.janitor = threading.Thread(target=self._remove, name="waza-janitor", daemon=True)
-        self.maker.start()
         self.janitor.start()
-
-    def _make(self) -> None:
-        import queue
-
-        while not self.stop.is_set():
-            try:
-                ws = tempfile.mkdtemp(prefix="waza-ws-")
-            except OSError:
-                return  # take() makes its own folder and reports the error
-            while True:
-                try:
-                    self.ready.put(ws, timeout=0.05)
-                    break
-                except queue.Full:
-                    if self.stop.is_set():
-                        _remove_workspace(ws)
-                        return
 
     def _remove(self) -> None:
         while (ws := self.trash.get()) is not None:
             _remove_workspace(ws)
 
     def take(self) -> str:
-        import queue
-
-        try:
-            return self.ready.get_nowait() if not self.maker.is_alive() else self.ready.get(timeout=1.0)
-        except queue.Empty:
-            pass
         try:
             return tempfile.mkdtemp(prefix="waza-ws-")
         except OSError as exc:
@@ -496,15 +482,6 @@ class _Workspaces:
         self.trash.put(ws)
 
     def close(self) -> None:
-        import queue
-
-        self.stop.set()
-        self.maker.join()
-        while True:
-            try:
-                self.trash.put(self.ready.get_nowait())
-            except queue.Empty:
-                break
         self.trash.put(None)
         self.janitor.join()
 

@@ -19,6 +19,7 @@ KEYS = ("contains", "not_contains", "contains_cs", "not_contains_cs", "regex_mat
 
 class TextGrader(Grader):
     name = "text"
+    needs_workspace = False
     config_schema = {
         "type": "object",
         "additionalProperties": False,

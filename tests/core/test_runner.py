@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -318,3 +319,30 @@ def test_unknown_executor_names_the_file_or_the_flag(make_suite, reg):
     path = make_suite(BASIC_EVAL, {"tasks/t.yaml": "id: t\ninputs: {prompt: p}\n"})
     with pytest.raises(WazaError, match=r"^--executor: unknown executor 'nope'"):
         Engine(load_suite(path, reg), reg, RunOptions(executor="nope"))
+
+
+def test_no_workspace_is_made_when_nobody_could_see_it(make_suite, reg, monkeypatch):
+    import tempfile
+
+    made = []
+    real = tempfile.mkdtemp
+
+    def spy(*a, **k):
+        d = real(*a, **k)
+        made.append(d)
+        return d
+
+    monkeypatch.setattr(tempfile, "mkdtemp", spy)
+    ev = BASIC_EVAL + "graders:\n  - {type: text, name: g, config: {contains: [mock]}}\n"
+    tasks = {"tasks/a.yaml": "id: a\ninputs: {prompt: p}\n",
+             "tasks/b.yaml": "id: b\ninputs:\n  prompt: p\n  files: [{path: f.txt, content: x}]\n",
+             "tasks/c.yaml": "id: c\ninputs: {prompt: p}\ngraders:\n  - {type: workspace_spy, name: spy}\n"}
+    outcome = run(make_suite(ev, tasks), reg)
+    assert [t["status"] for t in outcome["tasks"]] == ["passed"] * 3
+    ws_made = [d for d in made if "waza-ws-" in d]
+    assert len(ws_made) == 2  # b has files, c has a grader that may look; a has neither
+    made.clear()
+    kept = run(make_suite(ev, tasks), reg, keep_workspaces=True)
+    assert len([d for d in made if "waza-ws-" in d]) == 3
+    for t in kept["tasks"]:
+        shutil.rmtree(t["runs"][0]["workspace_dir"])
