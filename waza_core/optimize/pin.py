@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 import struct
 from pathlib import Path
 from typing import Any, Iterable
