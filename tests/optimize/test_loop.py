@@ -309,3 +309,17 @@ def test_scoring_rules_on_results_documents():
     text, cut = truncate_utf8("é" * 600)
     assert cut and len(text.encode()) == 1000 and text == "é" * 500
     assert truncate_utf8("short") == ("short", False)
+
+
+@pytest.mark.parametrize("seed,best,bar,expected", [
+    (0.7, 0.8, 0.1, False),  # 0.8 - 0.7 = 0.10000000000000009 in floats: still a tie with the bar
+    (0.7, 0.8, 0.09, True),
+    (0.5, 1.0, 0.5, False),
+    (0.5, 0.5, 0.0, False),
+    (0.5, 0.5000001, 0.0, True),
+    (sum([1 / 3] * 3) / 3, 0.4, 0.0, True),
+])
+def test_improvement_is_strictly_more_than_the_bar_without_float_noise(seed, best, bar, expected):
+    from waza_core.optimize.loop import improves
+
+    assert improves(seed, best, bar) is expected

@@ -56,6 +56,19 @@ def parse_duration(text: str, flag: str) -> float:
     return sign * total
 
 
+#: differences of scores smaller than this are float noise, not improvements
+SCORE_EPSILON = 1e-9
+
+
+def improves(seed_score: float, best_score: float, min_improvement: float) -> bool:
+    """Whether best beats seed by *more than* ``min_improvement``.
+
+    Scores are means of task scores, so their difference is inexact (0.8 - 0.7 is
+    0.10000000000000009): a tie with the bar must stay a tie, not pass by float noise.
+    """
+    return best_score - seed_score > min_improvement + SCORE_EPSILON
+
+
 @attrs.define
 class OptimizeConfig:
     eval_file: Path
@@ -487,7 +500,7 @@ class OptimizerRun:
         improvement = best_rec.score - seed_rec.score
         q.update(min_improvement=self.cfg.min_improvement, optimization_seed_score=seed_rec.score,
                  optimization_best_score=best_rec.score, improvement=improvement)
-        if best.id == seed.id or not improvement > self.cfg.min_improvement:
+        if best.id == seed.id or not improves(seed_rec.score, best_rec.score, self.cfg.min_improvement):
             q.update(status="skipped", reason="no_improvement")
             return "no_improvement"
         q_seed = self._evaluate(seed, "qualification", "qualification-seed")
