@@ -227,3 +227,12 @@ def test_output_dir_never_overwrites_a_run_of_the_same_second(make_suite, tmp_pa
     for _ in range(3):
         assert run_waza("run", str(path), "--output-dir", str(outdir), "-q").returncode == 0
     assert len(list(outdir.iterdir())) == 3
+
+
+def test_workers_flag_implies_parallel(make_suite, tmp_path):
+    tasks = {f"tasks/t{i}.yaml": f"id: t{i}\ninputs: {{prompt: p}}\n" for i in range(3)}
+    path = make_suite(BASIC_EVAL, tasks)
+    for flag, parallel in (("2", True), ("1", False)):
+        out = tmp_path / f"w{flag}.json"
+        assert run_waza("run", str(path), "--workers", flag, "-q", "-o", str(out)).returncode == 0
+        assert json.loads(out.read_text())["config"]["parallel"] is parallel

@@ -29,7 +29,7 @@ def run(
     model: Optional[str] = typer.Option(None, "--model", help="Override config.model."),
     parallel: bool = typer.Option(False, "--parallel", help="Run tasks concurrently."),
     workers: Optional[int] = typer.Option(None, "--workers", min=0,
-                                          help="Concurrent runs with --parallel (0 = one per core)."),
+                                          help="Concurrent runs (0 = one per core); any value but 1 implies --parallel."),
     fail_fast: bool = typer.Option(False, "--fail-fast", help="Stop after the first task that does not pass."),
     keep_workspaces: bool = typer.Option(False, "--keep-workspaces", help="Do not delete run workspaces."),
     skip_graders: bool = typer.Option(False, "--skip-graders",
@@ -66,7 +66,8 @@ def run(
     suite = load_suite(eval_file, registry)
     reporter = console.Reporter(quiet=quiet)
     options = RunOptions(
-        executor=executor, model=model, trials=trials, parallel=True if parallel else None,
+        executor=executor, model=model, trials=trials,
+        parallel=True if parallel or (workers is not None and workers != 1) else None,
         workers=workers, task_globs=list(task), tag_globs=list(tags), context_dir=context_dir,
         keep_workspaces=keep_workspaces, skip_graders=skip_graders, fail_fast=True if fail_fast else None,
         on_task_done=reporter.task_done,
