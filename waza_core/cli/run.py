@@ -29,7 +29,8 @@ def run(
     model: Optional[str] = typer.Option(None, "--model", help="Override config.model."),
     parallel: bool = typer.Option(False, "--parallel", help="Run tasks concurrently."),
     workers: Optional[int] = typer.Option(None, "--workers", min=0,
-                                          help="Concurrent runs (0 = one per core); any value but 1 implies --parallel."),
+                                          help="Concurrent runs (0 = one per core); "
+                                               "any value but 1 implies --parallel."),
     fail_fast: bool = typer.Option(False, "--fail-fast", help="Stop after the first task that does not pass."),
     keep_workspaces: bool = typer.Option(False, "--keep-workspaces", help="Do not delete run workspaces."),
     skip_graders: bool = typer.Option(False, "--skip-graders",
