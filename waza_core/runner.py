@@ -341,15 +341,15 @@ class Engine:
         started = time.time()
         t0 = time.perf_counter()
         runs: dict[str, list[dict]] = {t.id: [] for t in self.tasks}
-        done_tasks: list[str] = []
+        self.finished: dict[str, dict] = {}  # task id -> its entry in the results, as it completes
         self.workspaces = _Workspaces()
         self.executor.model = self.model  # so start() can check the model once, not per run
         self.executor.start()
         try:
             if self.parallel and self.workers > 1:
-                self._run_parallel(runs, done_tasks)
+                self._run_parallel(runs)
             else:
-                self._run_sequential(runs, done_tasks)
+                self._run_sequential(runs)
         except KeyboardInterrupt:
             self.cancel.set()
             self.incomplete = True
@@ -358,27 +358,26 @@ class Engine:
                 self.executor.shutdown()
             finally:
                 self.workspaces.close()
-        return self.outcome(runs, done_tasks, started, int((time.perf_counter() - t0) * 1000))
+        return self.outcome(started, int((time.perf_counter() - t0) * 1000))
 
-    def _finish_task(self, task: TaskSpec, runs: list[dict], done_tasks: list[str]) -> dict:
+    def _finish_task(self, task: TaskSpec, runs: list[dict]) -> None:
         entry = task_json(task, runs)
-        done_tasks.append(task.id)
+        self.finished[task.id] = entry
         if entry["status"] != "passed":
             self.saw_failure = True
         if self.options.on_task_done:
-            self.options.on_task_done(len(done_tasks), len(self.tasks), entry)
-        return entry
+            self.options.on_task_done(len(self.finished), len(self.tasks), entry)
 
-    def _run_sequential(self, runs, done_tasks) -> None:
+    def _run_sequential(self, runs) -> None:
         for task in self.tasks:
             if self.fail_fast and self.saw_failure:
                 self.incomplete = True
                 break
             for trial in range(1, self.trials + 1):
                 runs[task.id].append(self.run_once(task, trial))
-            self._finish_task(task, runs[task.id], done_tasks)
+            self._finish_task(task, runs[task.id])
 
-    def _run_parallel(self, runs, done_tasks) -> None:
+    def _run_parallel(self, runs) -> None:
         pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="waza-run")
         pending = {}
         remaining = {t.id: self.trials for t in self.tasks}
@@ -396,7 +395,7 @@ class Engine:
                     remaining[tid] -= 1
                     if remaining[tid] == 0:
                         runs[tid] = slots[tid]
-                        self._finish_task(by_id[tid], runs[tid], done_tasks)
+                        self._finish_task(by_id[tid], runs[tid])
                 if self.fail_fast and self.saw_failure and pending:
                     for fut in pending:
                         fut.cancel()
@@ -408,14 +407,13 @@ class Engine:
             raise
         pool.shutdown(wait=True)
 
-    def outcome(self, runs, done_tasks, started: float, duration_ms: int) -> dict[str, Any]:
+    def outcome(self, started: float, duration_ms: int) -> dict[str, Any]:
         import datetime
         import secrets
 
         from waza_core._version import __version__
 
-        done = set(done_tasks)
-        tasks = [task_json(t, runs[t.id]) for t in self.tasks if t.id in done]
+        tasks = [self.finished[t.id] for t in self.tasks if t.id in self.finished]
         cfg = self.suite.config
         return {
             "schemaVersion": RESULTS_SCHEMA_VERSION,
