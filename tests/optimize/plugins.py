@@ -12,7 +12,7 @@ import signal
 import time
 from pathlib import Path
 
-from waza_core.errors import GraderError
+from waza_core.errors import GraderError, WazaError
 from waza_core.execution import Executor
 from waza_core.grading import Grader
 from waza_core.hookspecs import hookimpl
@@ -128,6 +128,32 @@ class PaidExec(Executor):
         return RunEvidence(output="\n".join(c for _, c in request.files))
 
 
+class StartFails(Executor):
+    """Cannot start (e.g. the agent is not logged in): no run ever happens."""
+
+    name = "startfails"
+    paid = False
+
+    def start(self):
+        raise WazaError("the agent is not logged in")
+
+    def execute(self, request):  # pragma: no cover - never reached
+        return RunEvidence(output="")
+
+
+class ShutdownFails(Executor):
+    """Runs every task (reporting usage), then fails to shut down."""
+
+    name = "shutdownfails"
+    paid = False
+
+    def execute(self, request):
+        return RunEvidence(output="\n".join(c for _, c in request.files), usage={"premium_requests": 1})
+
+    def shutdown(self):
+        raise RuntimeError("engine shutdown failed")
+
+
 @hookimpl
 def waza_register_graders(register):
     for cls in (DiffStub, JsonSchemaStub, PromptStub, TriggerStub, BoomGrader):
@@ -136,7 +162,7 @@ def waza_register_graders(register):
 
 @hookimpl
 def waza_register_executors(register):
-    for cls in (SkillEcho, UsageEcho, Sleepy, CtrlC, Mutator, PaidExec):
+    for cls in (SkillEcho, UsageEcho, Sleepy, CtrlC, Mutator, PaidExec, StartFails, ShutdownFails):
         register(cls)
 
 

@@ -78,6 +78,33 @@ def test_failed_call_keeps_measured_usage(suite):
     assert r.report["spend_totals"]["proposals"]["premium_requests"] == 0.33
 
 
+def test_engine_shutdown_error_keeps_spend_and_evidence_but_no_score(make):
+    r = make(executor="shutdownfails").run([])
+    assert r.code == 1 and r.category == "infrastructure_failure"
+    assert "engine shutdown failed" in r.message and r.report["failure"]["evaluation_index"] == 0
+    ev = r.report["evaluations"][0]
+    assert ev["state"] == "infrastructure_failure" and ev["score"] is None
+    assert ev["spend"] == {"status": M, "premium_requests": 2}
+    assert [t["task_id"] for t in ev["feedback"]["tasks"]] == ["opt-a", "opt-b"]
+    assert (r.out / ev["evidence"]["path"]).is_file()
+    assert r.report["spend_totals"]["evaluations"] == {"status": M, "premium_requests": 2}
+
+
+def test_executor_that_cannot_start_fails_the_run_with_a_report(make):
+    r = make(executor="startfails").run([])
+    assert r.code == 1 and r.category == "infrastructure_failure" and "not logged in" in r.message
+    ev = r.report["evaluations"][0]
+    assert ev["state"] == "infrastructure_failure" and ev["evidence"] is None
+    assert ev["spend"] == {"status": "unavailable"}
+
+
+def test_total_provider_requests_need_every_part_to_name_the_provider():
+    acme = {"status": M, "provider": "acme", "provider_requests": 2}
+    assert spend.combine([acme, {"status": "unavailable"}]) == {"status": "partial"}
+    assert spend.combine([acme, {"status": M, "input_tokens": 3}]) == {"status": "partial", "input_tokens": 3}
+    assert spend.combine([acme, {"status": "partial"}]) == {"status": "partial"}
+
+
 # -- fake script --------------------------------------------------------------------
 
 GOOD = {"version": 1, "proposals": [{"files": [{"path": "a.md", "content": "x"}]}, {"done": True}]}

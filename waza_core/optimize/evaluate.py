@@ -177,13 +177,31 @@ def run_engine(suite, registry, cand: Candidate, target: str, task_ids: tuple[st
             engine = Engine(suite, registry, options)
         except WazaError as exc:
             raise _EngineSetup(str(exc)) from None
-        return engine.run()
+        started, t0 = time.time(), time.perf_counter()
+        try:
+            return engine.run()
+        except Exception as exc:  # the executor failed to start or to shut down
+            # runs that finished before an engine shutdown error still count: their
+            # spend and evidence are kept, the evaluation gets no score
+            results = (engine.outcome(started, int((time.perf_counter() - t0) * 1000))
+                       if getattr(engine, "finished", None) else None)
+            message = str(exc) if isinstance(exc, WazaError) else f"{type(exc).__name__}: {exc}"
+            raise _EngineFailed(message, results) from None
     finally:
         mat.close()
 
 
 class _EngineSetup(Exception):
     """The engine refused the materialized candidate (e.g. a missing input file)."""
+
+
+class _EngineFailed(Exception):
+    """The engine failed while running; ``results`` is the outcome of the runs that
+    finished (None when none did, e.g. the executor could not start)."""
+
+    def __init__(self, message: str, results: dict[str, Any] | None) -> None:
+        super().__init__(message)
+        self.results = results
 
 
 def write_evidence(out_dir: Path, rec: EvalRecord, results: dict[str, Any]) -> dict[str, str]:
@@ -228,22 +246,27 @@ def _evaluate(ctx, rec: EvalRecord, cand: Candidate) -> EvalRecord:
             rec.state, rec.reason = ("evaluation_incomplete",
                                      f"the candidate no longer resolves as the suite's skill: {problem}")
             return rec
+    failure: OptimizeFailure | None = None
     try:
         results = run_engine(ctx.suite, ctx.registry, cand, ctx.target, task_ids, ctx.context_dir)
     except _EngineSetup as exc:
         rec.state, rec.reason = "evaluation_incomplete", f"the harness refused the candidate: {exc}"
         return rec
-    rec.spend = spend_mod.evaluation_spend(results)
-    rec.tasks = task_feedback(results)
-    failure: OptimizeFailure | None = None
+    except _EngineFailed as exc:
+        results = exc.results
+        failure = OptimizeFailure("infrastructure_failure", f"evaluation {rec.index}: the harness failed: {exc}")
+    if results is not None:
+        rec.spend = spend_mod.evaluation_spend(results)
+        rec.tasks = task_feedback(results)
     try:
         ctx.pin.check(f"after evaluation {rec.index}")
     except OptimizeFailure as exc:
-        failure = exc
-    try:
-        rec.evidence = write_evidence(ctx.out_dir, rec, results)
-    except OptimizeFailure as exc:
-        failure = failure or exc
+        failure = exc  # a changed suite says more than anything that followed from it
+    if results is not None:
+        try:
+            rec.evidence = write_evidence(ctx.out_dir, rec, results)
+        except OptimizeFailure as exc:
+            failure = failure or exc
     interrupted = ctx.interrupted()
     if interrupted and failure is None:
         failure = OptimizeFailure(
