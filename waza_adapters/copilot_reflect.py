@@ -266,9 +266,9 @@ def spend_from(metrics: dict | None, usage_events: list[dict]) -> dict[str, Any]
     or missing for some calls, makes the spend ``partial`` (observed counters are kept):
     it is never guessed as zero. ``None`` when nothing was reported at all.
     """
-    tokens = dict.fromkeys(("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"), 0)
     wire = {"input_tokens": "inputTokens", "output_tokens": "outputTokens",
             "cache_read_tokens": "cacheReadTokens", "cache_write_tokens": "cacheWriteTokens"}
+    tokens = dict.fromkeys(wire, 0)
     seen: set[str] = set()
     premium: float | None = None
     complete = True
