@@ -405,6 +405,13 @@ class Engine:
             self.cancel.set()
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+        except BaseException:
+            # A run could not even start (e.g. its workspace could not be filled): stop the
+            # others, and let those in flight finish before the workspaces are closed, so
+            # none is left behind and no run outlives the engine.
+            self.cancel.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
         pool.shutdown(wait=True)
 
     def outcome(self, started: float, duration_ms: int) -> dict[str, Any]:

@@ -346,3 +346,37 @@ def test_no_workspace_is_made_when_nobody_could_see_it(make_suite, reg, monkeypa
     assert len([d for d in made if "waza-ws-" in d]) == 3
     for t in kept["tasks"]:
         shutil.rmtree(t["runs"][0]["workspace_dir"])
+
+
+def test_a_run_that_cannot_start_in_parallel_stops_the_others_and_leaves_no_workspace(make_suite, reg,
+                                                                                     monkeypatch):
+    import tempfile
+    import threading
+
+    made = []
+    real_mkdtemp = tempfile.mkdtemp
+
+    def spy(*a, **k):
+        d = real_mkdtemp(*a, **k)
+        made.append(d)
+        return d
+
+    monkeypatch.setattr(tempfile, "mkdtemp", spy)
+    real_fill = Engine._fill_workspace
+
+    def fill(self, task, ws):
+        if task.id == "boom":
+            raise WazaError(f"cannot prepare the workspace {ws} of task 'boom'")
+        real_fill(self, task, ws)
+
+    monkeypatch.setattr(Engine, "_fill_workspace", fill)
+    slow = "graders:\n  - {type: sleep, name: slow, config: {seconds: 0.05}}\n"
+    tasks = {"tasks/boom.yaml": "id: boom\ninputs:\n  prompt: p\n  files: [{path: f.txt, content: x}]\n"}
+    tasks.update({f"tasks/z{i:02d}.yaml": f"id: z{i:02d}\ninputs: {{prompt: p}}\n{slow}" for i in range(30)})
+    engine = Engine(load_suite(make_suite(BASIC_EVAL, tasks), reg), reg,
+                    RunOptions(parallel=True, workers=3, keep_workspaces=False))
+    with pytest.raises(WazaError, match="boom"):
+        engine.run()
+    assert not [t for t in threading.enumerate() if t.name.startswith("waza-run")]
+    assert made and not [d for d in made if os.path.exists(d)]
+    assert engine.cancel.is_set() and len(made) < 31  # the runs not started yet were not started
