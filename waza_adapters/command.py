@@ -29,10 +29,10 @@ from typing import Any
 
 from waza_core.hookspecs import hookimpl
 from waza_core.optimize.adapter import AdapterFailure, AdapterReply, OptimizerAdapter
+from waza_core.optimize.contract import ADAPTER_STDOUT_LIMIT as STDOUT_LIMIT
 
 #: the only variables passed through from waza's environment without ``--adapter-env``
 BASE_ENV = ("PATH", "HOME", "USERPROFILE", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP", "LANG", "LC_ALL")
-STDOUT_LIMIT = 8 * 1024 * 1024  # == contract.ADAPTER_STDOUT_LIMIT (checked by a test)
 STDERR_TAIL_BYTES = 64 * 1024
 #: how much of stderr goes into the one-line failure message (the report keeps the full tail)
 MESSAGE_TAIL_CHARS = 300
@@ -63,6 +63,11 @@ def stderr_tail(data: bytes, truncated: bool) -> str | None:
     if not text.strip():
         return None
     return ("[...]\n" if truncated else "") + text
+
+
+def _names_a_path(command: str) -> bool:
+    """Whether ``command`` is a path (has a separator) rather than a name looked up on PATH."""
+    return os.sep in command or bool(os.altsep and os.altsep in command)
 
 
 def _last_words(tail: str | None) -> str:
@@ -96,8 +101,8 @@ class CommandAdapter(OptimizerAdapter):
         # Resolved now: the working directory of waza may change, the adapter's will.
         cwd = os.getcwd()
         command = options.command or ""
-        self.argv = [absolutize(command, cwd) if os.sep in command or (os.altsep and os.altsep in command)
-                     else command, *(absolutize(a, cwd) for a in options.args)]
+        self.argv = [absolutize(command, cwd) if _names_a_path(command) else command,
+                     *(absolutize(a, cwd) for a in options.args)]
         self.env = adapter_env(tuple(options.env_names), os.environ)
 
     def check_options(self) -> list[str]:
@@ -109,7 +114,7 @@ class CommandAdapter(OptimizerAdapter):
         command = self.options.command
         if not command:
             problems.append("--adapter command needs --adapter-command (the program to run, e.g. python3)")
-        elif os.sep in command or (os.altsep and os.altsep in command):
+        elif _names_a_path(command):
             path = self.argv[0]
             if not os.path.isfile(path):
                 problems.append(f"--adapter-command {command}: no such file")
