@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from waza_core import schema
 
 REPO = Path(__file__).resolve().parents[2]
@@ -135,3 +137,18 @@ def test_capabilities_and_schemas_are_printed(tmp_path):
         proc = _cli(["schema", name], tmp_path)
         assert proc.returncode == 0
         assert json.loads(proc.stdout)["$schema"].endswith("2020-12/schema")
+
+
+def test_an_output_dir_that_cannot_be_used_is_one_line_exit_2(tmp_path, monkeypatch):
+    from waza_core.errors import WazaError
+    from waza_core.optimize import loop
+
+    out = tmp_path / "empty"
+    out.mkdir()
+
+    def denied(*a, **k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(loop.os, "chmod", denied)
+    with pytest.raises(WazaError, match="cannot use it: Permission denied"):
+        loop.prepare_output_dir(out)

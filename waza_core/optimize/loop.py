@@ -539,9 +539,12 @@ def prepare_output_dir(path: Path) -> None:
     if path.exists():
         if not path.is_dir():
             raise WazaError(f"--output-dir {path}: exists and is not a folder")
-        if any(path.iterdir()):
-            raise WazaError(f"--output-dir {path}: the folder is not empty; choose a new one")
-        os.chmod(path, 0o700)
+        try:
+            if any(path.iterdir()):
+                raise WazaError(f"--output-dir {path}: the folder is not empty; choose a new one")
+            os.chmod(path, 0o700)
+        except OSError as exc:
+            raise WazaError(f"--output-dir {path}: cannot use it: {exc.strerror}") from None
         return
     try:
         path.mkdir(mode=0o700, parents=True)
