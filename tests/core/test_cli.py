@@ -85,8 +85,28 @@ def test_output_dir(make_suite, tmp_path):
     proc = run_waza("run", str(make_suite(BASIC_EVAL, {"tasks/t.yaml": TASK})), "--output-dir", str(outdir))
     assert proc.returncode == 0
     (written,) = list(outdir.iterdir())
-    assert written.name.startswith("basic-") and written.suffix == ".json"
+    doc = json.loads(written.read_bytes())
+    stamp = doc["timestamp"].replace(":", "").replace("-", "")
+    assert written.name == f"basic-{stamp}-{doc['eval_id'].rsplit('-', 1)[-1]}.json"
     assert [p.name for p in outdir.iterdir() if p.name.startswith(".")] == []
+
+
+def test_unwritable_output_dir_fails_before_running(make_suite, tmp_path, monkeypatch):
+    # in process: modes cannot make a folder unwritable for root, so os.access says so
+    from typer.testing import CliRunner
+
+    from waza_core.cli.app import build_app
+
+    outdir = tmp_path / "results"
+    outdir.mkdir()
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, m, **k: (str(p) != str(outdir) or not m & os.W_OK)
+                        and real_access(p, m, **k))
+    path = make_suite(BASIC_EVAL, {"tasks/t.yaml": TASK})
+    res = CliRunner().invoke(build_app(), ["run", str(path), "--output-dir", str(outdir)])
+    assert res.exit_code == 2 and isinstance(res.exception, SystemExit), res.exception
+    assert f"--output-dir {outdir}: folder is not writable" in res.stderr
+    assert "RESULTS" not in res.stdout and list(outdir.iterdir()) == []
 
 
 def test_output_and_output_dir_conflict(make_suite, tmp_path):

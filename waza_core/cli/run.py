@@ -54,15 +54,20 @@ def run(
     configure_logging(log_format, quiet)
     target = output
     if output_dir is not None:
+        import os
+
         if not output_dir.is_dir():
             raise fail(f"--output-dir {output_dir}: no such folder")
+        if not os.access(output_dir, os.W_OK | os.X_OK):
+            raise fail(f"--output-dir {output_dir}: folder is not writable")
     if target is not None:
         check_writable_target(target)
     registry = get_registry(plugin)
-    if registry.broken():
+    broken = registry.broken()
+    if broken:
         from waza_core.cli.common import get_logger
 
-        for p in registry.broken():
+        for p in broken:
             get_logger().warning("plugin failed to load", plugin=p.name, error=p.error)
     suite = load_suite(eval_file, registry)
     reporter = console.Reporter(quiet=quiet)
