@@ -11,6 +11,7 @@ timeouts without anyone noticing.
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -36,11 +37,15 @@ def find(start: str | os.PathLike[str] | None = None) -> Path | None:
 
 def load(start: str | os.PathLike[str] | None = None) -> tuple[dict[str, Any], Path | None]:
     """``(settings, file)``; ``({}, None)`` when there is no project file."""
-    from waza_core import yamlio
-
     path = find(start)
     if path is None:
         return {}, None
+    return _read(path), path
+
+
+def _read(path: Path) -> dict[str, Any]:
+    from waza_core import yamlio
+
     try:
         text = yamlio.read_text(path)
     except UnicodeDecodeError as exc:
@@ -53,16 +58,36 @@ def load(start: str | os.PathLike[str] | None = None) -> tuple[dict[str, Any], P
         where = f"{path}:{exc.line}:{exc.col}" if exc.line else str(path)
         raise WazaError(f"{where}: {exc.message}") from None
     if data is None:
-        return {}, path
+        return {}
     if not isinstance(data, dict):
         raise WazaError(f"{path}: expected a mapping at the top level")
-    return data, path
+    return data
 
 
 def program_timeout(start: str | os.PathLike[str] | None = None) -> float | None:
-    """``graders.programTimeout`` in seconds, or ``None`` when not set (or 0, as in Go)."""
-    data, path = load(start)
-    graders = data.get("graders")
+    """``graders.programTimeout`` in seconds, or ``None`` when not set (or 0, as in Go).
+
+    Every program grader of a suite asks, so the answer is remembered per file
+    identity (path, size, times, inode): a suite of thousands of program graders
+    parses ``.waza.yaml`` once, and an edited file is read again.
+    """
+    path = find(start)
+    if path is None:
+        return None
+    try:
+        st = path.stat()
+    except OSError:
+        return _program_timeout(path)
+    return _cached_program_timeout(path, (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_program_timeout(path: Path, _identity: tuple[int, ...]) -> float | None:
+    return _program_timeout(path)  # an error is raised again each time: lru_cache keeps no exception
+
+
+def _program_timeout(path: Path) -> float | None:
+    graders = _read(path).get("graders")
     if graders is None:
         return None
     if not isinstance(graders, dict):

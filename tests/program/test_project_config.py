@@ -56,3 +56,21 @@ def test_not_utf8_is_an_error_naming_the_file(tmp_path):
     (tmp_path / ".waza.yaml").write_bytes(b"graders: {programTimeout: \xff}\n")
     with pytest.raises(WazaError, match="not UTF-8"):
         project_config.load(tmp_path)
+
+
+def test_the_file_is_parsed_once_per_version(tmp_path, monkeypatch):
+    from waza_core import yamlio
+
+    parsed = []
+    real_parse = yamlio.parse
+    monkeypatch.setattr(yamlio, "parse", lambda text: parsed.append(text) or real_parse(text))
+    config = tmp_path / ".waza.yaml"
+    config.write_text("graders: {programTimeout: 12}\n")
+    assert [project_config.program_timeout(tmp_path) for _ in range(50)] == [12.0] * 50
+    assert len(parsed) == 1  # one parse for all the program graders of a suite
+    config.write_text("graders: {programTimeout: 7.5}\n")  # another size: same-tick writes share a mtime
+    assert project_config.program_timeout(tmp_path) == 7.5 and len(parsed) == 2
+    config.write_text("graders: {programTimeout: soon}\n")
+    for _ in range(2):  # a broken file stays an error, every time
+        with pytest.raises(WazaError, match="must be a number"):
+            project_config.program_timeout(tmp_path)
