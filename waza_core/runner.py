@@ -155,29 +155,21 @@ def run_json(evidence: RunEvidence, run_number: int, attempts: int, status: str,
     return out
 
 
-_MISSING = object()
-
-
 def evidence_from_run(run: dict) -> RunEvidence:
     """Rebuild the evidence of a saved run. Fields an older file lacks become null."""
     digest = run.get("session_digest") or {}
-
-    def opt(key):
-        value = run.get(key, _MISSING)
-        return None if value is _MISSING else value
-
     return RunEvidence(
         output=run.get("final_output") or "",
         transcript=run.get("transcript") or [],
         tool_calls=digest.get("tool_calls") or [],
-        tool_events=opt("tool_events"),
-        host_lifecycle=opt("host_lifecycle"),
-        command_invocations=opt("command_invocations"),
-        user_input_requests=opt("user_input_requests"),
-        skill_invocations=opt("skill_invocations"),
+        tool_events=run.get("tool_events"),
+        host_lifecycle=run.get("host_lifecycle"),
+        command_invocations=run.get("command_invocations"),
+        user_input_requests=run.get("user_input_requests"),
+        skill_invocations=run.get("skill_invocations"),
         outcome=run.get("outcome") or {},
         duration_ms=int(run.get("duration_ms") or 0),
-        usage=opt("usage"),
+        usage=run.get("usage"),
         session_id=run.get("session_id", digest.get("session_id")),
     )
 

@@ -75,10 +75,10 @@ def composed(kind: str, registry, grader_configs: bool = True) -> dict[str, Any]
 
 
 @functools.lru_cache(maxsize=None)
-def _validator_for(kind: str, registry_id: int, registry_ref: Any):
+def _validator_for(kind: str, registry: Any):  # a Registry hashes by identity
     from jsonschema import Draft202012Validator
 
-    schema = composed(kind, registry_ref, grader_configs=False)
+    schema = composed(kind, registry, grader_configs=False)
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)
 
@@ -101,7 +101,7 @@ def config_errors(cls, config) -> list:
 
 
 def validator(kind: str, registry):
-    return _validator_for(kind, id(registry), registry)
+    return _validator_for(kind, registry)
 
 
 @functools.lru_cache(maxsize=None)

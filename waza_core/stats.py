@@ -68,14 +68,15 @@ def task_stats(runs: list[dict]) -> dict[str, Any] | None:
     failed = n - passed - errors
     pass_rate = passed / n
     minority = min(passed, n - passed)
+    std = _std(scores)
     stats = {
         "pass_rate": pass_rate,
         "avg_score": sum(scores) / n,
         "avg_weighted_score": sum(weighted) / n,
         "min_score": min(scores),
         "max_score": max(scores),
-        "std_dev_score": _std(scores),
-        "score_variance": _std(scores) ** 2,
+        "std_dev_score": std,
+        "score_variance": std**2,
         "avg_duration_ms": int(sum(r.get("duration_ms", 0) for r in graded) / n),
         "flaky": 0 < pass_rate < 1,
         "flakiness_percent": minority / n * 100,

@@ -380,3 +380,30 @@ def test_a_run_that_cannot_start_in_parallel_stops_the_others_and_leaves_no_work
     assert not [t for t in threading.enumerate() if t.name.startswith("waza-run")]
     assert made and not [d for d in made if os.path.exists(d)]
     assert engine.cancel.is_set() and len(made) < 31  # the runs not started yet were not started
+
+
+def test_task_stats_spread_and_intervals():
+    from waza_core import stats
+
+    runs = [{"status": "passed" if s == 1.0 else "failed", "duration_ms": 10,
+             "validations": {"g": {"score": s, "weight": 1.0}}} for s in (1.0, 0.0, 1.0, 1.0)]
+    s = stats.task_stats(runs)
+    assert s["avg_score"] == 0.75 and s["min_score"] == 0.0 and s["max_score"] == 1.0
+    assert s["std_dev_score"] == pytest.approx(0.4330127) and s["score_variance"] == pytest.approx(0.1875)
+    assert s["passed_runs"] == 3 and s["failed_runs"] == 1 and s["flaky"] and s["flakiness_percent"] == 25.0
+    assert 0 < s["pass_rate_ci"]["lower"] < 0.75 < s["pass_rate_ci"]["upper"] <= 1.0
+    assert s["ci95_lo"] == s["bootstrap_ci"]["lower"] and s["ci95_hi"] == s["bootstrap_ci"]["upper"]
+    assert stats.task_stats(runs) == s  # seeded: the same results give the same numbers
+
+
+def test_saved_evidence_keeps_not_recorded_apart_from_empty():
+    from waza_core.model import RunEvidence
+    from waza_core.runner import evidence_from_run, run_json
+
+    ev = RunEvidence(output="o", transcript=[{"type": "x"}], tool_calls=[{"name": "bash"}], tool_events=[],
+                     command_invocations=None, user_input_requests=[], skill_invocations=None,
+                     outcome={"k": 1}, duration_ms=5, usage={"input_tokens": 3}, session_id="s")
+    assert evidence_from_run(run_json(ev, 1, 1, "passed", {}, None, None)) == ev
+    old = evidence_from_run({"final_output": "o"})  # a file written before these fields existed
+    assert old.tool_events is None and old.host_lifecycle is None and old.command_invocations is None
+    assert old.user_input_requests is None and old.usage is None and old.session_id is None
