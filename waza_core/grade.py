@@ -74,8 +74,9 @@ def regrade(
             from waza_core.suite import display_path
 
             raise WazaError(f"task {task_id!r} not found in {display_path(suite.file)} (or it is disabled)")
+    entries = results.get("tasks") if isinstance(results.get("tasks"), list) else []
     saved: dict[str, dict] = {}
-    for entry in results.get("tasks") or []:
+    for entry in entries:
         if isinstance(entry, dict) and isinstance(entry.get("test_id"), str):
             saved.setdefault(entry["test_id"], entry)
     workspace = os.path.abspath(workspace_dir if workspace_dir is not None else os.curdir)
@@ -86,8 +87,8 @@ def regrade(
     graded: list[str] = []
     for task in tasks:
         entry = saved.get(task.id)
-        runs = (entry or {}).get("runs") or []
-        if not runs:
+        runs = (entry or {}).get("runs")
+        if not runs or not isinstance(runs, list):
             why = "is not in the results file" if entry is None else "has no run in the results file"
             if task_id is not None:
                 raise WazaError(f"task {task.id!r} {why}")
@@ -109,15 +110,17 @@ def regrade(
 
     done = set(graded)
     kept = []
-    for t in results.get("tasks") or []:
-        if isinstance(t, dict) and t.get("test_id") in done:
+    for t in entries:
+        if isinstance(t, dict) and isinstance(t.get("test_id"), str) and t["test_id"] in done:
             continue
-        if isinstance(t, dict) and isinstance(t.get("status"), str) and isinstance(t.get("runs"), list):
+        if _countable(t):
             kept.append(t)
         else:
-            warnings.append(f"results entry {_short(t)} is not a task with 'status' and 'runs'; left out")
+            warnings.append(f"results entry {_short(t)} is not a task with 'test_id', 'status', 'runs' "
+                            "and 'stats' as waza writes them; left out")
     all_tasks = regraded + kept
-    summary_in = results.get("summary") or {}
+    summary_in = results.get("summary") if isinstance(results.get("summary"), dict) else {}
+    config_in = results.get("config") if isinstance(results.get("config"), dict) else {}
     outcome = {
         "schemaVersion": RESULTS_SCHEMA_VERSION,
         "eval_id": results.get("eval_id") or "",
@@ -126,8 +129,8 @@ def regrade(
         "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         .replace("+00:00", "Z"),
         "waza_version": _version(),
-        "config": {**(results.get("config") or {}), "regraded": True},
-        "summary": stats_mod.summarize(all_tasks, int(summary_in.get("duration_ms") or 0)),
+        "config": {**config_in, "regraded": True},
+        "summary": stats_mod.summarize(all_tasks, _positive_int(summary_in.get("duration_ms"), 0)),
         "metrics": {},
         "tasks": all_tasks,
         "incomplete": bool(results.get("incomplete", False)),
@@ -175,6 +178,21 @@ def grade_summary(tasks: list[dict]) -> dict[str, Any]:
         "passed": bool(out) and all(v["passed"] for v in out.values()),
         "tasks": out,
     }
+
+
+def _countable(t: Any) -> bool:
+    """A saved task entry whose fields the summary reads have the types it needs."""
+    if not (isinstance(t, dict) and isinstance(t.get("test_id"), str) and isinstance(t.get("status"), str)
+            and isinstance(t.get("runs"), list)):
+        return False
+    if not all(isinstance(r, dict) and isinstance(r.get("usage"), (dict, type(None))) for r in t["runs"]):
+        return False
+    stats = t.get("stats")
+    if stats is None:
+        return True
+    return isinstance(stats, dict) and all(
+        isinstance(stats.get(k, 0.0), (int, float)) and not isinstance(stats.get(k), bool)
+        for k in ("avg_score", "avg_weighted_score"))
 
 
 def _short(value: Any) -> str:

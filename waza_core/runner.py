@@ -156,22 +156,29 @@ def run_json(evidence: RunEvidence, run_number: int, attempts: int, status: str,
 
 
 def evidence_from_run(run: dict) -> RunEvidence:
-    """Rebuild the evidence of a saved run. Fields an older file lacks become null."""
-    digest = run.get("session_digest") or {}
+    """Rebuild the evidence of a saved run. Fields an older file lacks become null;
+    a field of the wrong type (a hand-edited file) is taken as not recorded."""
+    digest = _of_type(run.get("session_digest"), dict) or {}
+    duration = run.get("duration_ms")
     return RunEvidence(
         output=run.get("final_output") or "",
         transcript=run.get("transcript") or [],
-        tool_calls=digest.get("tool_calls") or [],
+        tool_calls=_of_type(digest.get("tool_calls"), list) or [],
         tool_events=run.get("tool_events"),
         host_lifecycle=run.get("host_lifecycle"),
         command_invocations=run.get("command_invocations"),
         user_input_requests=run.get("user_input_requests"),
         skill_invocations=run.get("skill_invocations"),
         outcome=run.get("outcome") or {},
-        duration_ms=int(run.get("duration_ms") or 0),
-        usage=run.get("usage"),
+        duration_ms=int(duration) if _of_type(duration, (int, float)) is not None and duration >= 0 else 0,
+        usage=_of_type(run.get("usage"), dict),
         session_id=run.get("session_id", digest.get("session_id")),
     )
+
+
+def _of_type(value: Any, types) -> Any:
+    """``value`` when it is one of ``types`` (never a bool standing for a number), else None."""
+    return value if isinstance(value, types) and not isinstance(value, bool) else None
 
 
 class Engine:

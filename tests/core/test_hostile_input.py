@@ -68,3 +68,39 @@ def test_arbitrary_grader_entries(make_suite, registry, graders):
     import json
 
     check(make_suite, registry, json.dumps({"id": "t", "inputs": {"prompt": "p"}, "graders": graders}))
+
+
+def test_a_hand_edited_results_file_regrades_or_fails_cleanly(make_suite, registry):
+    """Any field of a saved results file replaced by a value of another type: ``regrade``
+    ends in a report or a WazaError, never another exception (a traceback in `waza grade`)."""
+    import copy
+
+    from waza_core.errors import WazaError
+    from waza_core.grade import regrade
+    from waza_core.runner import Engine, RunOptions
+
+    ev = BASIC_EVAL + "graders:\n  - {type: text, name: g, config: {contains: [mock]}}\n"
+    suite = load_suite(make_suite(ev, {"tasks/a.yaml": "id: a\ninputs: {prompt: p}\n"}), registry)
+    doc = Engine(suite, registry, RunOptions()).run()
+    doc["tasks"].append(copy.deepcopy(doc["tasks"][0]) | {"test_id": "not-in-the-suite"})  # kept as is
+
+    def paths(x, p=()):
+        yield p
+        items = x.items() if isinstance(x, dict) else enumerate(x) if isinstance(x, list) else ()
+        for k, v in items:
+            yield from paths(v, p + (k,))
+
+    tried = 0
+    for p in [p for p in paths(doc) if p]:
+        for junk in (1, "x", [1], None, {"a": 1}, -1.5, True):
+            bad = copy.deepcopy(doc)
+            holder = bad
+            for k in p[:-1]:
+                holder = holder[k]
+            holder[p[-1]] = junk
+            try:
+                regrade(suite, registry, bad, workspace_dir=str(suite.dir))
+            except WazaError:
+                pass
+            tried += 1
+    assert tried > 500
