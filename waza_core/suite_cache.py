@@ -110,7 +110,12 @@ class SuiteCache:
         from waza_core.results import write_atomic
 
         try:
-            (self.dir / "suites").mkdir(parents=True, exist_ok=True, mode=0o700)
+            for folder in (self.dir, self.dir / "suites"):
+                try:
+                    folder.mkdir(parents=True, mode=0o700)
+                    os.chmod(folder, 0o700)  # what waza makes is private whatever the umask
+                except FileExistsError:
+                    pass
             blob = json.dumps({"fingerprint": self.fp, "files": self.entries}, separators=(",", ":"))
             write_atomic(self.path, blob.encode(), 0o600)
         except Exception:  # a cache that cannot be written is only a slower next load

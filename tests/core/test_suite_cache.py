@@ -45,10 +45,22 @@ def test_second_load_comes_from_the_cache_and_is_identical(make_suite, registry,
 
 
 def test_cache_files_are_private(make_suite, registry, cache):
-    load_suite(make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK}), registry)
+    old_umask = os.umask(0o022)
+    try:
+        load_suite(make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK}), registry)
+    finally:
+        os.umask(old_umask)
     (f,) = list((cache / "suites").iterdir())
     assert f.stat().st_mode & 0o777 == 0o600
     assert (cache / "suites").stat().st_mode & 0o777 == 0o700
+    assert cache.stat().st_mode & 0o777 == 0o700  # the folder waza made, as docs/cli.md says
+
+
+def test_an_existing_cache_folder_keeps_its_mode(make_suite, registry, cache):
+    cache.mkdir(mode=0o755)
+    os.chmod(cache, 0o755)
+    load_suite(make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK}), registry)
+    assert cache.stat().st_mode & 0o777 == 0o755 and len(cached_files(cache)) == 2
 
 
 def test_an_edited_file_is_read_again(make_suite, registry, cache):
