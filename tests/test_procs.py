@@ -133,6 +133,34 @@ def test_escaped_grandchild_holding_the_pipes_cannot_hang_the_reader(tmp_path):
         os.kill(int(pid_file.read_text()), signal.SIGKILL)
 
 
+def test_a_cancel_after_the_leader_finished_does_not_make_it_cancelled(tmp_path, monkeypatch):
+    monkeypatch.setattr(procs, "DRAIN_SECONDS", 5.0)
+    pid_file = tmp_path / "escapee.pid"
+    child = script(tmp_path, f"""
+        import subprocess, sys
+        p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+        open({str(pid_file)!r}, "w").write(str(p.pid))
+        print("leader done", flush=True)
+    """)
+    cancel = CancelEvent()
+
+    def cancel_while_draining():
+        while not pid_file.exists() or not pid_file.read_text():
+            time.sleep(0.01)
+        time.sleep(0.3)  # the leader has exited; the escapee still holds the pipes
+        cancel.set()
+
+    threading.Thread(target=cancel_while_draining, daemon=True).start()
+    try:
+        start = time.monotonic()
+        result = run([PY, child], timeout=30, cancel=cancel)
+        assert result.returncode == 0 and result.stdout == b"leader done\n"
+        assert not result.cancelled and not result.killed
+        assert time.monotonic() - start < 4  # the cancel also ended the wait for the pipes
+    finally:
+        os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
 def test_no_timeout_means_no_limit(tmp_path):
     result = run([PY, "-c", "import time; time.sleep(0.3); print('ok')"], timeout=None)
     assert result.stdout == b"ok\n" and not result.timed_out

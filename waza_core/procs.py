@@ -432,6 +432,8 @@ class _Supervisor:
             if self.exited.is_set():
                 self._on_exit()
             if self.cancel is not None and self.cancel.is_set():
+                if self.exit_time is not None:
+                    return  # it had finished on its own: not cancelled; stop waiting for escapees
                 self._stop("cancelled")
             if self.deadline is not None and self.exit_time is None and time.monotonic() >= self.deadline:
                 self._stop("timed_out")
