@@ -18,7 +18,7 @@ Every child waza starts (program graders, the ``command`` optimizer adapter, the
 - when the leader exits, whatever is left of its group is killed too (a run leaves
   nothing behind), and a descendant that escaped the group (``setsid``) but holds
   the pipes open cannot hang the reader: reading stops ``DRAIN_SECONDS`` after the
-  leader's exit.
+  leader's exit (at once on cancellation; the leader's result is then kept as is).
 
 The group is always signalled *before* the leader is reaped, while the leader's
 zombie still reserves the group id, so a recycled pid can never be hit.

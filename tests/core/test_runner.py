@@ -407,3 +407,29 @@ def test_saved_evidence_keeps_not_recorded_apart_from_empty():
     old = evidence_from_run({"final_output": "o"})  # a file written before these fields existed
     assert old.tool_events is None and old.host_lifecycle is None and old.command_invocations is None
     assert old.user_input_requests is None and old.usage is None and old.session_id is None
+
+
+def test_the_flakiness_example_of_the_docs():
+    """docs/eval-suites.md: runs passed, failed, passed, failed (scores 1, 0.5) give these stats."""
+    from waza_core import stats
+
+    runs = [{"status": st, "duration_ms": 0, "validations": {"a": {"score": 1.0}, "b": {"score": b}}}
+            for st, b in (("passed", 1.0), ("failed", 0.0)) * 2]
+    assert stats.task_stats(runs) == {
+        "pass_rate": 0.5, "avg_score": 0.75, "avg_weighted_score": 0.75, "min_score": 0.5, "max_score": 1.0,
+        "std_dev_score": 0.25, "score_variance": 0.0625, "avg_duration_ms": 0, "flaky": True,
+        "flakiness_percent": 50.0, "passed_runs": 2, "failed_runs": 2, "error_runs": 0, "total_runs": 4,
+        "pass_rate_ci": {"lower": 0.15003898915214947, "upper": 0.8499610108478506, "confidence_level": 0.95},
+        "bootstrap_ci": {"lower": 0.5, "upper": 1.0, "mean": 0.75, "confidence_level": 0.95,
+                         "num_bootstraps": 10000},
+        "ci95_lo": 0.5, "ci95_hi": 1.0,
+    }
+
+
+def test_older_spellings_and_edge_values_of_the_config(make_suite, reg):
+    """docs/eval-suites.md: ``max_workers`` stands in for an absent ``workers``; max_attempts 0 counts as 1."""
+    tasks = {"tasks/t.yaml": "id: t\ninputs: {prompt: p}\n"}
+    ev = BASIC_EVAL.replace("executor: mock", "executor: mock\n  parallel: true\n  max_workers: 3\n  max_attempts: 0")
+    outcome = run(make_suite(ev, tasks), reg)
+    assert outcome["config"]["workers"] == 3 and outcome["config"]["max_attempts"] == 1
+    assert outcome["tasks"][0]["runs"][0]["attempts"] == 1
