@@ -80,8 +80,10 @@ def run(
     )
     engine = Engine(suite, registry, options)
     reporter.start(suite, engine)
-    outcome = engine.run()
-    reporter.stop()
+    try:
+        outcome = engine.run()
+    finally:
+        reporter.stop()  # also when a run could not start: give the terminal its cursor back
     if output_dir is not None:
         stamp = outcome["timestamp"].replace(":", "").replace("-", "")
         target = output_dir / f"{_safe(suite.name)}-{stamp}-{outcome['eval_id'].rsplit('-', 1)[-1]}.json"
