@@ -321,18 +321,24 @@ def test_unknown_executor_names_the_file_or_the_flag(make_suite, reg):
         Engine(load_suite(path, reg), reg, RunOptions(executor="nope"))
 
 
-def test_no_workspace_is_made_when_nobody_could_see_it(make_suite, reg, monkeypatch):
+@pytest.fixture
+def made(monkeypatch):
+    """Every folder ``tempfile.mkdtemp`` makes during the test, in order."""
     import tempfile
 
-    made = []
+    folders: list[str] = []
     real = tempfile.mkdtemp
 
     def spy(*a, **k):
         d = real(*a, **k)
-        made.append(d)
+        folders.append(d)
         return d
 
     monkeypatch.setattr(tempfile, "mkdtemp", spy)
+    return folders
+
+
+def test_no_workspace_is_made_when_nobody_could_see_it(make_suite, reg, made):
     ev = BASIC_EVAL + "graders:\n  - {type: text, name: g, config: {contains: [mock]}}\n"
     tasks = {"tasks/a.yaml": "id: a\ninputs: {prompt: p}\n",
              "tasks/b.yaml": "id: b\ninputs:\n  prompt: p\n  files: [{path: f.txt, content: x}]\n",
@@ -349,19 +355,9 @@ def test_no_workspace_is_made_when_nobody_could_see_it(make_suite, reg, monkeypa
 
 
 def test_a_run_that_cannot_start_in_parallel_stops_the_others_and_leaves_no_workspace(make_suite, reg,
-                                                                                     monkeypatch):
-    import tempfile
+                                                                                     monkeypatch, made):
     import threading
 
-    made = []
-    real_mkdtemp = tempfile.mkdtemp
-
-    def spy(*a, **k):
-        d = real_mkdtemp(*a, **k)
-        made.append(d)
-        return d
-
-    monkeypatch.setattr(tempfile, "mkdtemp", spy)
     real_fill = Engine._fill_workspace
 
     def fill(self, task, ws):
