@@ -5,7 +5,7 @@
 Prints wall time (median, cold start included: a new process each time), per-task
 overhead, peak memory, and the wall time of ``waza --version``. Each size is measured
 twice: as a user sees it on the second and later runs (the suite cache of checked files
-is warm, see waza_core/suite_cache.py) and with the cache off (``WAZA_NO_CACHE=1``),
+is warm, see waza_core/suite/cache.py) and with the cache off (``WAZA_NO_CACHE=1``),
 which is what every first run of a changed suite costs. Targets on the 2-core
 development machine: 2000 tasks under 1.0 s, ``--version`` under 100 ms, peak memory
 under 150 MB.

@@ -77,7 +77,7 @@ def raw_spawns(argv: list[str], jobs: list[tuple[bytes, dict]], workers: int) ->
 
 
 def waza_engine(suite, registry, workers: int) -> tuple[float, dict]:
-    from waza_core.runner import Engine, RunOptions
+    from waza_core.run.engine import Engine, RunOptions
 
     t0 = time.perf_counter()
     outcome = Engine(suite, registry, RunOptions(parallel=workers > 1, workers=workers)).run()
@@ -90,7 +90,7 @@ def waza_engine(suite, registry, workers: int) -> tuple[float, dict]:
 
 def raw_jobs(outcome: dict, ctx_dir: Path) -> list[tuple[bytes, dict]]:
     """The same stdin as waza gave, and a context file per task written beforehand (not timed)."""
-    from waza_core.runner import evidence_from_run
+    from waza_core.run.engine import evidence_from_run
 
     jobs = []
     for task in outcome["tasks"]:
@@ -130,7 +130,7 @@ def main() -> None:
 
     os.environ.setdefault("WAZA_DISABLE_PLUGIN_AUTOLOAD", "1")
     from waza_core.plugins import get_registry
-    from waza_core.suite import load_suite
+    from waza_core.suite.load import load_suite
 
     root = Path(tempfile.mkdtemp(prefix="waza-bench-"))
     try:

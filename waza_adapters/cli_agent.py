@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from waza_core.errors import WazaError
-from waza_core.execution import ExecutionRequest, Executor
 from waza_core.hookspecs import hookimpl
 from waza_core.model import RunEvidence
+from waza_core.run.execution import ExecutionRequest, Executor
 
 #: placeholders an argv template may use
 PLACEHOLDERS = frozenset({"prompt", "prompt_file", "workspace", "model", "suite_dir", "session_id"})
@@ -366,7 +366,7 @@ class CliExecutor(Executor):
 
 
 def _display(path) -> str:
-    from waza_core.suite import display_path
+    from waza_core.suite.load import display_path
 
     return display_path(Path(path))
 

@@ -23,9 +23,9 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from waza_core.errors import WazaError
-from waza_core.execution import ExecutionRequest, Executor
 from waza_core.hookspecs import hookimpl
 from waza_core.model import RunEvidence
+from waza_core.run.execution import ExecutionRequest, Executor
 
 if TYPE_CHECKING:
     import asyncio

@@ -22,7 +22,7 @@ def waza_register_graders(register):
 
     A grader class has ``name`` (its ``type:`` key), ``config_schema`` (a JSON Schema
     for its ``config`` mapping), ``__init__(spec, suite)`` and ``grade(context)``.
-    See :mod:`waza_core.grading`.
+    See :mod:`waza_core.grading.base`.
     """
 
 
@@ -31,7 +31,7 @@ def waza_register_executors(register):
     """Register executor classes: ``register(ExecutorClass)``.
 
     An executor class has ``name`` (the ``config.executor`` value), ``paid`` and
-    ``start()``, ``execute(request)``, ``shutdown()``. See :mod:`waza_core.execution`.
+    ``start()``, ``execute(request)``, ``shutdown()``. See :mod:`waza_core.run.execution`.
     """
 
 

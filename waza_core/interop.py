@@ -29,7 +29,7 @@ class InteropError(WazaError):
     """The input cannot be converted without changing its meaning (exit 2). One line."""
 
     def __init__(self, message: str) -> None:
-        from waza_core.strict_yaml import one_line
+        from waza_core.suite.strict_yaml import one_line
 
         super().__init__(one_line(message))
 

@@ -1,6 +1,6 @@
 """The data model: suite and task specs (frozen values) and the run evidence.
 
-Suite objects are built once by :mod:`waza_core.suite`; the evidence of one run is
+Suite objects are built once by :mod:`waza_core.suite.load`; the evidence of one run is
 what the executor recorded, kept whole in the results file so that ``waza grade``
 can rebuild the grading input. ``None`` means "no evidence recorded", ``[]`` means
 "recorded, and empty": the two are kept apart everywhere.

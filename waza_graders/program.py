@@ -24,7 +24,7 @@ import stat
 from typing import Any
 
 from waza_core.errors import GraderError
-from waza_core.grading import Grader, GradingContext
+from waza_core.grading.base import Grader, GradingContext
 from waza_core.hookspecs import hookimpl
 from waza_core.model import GraderResult
 
@@ -60,7 +60,8 @@ class ProgramGrader(Grader):
 
     def __init__(self, spec, suite=None):
         super().__init__(spec, suite)
-        from waza_core import procs, project_config
+        from waza_core import procs
+        from waza_core.suite import project_config
 
         self._procs = procs
         cfg = spec.config

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from waza_core.grading import Grader, GradingContext
+from waza_core.grading.base import Grader, GradingContext
 from waza_core.hookspecs import hookimpl
 from waza_core.model import GraderResult
 

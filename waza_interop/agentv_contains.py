@@ -182,7 +182,7 @@ def _select_assertion(doc, test_path, test_map, test: str, position: int):
 
 # ---- helpers ----------------------------------------------------------------------
 def _load(source: bytes):
-    from waza_core import strict_yaml
+    from waza_core.suite import strict_yaml
 
     return strict_yaml.load(source)
 
@@ -209,13 +209,13 @@ def _string(doc, base: tuple, mapping: dict, key, where: str, required: bool) ->
 
 
 def _describe(value) -> str:
-    from waza_core.strict_yaml import describe_type
+    from waza_core.suite.strict_yaml import describe_type
 
     return describe_type(value)
 
 
 def _err(doc, path: tuple, message: str, key: bool = False) -> InteropError:
-    from waza_core.strict_yaml import StrictYamlError
+    from waza_core.suite.strict_yaml import StrictYamlError
 
     pos = doc.position(path, key=key) or doc.position(path)
     line, col = pos if pos else (None, None)
@@ -225,7 +225,7 @@ def _err(doc, path: tuple, message: str, key: bool = False) -> InteropError:
 
 def _verify(text: str, expected: dict) -> None:
     """Read the output back with the strict loader: it must mean exactly ``expected``."""
-    from waza_core import strict_yaml
+    from waza_core.suite import strict_yaml
 
     try:
         back = strict_yaml.load(text.encode("utf-8"), source="<output>").data

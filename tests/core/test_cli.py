@@ -12,7 +12,7 @@ import time
 import pytest
 
 from tests.conftest import BASIC_EVAL, REPO, run_waza
-from waza_core.schema import plain_validator
+from waza_core.suite.schema import plain_validator
 
 TASK = "id: t1\ninputs: {prompt: hello}\n"
 PLUGINS = {"PYTHONPATH": str(REPO)}

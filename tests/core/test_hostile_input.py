@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import BASIC_EVAL
 from waza_core.errors import SuiteError
-from waza_core.suite import load_suite
+from waza_core.suite.load import load_suite
 
 yaml_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
                          st.text(max_size=20))
@@ -76,8 +76,8 @@ def test_a_hand_edited_results_file_regrades_or_fails_cleanly(make_suite, regist
     import copy
 
     from waza_core.errors import WazaError
-    from waza_core.grade import regrade
-    from waza_core.runner import Engine, RunOptions
+    from waza_core.grading.regrade import regrade
+    from waza_core.run.engine import Engine, RunOptions
 
     ev = BASIC_EVAL + "graders:\n  - {type: text, name: g, config: {contains: [mock]}}\n"
     suite = load_suite(make_suite(ev, {"tasks/a.yaml": "id: a\ninputs: {prompt: p}\n"}), registry)

@@ -12,9 +12,9 @@ from tests.conftest import BASIC_EVAL
 from tests.fixture_plugins.test_graders import FlipGrader, WorkspaceSpy
 from waza_core.errors import WazaError
 from waza_core.plugins import build_plugin_manager
-from waza_core.runner import Engine, RunOptions, exit_code
-from waza_core.schema import plain_validator
-from waza_core.suite import load_suite
+from waza_core.run.engine import Engine, RunOptions, exit_code
+from waza_core.suite.load import load_suite
+from waza_core.suite.schema import plain_validator
 
 
 @pytest.fixture
@@ -379,7 +379,7 @@ def test_a_run_that_cannot_start_in_parallel_stops_the_others_and_leaves_no_work
 
 
 def test_task_stats_spread_and_intervals():
-    from waza_core import stats
+    from waza_core.results import stats
 
     runs = [{"status": "passed" if s == 1.0 else "failed", "duration_ms": 10,
              "validations": {"g": {"score": s, "weight": 1.0}}} for s in (1.0, 0.0, 1.0, 1.0)]
@@ -394,7 +394,7 @@ def test_task_stats_spread_and_intervals():
 
 def test_saved_evidence_keeps_not_recorded_apart_from_empty():
     from waza_core.model import RunEvidence
-    from waza_core.runner import evidence_from_run, run_json
+    from waza_core.run.engine import evidence_from_run, run_json
 
     ev = RunEvidence(output="o", transcript=[{"type": "x"}], tool_calls=[{"name": "bash"}], tool_events=[],
                      command_invocations=None, user_input_requests=[], skill_invocations=None,
@@ -407,7 +407,7 @@ def test_saved_evidence_keeps_not_recorded_apart_from_empty():
 
 def test_the_flakiness_example_of_the_docs():
     """docs/eval-suites.md: runs passed, failed, passed, failed (scores 1, 0.5) give these stats."""
-    from waza_core import stats
+    from waza_core.results import stats
 
     runs = [{"status": st, "duration_ms": 0, "validations": {"a": {"score": 1.0}, "b": {"score": b}}}
             for st, b in (("passed", 1.0), ("failed", 0.0)) * 2]

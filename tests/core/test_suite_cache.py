@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import BASIC_EVAL
 from waza_core.errors import SuiteError
 from waza_core.plugins import build_plugin_manager
-from waza_core.suite import load_suite
+from waza_core.suite.load import load_suite
 
 TASK = "id: t1\ninputs: {prompt: hello}\ngraders:\n  - {type: text, name: g, config: {contains: [x]}}\n"
 
@@ -33,7 +33,7 @@ def test_second_load_comes_from_the_cache_and_is_identical(make_suite, registry,
     path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
     first = load_suite(path, registry)
     assert len(cached_files(cache)) == 2  # eval.yaml and the task
-    import waza_core.suite as suite_mod
+    import waza_core.suite.load as suite_mod
 
     def boom(*a, **k):
         raise AssertionError("parsed again despite the cache")

@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import BASIC_EVAL
 from waza_core.errors import SuiteError
-from waza_core.suite import load_suite
+from waza_core.suite.load import load_suite
 
 TASK = """
 id: t1

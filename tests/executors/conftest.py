@@ -41,7 +41,7 @@ def exec_suite(tmp_path, exec_registry):
         (suite_dir / "eval.yaml").write_text(json.dumps(doc, indent=1))
         for task in tasks:
             (suite_dir / "tasks" / f"{task['id']}.yaml").write_text(json.dumps(task, indent=1))
-        from waza_core.suite import load_suite
+        from waza_core.suite.load import load_suite
 
         return load_suite(suite_dir / "eval.yaml", registry_ or exec_registry)
 

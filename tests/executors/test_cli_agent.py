@@ -14,7 +14,7 @@ import pytest
 from tests.proc_helpers import alive
 from waza_adapters.cli_agent import CliExecutor, compile_path, lookup, normalize_usage
 from waza_core.errors import SuiteError, WazaError
-from waza_core.execution import ExecutionRequest
+from waza_core.run.execution import ExecutionRequest
 
 from .conftest import agent_cmd
 
@@ -314,7 +314,7 @@ def test_usage_normalization():
 
 
 PROBE = '''
-from waza_core.grading import Grader
+from waza_core.grading.base import Grader
 from waza_core.hookspecs import hookimpl
 import os
 
@@ -337,7 +337,7 @@ def waza_register_graders(register):
 
 def test_end_to_end_graders_see_the_agents_changes(exec_suite, tmp_path, monkeypatch):
     from waza_core.plugins import build_plugin_manager
-    from waza_core.runner import Engine, RunOptions, exit_code
+    from waza_core.run.engine import Engine, RunOptions, exit_code
 
     plugin_dir = tmp_path / "plugins"
     plugin_dir.mkdir()
@@ -364,7 +364,7 @@ def test_end_to_end_graders_see_the_agents_changes(exec_suite, tmp_path, monkeyp
     assert run["usage"]["input_tokens"] == 8 and run["session_id"].startswith("fake-")
     assert run["tool_events"] is None and run["session_digest"]["tool_call_count"] == 0
     assert exit_code(outcome) == 1
-    from waza_core import schema
+    from waza_core.suite import schema
 
     errors = list(schema.plain_validator("results").iter_errors(json.loads(json.dumps(outcome))))
     assert not errors, [e.message for e in errors[:5]]

@@ -20,7 +20,7 @@ import pytest
 
 from waza_adapters.copilot_sdk import LOGIN_HINT, CopilotSdkExecutor, SdkBackend, evidence_from_session
 from waza_core.errors import SuiteError, WazaError
-from waza_core.execution import ExecutionRequest
+from waza_core.run.execution import ExecutionRequest
 
 from .fake_copilot import STREAMS, FakeBackend, load_stream
 
@@ -601,9 +601,9 @@ def test_waza_run_without_login_exits_2_with_one_message(copilot_suite, tmp_path
 
 
 def test_runner_records_the_session_evidence(copilot_suite):
-    from waza_core import schema
     from waza_core.plugins import build_plugin_manager
-    from waza_core.runner import Engine
+    from waza_core.run.engine import Engine
+    from waza_core.suite import schema
 
     registry = build_plugin_manager()[1]
     tasks = [{"id": "hello", "name": "hello script", "inputs": {"prompt": "Create hello.py"},

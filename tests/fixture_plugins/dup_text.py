@@ -1,6 +1,6 @@
 """Registers a second grader named 'text': a conflict the core must report."""
 
-from waza_core.grading import Grader
+from waza_core.grading.base import Grader
 from waza_core.hookspecs import hookimpl
 
 

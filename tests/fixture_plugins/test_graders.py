@@ -3,7 +3,7 @@
 import threading
 import time
 
-from waza_core.grading import Grader
+from waza_core.grading.base import Grader
 from waza_core.hookspecs import hookimpl
 
 

@@ -9,7 +9,7 @@ class ShoutDialect(Dialect):
     summary = "Toy dialect: a `shout: WORD` line <-> a contains_cs grader"
 
     def import_assertion(self, source: bytes, test: str, position: int) -> Conversion:
-        from waza_core import strict_yaml
+        from waza_core.suite import strict_yaml
 
         data = strict_yaml.load(source).data
         if not isinstance(data, dict) or not isinstance(data.get("shout"), str):

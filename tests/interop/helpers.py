@@ -99,7 +99,7 @@ def grader(name: str, *needles: str, extra: str = "") -> str:
 
 def native_grade(needle: str, output: str):
     """The real native grader: a text grader with one contains_cs check."""
-    from waza_core.grading import GradingContext
+    from waza_core.grading.base import GradingContext
     from waza_core.model import GraderSpec, RunEvidence, TaskSpec
     from waza_graders.text import TextGrader
 
@@ -109,7 +109,7 @@ def native_grade(needle: str, output: str):
 
 
 def load_output(out: bytes):
-    from waza_core import strict_yaml
+    from waza_core.suite import strict_yaml
 
     return strict_yaml.load(out, source="<output>").data
 

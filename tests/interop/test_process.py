@@ -138,6 +138,6 @@ def test_conversions_read_no_file_run_nothing_and_open_no_socket(tmp_path):
 def test_interop_module_imports_nothing_heavy_at_top_level():
     code = ("import sys, waza_core.cli.interop\n"
             "print(sorted(m for m in ('ruamel.yaml', 'pluggy', 'attrs', 'jsonschema', 'waza_core.interop',"
-            " 'waza_core.strict_yaml', 'waza_interop.agentv_contains') if m in sys.modules))")
+            " 'waza_core.suite.strict_yaml', 'waza_interop.agentv_contains') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, env=child_env(), cwd=REPO, timeout=60)
     assert proc.stdout.strip() == b"[]", proc.stderr

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from waza_core import strict_yaml
 from waza_core.errors import WazaError
-from waza_core.strict_yaml import MAX_BYTES, MAX_DEPTH, StrictYamlError, load
+from waza_core.suite import strict_yaml
+from waza_core.suite.strict_yaml import MAX_BYTES, MAX_DEPTH, StrictYamlError, load
 
 REJECTED = [
     # (input, expected message part, line:col)

@@ -80,7 +80,7 @@ class Suite:
             plugins=list(PLUGINS if plugins is None else plugins), cwd=kw.pop("cwd", self.root), **kw)
         code = run_optimizer(cfg)
         report = json.loads((out / "report.json").read_text("utf-8"))
-        from waza_core import schema
+        from waza_core.suite import schema
 
         errors = [e.message for e in schema.plain_validator("optimizer-report-1.0").iter_errors(report)]
         assert not errors, f"every report.json must validate: {errors}"

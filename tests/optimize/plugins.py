@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 from waza_core.errors import GraderError, WazaError
-from waza_core.execution import Executor
-from waza_core.grading import Grader
+from waza_core.grading.base import Grader
 from waza_core.hookspecs import hookimpl
 from waza_core.model import RunEvidence
+from waza_core.run.execution import Executor
 
 
 class _Stub(Grader):

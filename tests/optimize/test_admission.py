@@ -177,7 +177,7 @@ def test_diff_update_snapshots_is_rejected_at_every_level(make, level, tmp_path)
 
         s = make()
         from waza_core.plugins import get_registry
-        from waza_core.suite import load_suite
+        from waza_core.suite.load import load_suite
 
         suite = load_suite(s.eval, get_registry(["tests.optimize.plugins"]))
         t = suite.tasks[0]

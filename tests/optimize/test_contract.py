@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from waza_core import schema
 from waza_core.optimize import contract
 from waza_core.optimize.failures import OptimizeFailure
+from waza_core.suite import schema
 
 from .conftest import files
 

@@ -124,8 +124,8 @@ def test_suite_changed_between_evaluations(suite, monkeypatch):
 
 
 def test_each_evaluation_gets_a_fresh_materialization_and_engine(suite, monkeypatch):
-    from waza_core import runner
     from waza_core.optimize import evaluate as ev
+    from waza_core.run import engine as runner
 
     dirs, engines = [], []
     real_init = ev.Materialization.__init__

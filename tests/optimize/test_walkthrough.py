@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from waza_core import schema
+from waza_core.suite import schema
 
 REPO = Path(__file__).resolve().parents[2]
 EX = REPO / "examples" / "optimizer"

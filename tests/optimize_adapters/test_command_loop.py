@@ -12,7 +12,7 @@ import time
 import pytest
 
 from tests.proc_helpers import alive
-from waza_core import schema
+from waza_core.suite import schema
 
 from .conftest import CHECKLIST_ADAPTER, EXAMPLE, PY, adapter_script, wait_for
 

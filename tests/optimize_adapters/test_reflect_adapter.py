@@ -14,10 +14,10 @@ import pytest
 
 from waza_adapters import copilot_reflect
 from waza_adapters.copilot_reflect import DONE, CopilotReflectAdapter
-from waza_core import schema
 from waza_core.errors import WazaError
 from waza_core.optimize import contract
 from waza_core.optimize.adapter import AdapterFailure, AdapterOptions
+from waza_core.suite import schema
 
 from .conftest import PARENT_ID, SEED_TEXT, failed_task, propose_request
 from .fake_reflect import FakeReflectBackend, Scripted, reply, usage_event

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from waza_core.grading import GradingContext
+from waza_core.grading.base import GradingContext
 from waza_core.model import GraderSpec, RunEvidence, TaskSpec
 
 PY = sys.executable

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, run_waza
-from waza_core.schema import plain_validator
+from waza_core.suite.schema import plain_validator
 
 EXAMPLE = REPO / "examples" / "program-grader"
 EXPECTED = {
@@ -66,7 +66,7 @@ def test_example_grades_offline_with_the_same_verdicts(example):
 
 
 def test_example_waza_yaml_sets_the_program_timeout(example, monkeypatch):
-    from waza_core import project_config
+    from waza_core.suite import project_config
 
     root, _ = example
     monkeypatch.chdir(root)

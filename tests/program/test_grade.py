@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import run_waza, write
 from tests.program.conftest import PY
-from waza_core.schema import plain_validator
+from waza_core.suite.schema import plain_validator
 
 EVAL = f"""
 name: offline

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from waza_core import project_config
 from waza_core.errors import WazaError
+from waza_core.suite import project_config
 
 
 def nest(root, depth):
@@ -59,7 +59,7 @@ def test_not_utf8_is_an_error_naming_the_file(tmp_path):
 
 
 def test_the_file_is_parsed_once_per_version(tmp_path, monkeypatch):
-    from waza_core import yamlio
+    from waza_core.suite import yamlio
 
     parsed = []
     real_parse = yamlio.parse

@@ -37,10 +37,10 @@ def grade(
     import sys
 
     from waza_core.errors import WazaError
-    from waza_core.grade import regrade
+    from waza_core.grading.regrade import regrade
     from waza_core.plugins import get_registry
-    from waza_core.results import check_writable_target, dumps, load_results, write_atomic
-    from waza_core.suite import load_suite
+    from waza_core.results.io import check_writable_target, dumps, load_results, write_atomic
+    from waza_core.suite.load import load_suite
 
     if not workspace.is_dir():
         raise WazaError(f"--workspace {workspace}: no such folder")

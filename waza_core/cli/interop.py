@@ -127,7 +127,7 @@ def _convert(adapter: str, run):
 def _read_stdin() -> bytes:
     """At most 4 MiB + 1 byte, so an oversized input is refused without reading it all."""
     from waza_core.interop import InteropError
-    from waza_core.strict_yaml import MAX_BYTES
+    from waza_core.suite.strict_yaml import MAX_BYTES
 
     stream = sys.stdin
     if stream is None:

@@ -40,12 +40,12 @@ def run(
     plugin: List[str] = typer.Option([], "-p", "--plugin", help=PLUGIN_OPTION_HELP),
 ) -> None:
     """Run an eval suite. Exit 0 when every task passed, 1 when one failed or errored, 2 on bad input."""
-    from waza_core import console
     from waza_core.cli.common import configure_logging, fail
     from waza_core.plugins import get_registry
-    from waza_core.results import check_writable_target, dumps, write_atomic
-    from waza_core.runner import Engine, RunOptions, exit_code
-    from waza_core.suite import load_suite
+    from waza_core.results import console
+    from waza_core.results.io import check_writable_target, dumps, write_atomic
+    from waza_core.run.engine import Engine, RunOptions, exit_code
+    from waza_core.suite.load import load_suite
 
     if output and output_dir:
         raise fail("use either -o/--output or --output-dir, not both")

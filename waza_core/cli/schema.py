@@ -21,8 +21,8 @@ def schema_cmd(
     """Print a JSON Schema. `eval` and `task` include the config schemas of the loaded graders."""
     import json
 
-    from waza_core import schema
     from waza_core.errors import WazaError
+    from waza_core.suite import schema
 
     names = schema.available()
     if name not in names:

@@ -25,8 +25,8 @@ def validate(
     """
     from waza_core.errors import SuiteError
     from waza_core.plugins import get_registry
-    from waza_core.runner import Engine
-    from waza_core.suite import display_path, load_suite
+    from waza_core.run.engine import Engine
+    from waza_core.suite.load import display_path, load_suite
 
     registry = get_registry(plugin)
     try:

@@ -243,7 +243,7 @@ def load_seed(seed_dir: Path, target: str) -> Candidate:
 def write_tree(dest: Path, files: Iterable[tuple[str, str]], mode: int = 0o600, dir_mode: int = 0o700) -> None:
     """Write files under ``dest`` (which must exist). Paths are policy-checked, so
     joining them cannot leave ``dest``; each file is replaced, never written through."""
-    from waza_core.results import write_atomic
+    from waza_core.results.io import write_atomic
 
     for path, content in files:
         target = dest.joinpath(*path.split("/"))
@@ -263,7 +263,7 @@ class CandidateStore:
 
     def save(self, cand: Candidate, lineage: Lineage) -> dict[str, Any]:
         from waza_core.errors import WazaError
-        from waza_core.results import dumps, write_atomic
+        from waza_core.results.io import dumps, write_atomic
 
         rel = f"candidates/{cand.prefix}/"
         record = {

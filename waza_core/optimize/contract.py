@@ -100,7 +100,7 @@ def strict_loads(data: bytes | str) -> Any:
 def _first_error(schema_name: str, doc: Any) -> str | None:
     from jsonschema.exceptions import best_match
 
-    from waza_core import schema as schemas
+    from waza_core.suite import schema as schemas
 
     err = best_match(schemas.plain_validator(schema_name).iter_errors(doc))
     if err is None:

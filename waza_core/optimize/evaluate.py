@@ -1,7 +1,7 @@
 """One evaluation: a candidate on one split, through the normal runner.
 
 Each evaluation gets a fresh materialization of the candidate in a temporary folder
-and a fresh :class:`~waza_core.runner.Engine`, so nothing one evaluation did can leak
+and a fresh :class:`~waza_core.run.engine.Engine`, so nothing one evaluation did can leak
 into the next, and the original suite and fixtures are only ever read.
 """
 
@@ -161,7 +161,7 @@ def run_engine(suite, registry, cand: Candidate, target: str, task_ids: tuple[st
                context_dir: Path) -> dict[str, Any]:
     """The harness part of an evaluation: fresh materialization, fresh engine."""
     from waza_core.errors import WazaError
-    from waza_core.runner import Engine, RunOptions
+    from waza_core.run.engine import Engine, RunOptions
 
     try:
         mat = Materialization(cand, target, context_dir)
@@ -207,7 +207,7 @@ class _EngineFailed(Exception):
 def write_evidence(out_dir: Path, rec: EvalRecord, results: dict[str, Any]) -> dict[str, str]:
     """Write the full results file under ``evidence/<split>/`` (0600) and reference it."""
     from waza_core.errors import WazaError
-    from waza_core.results import dumps, write_atomic
+    from waza_core.results.io import dumps, write_atomic
 
     rel = f"evidence/{rec.split}/{rec.index:03d}-{rec.candidate_id[:16]}.json"
     data = dumps(results)

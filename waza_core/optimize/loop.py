@@ -259,7 +259,7 @@ class OptimizerRun:
     def _setup(self) -> Candidate:
         from waza_core.errors import SuiteError, WazaError
         from waza_core.plugins import get_registry
-        from waza_core.suite import load_suite
+        from waza_core.suite.load import load_suite
 
         cfg = self.cfg
         try:

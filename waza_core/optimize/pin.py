@@ -421,7 +421,7 @@ def skill_name(skill_md: str) -> str | None:
         end = next(i for i in range(1, len(lines)) if lines[i].strip() in ("---", "..."))
     except StopIteration:
         return None
-    from waza_core import yamlio
+    from waza_core.suite import yamlio
 
     try:
         data = yamlio.parse("\n".join(lines[1:end]))

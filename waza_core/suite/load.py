@@ -11,11 +11,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from waza_core import schema as schemas
-from waza_core import yamlio
 from waza_core.errors import SuiteError
 from waza_core.model import FileInput, GraderSpec, Suite, SuiteConfig, TaskSpec
-from waza_core.suite_cache import SuiteCache, stat_key
+from waza_core.suite import schema as schemas
+from waza_core.suite import yamlio
+from waza_core.suite.cache import SuiteCache, stat_key
 
 
 def display_path(path: Path) -> str:

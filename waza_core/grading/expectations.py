@@ -7,7 +7,7 @@ Each key becomes a synthetic grader named ``_<key>`` with an empty ``type``:
 
 from __future__ import annotations
 
-from waza_core.grading import Grader, GradingContext
+from waza_core.grading.base import Grader, GradingContext
 from waza_core.model import GraderResult
 
 

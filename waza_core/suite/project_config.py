@@ -44,7 +44,7 @@ def load(start: str | os.PathLike[str] | None = None) -> tuple[dict[str, Any], P
 
 
 def _read(path: Path) -> dict[str, Any]:
-    from waza_core import yamlio
+    from waza_core.suite import yamlio
 
     try:
         text = yamlio.read_text(path)

@@ -52,8 +52,8 @@ def _class_identity(cls) -> list:
 def fingerprint(registry) -> str:
     from importlib.metadata import version
 
-    from waza_core import schema
     from waza_core._version import __version__
+    from waza_core.suite import schema
 
     parts: list[Any] = [FORMAT, __version__, version("ruamel.yaml"),
                         schema.composed("eval", registry), schema.composed("task", registry)]
@@ -107,7 +107,7 @@ class SuiteCache:
     def save(self) -> None:
         if self.dir is None or not self.dirty:
             return
-        from waza_core.results import write_atomic
+        from waza_core.results.io import write_atomic
 
         try:
             for folder in (self.dir, self.dir / "suites"):

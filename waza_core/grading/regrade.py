@@ -2,7 +2,7 @@
 
 This is ``waza grade`` (waza Go ``cmd_grade.go``) as a library function, so the
 optimizer or a notebook can regrade without the CLI. Each saved run's grading input
-is rebuilt by :func:`waza_core.runner.evidence_from_run`: fields an older file lacks
+is rebuilt by :func:`waza_core.run.engine.evidence_from_run`: fields an older file lacks
 become ``None`` (so a program grader's ``context.json`` says "not recorded", never
 "recorded and empty"). The workspace graders see is the one passed in, because the
 run's own workspace was deleted after the run.
@@ -22,11 +22,11 @@ from typing import Any
 
 import attrs
 
-from waza_core import stats as stats_mod
 from waza_core.errors import WazaError
-from waza_core.grading import GradingContext
+from waza_core.grading.base import GradingContext
 from waza_core.model import Suite, TaskSpec
-from waza_core.runner import RESULTS_SCHEMA_VERSION, build_grader, evidence_from_run, grade_run, run_json, task_json
+from waza_core.results import stats as stats_mod
+from waza_core.run.engine import RESULTS_SCHEMA_VERSION, build_grader, evidence_from_run, grade_run, run_json, task_json
 
 
 @attrs.define
@@ -71,7 +71,7 @@ def regrade(
     if task_id is not None:
         tasks = [t for t in tasks if t.id == task_id]
         if not tasks:
-            from waza_core.suite import display_path
+            from waza_core.suite.load import display_path
 
             raise WazaError(f"task {task_id!r} not found in {display_path(suite.file)} (or it is disabled)")
     entries = results.get("tasks") if isinstance(results.get("tasks"), list) else []

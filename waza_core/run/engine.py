@@ -19,12 +19,12 @@ from typing import Any, Callable
 
 import attrs
 
-from waza_core import stats as stats_mod
 from waza_core.errors import ExecutorError, GraderError, WazaError
-from waza_core.execution import ExecutionRequest
-from waza_core.expectations import ExpectationGrader
-from waza_core.grading import Grader, GradingContext
+from waza_core.grading.base import Grader, GradingContext
+from waza_core.grading.expectations import ExpectationGrader
 from waza_core.model import GraderResult, RunEvidence, Suite, TaskSpec
+from waza_core.results import stats as stats_mod
+from waza_core.run.execution import ExecutionRequest
 
 RESULTS_SCHEMA_VERSION = "1.0"
 
@@ -200,7 +200,7 @@ class Engine:
         self.executor_name = options.executor or cfg.executor
         executor_cls = registry.get("executor", self.executor_name)
         if executor_cls is None:
-            from waza_core.suite import display_path
+            from waza_core.suite.load import display_path
 
             where = "--executor" if options.executor else f"{display_path(suite.file)}: config.executor"
             raise WazaError(f"{where}: {registry.unknown('executor', self.executor_name)}")
@@ -255,7 +255,7 @@ class Engine:
             elif not os.access(fixture, os.R_OK | os.X_OK):
                 problems.append(f"inputs.context.fixture {name!r}: directory {fixture} is not readable")
         if problems:
-            from waza_core.suite import display_path
+            from waza_core.suite.load import display_path
 
             raise WazaError(f"task {task.id!r} ({display_path(task.file)}): " + "; ".join(problems))
         return tuple(files), fixture

@@ -1,0 +1,1 @@
+"""Grading: the grader interface, the expected.* checks and offline regrading."""

@@ -1,0 +1,1 @@
+"""Results: statistics, the results file, the console and the reporters."""

@@ -1,0 +1,1 @@
+"""Suite loading: YAML with positions, JSON Schemas, the suite model, the project config."""
