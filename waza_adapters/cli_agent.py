@@ -13,7 +13,7 @@ Aider, a user's own script).
         output_path: result             # where the answer is in the JSON
         usage_path: usage               # optional: token counts, else usage stays null
 
-Each turn runs from argv without a shell (:func:`waza_core.procs.run`), in the run's
+Each turn runs from argv without a shell (:func:`waza_core.run_process`), in the run's
 workspace, with a minimal environment, bounded output capture and the task timeout
 killing the whole process group. The agent's changes to the workspace are what file
 and program graders then see. See docs/executors.md for every option.
@@ -32,10 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from waza_core.errors import WazaError
-from waza_core.hookspecs import hookimpl
-from waza_core.model import RunEvidence
-from waza_core.run.execution import ExecutionRequest, Executor
+from waza_core import ExecutionRequest, Executor, RunEvidence, WazaError, hookimpl
 
 #: placeholders an argv template may use
 PLACEHOLDERS = frozenset({"prompt", "prompt_file", "workspace", "model", "suite_dir", "session_id"})
@@ -193,7 +190,7 @@ class CliExecutor(Executor):
 
     def __init__(self, suite, options: dict | None = None) -> None:
         super().__init__(suite, options)
-        from waza_core.procs import CancelEvent
+        from waza_core import CancelEvent
 
         opts = self.options
         where = f"{_display(suite.file)}: config.cli"
@@ -261,7 +258,7 @@ class CliExecutor(Executor):
         return env
 
     def execute(self, request: ExecutionRequest) -> RunEvidence:
-        from waza_core.procs import ProcessStartError
+        from waza_core import ProcessStartError
 
         started = time.monotonic()
         deadline = started + request.timeout_seconds if request.timeout_seconds else None
@@ -366,15 +363,15 @@ class CliExecutor(Executor):
 
 
 def _display(path) -> str:
-    from waza_core.suite.load import display_path
+    from waza_core import display_path
 
     return display_path(Path(path))
 
 
 def _run(argv, cwd, env, prompt, timeout, max_output, cancel):
-    from waza_core import procs
+    from waza_core import run_process
 
-    return procs.run(argv, cwd=cwd, env=env, input=prompt.encode("utf-8") if prompt is not None else None,
+    return run_process(argv, cwd=cwd, env=env, input=prompt.encode("utf-8") if prompt is not None else None,
                      timeout=timeout, max_stdout=max_output, max_stderr=STDERR_CAP, cancel=cancel)
 
 

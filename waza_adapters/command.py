@@ -27,9 +27,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from waza_core.hookspecs import hookimpl
-from waza_core.optimize.adapter import AdapterFailure, AdapterReply, OptimizerAdapter
-from waza_core.optimize.contract import ADAPTER_STDOUT_LIMIT as STDOUT_LIMIT
+from waza_core import ADAPTER_STDOUT_LIMIT as STDOUT_LIMIT
+from waza_core import AdapterFailure, AdapterReply, OptimizerAdapter, hookimpl
 
 #: the only variables passed through from waza's environment without ``--adapter-env``
 BASE_ENV = ("PATH", "HOME", "USERPROFILE", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP", "LANG", "LC_ALL")
@@ -136,7 +135,8 @@ class CommandAdapter(OptimizerAdapter):
         import shutil
         import tempfile
 
-        from waza_core.procs import ProcessStartError, run
+        from waza_core import ProcessStartError
+        from waza_core import run_process as run
 
         data = json.dumps(request, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         workdir = tempfile.mkdtemp(prefix="waza-adapter-")

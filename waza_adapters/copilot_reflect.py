@@ -34,8 +34,7 @@ import threading
 import time
 from typing import Any
 
-from waza_core.hookspecs import hookimpl
-from waza_core.optimize.adapter import AdapterFailure, AdapterReply, OptimizerAdapter
+from waza_core import AdapterFailure, AdapterReply, OptimizerAdapter, hookimpl
 
 DONE = "<<<WAZA-DONE>>>"
 END = "<<<WAZA-END>>>"
@@ -326,7 +325,7 @@ def sdk_backend():
 
     class ReflectSdkBackend(SdkBackend):
         async def start(self) -> None:
-            from waza_core.errors import WazaError
+            from waza_core import WazaError
 
             try:
                 await super().start()
@@ -481,7 +480,7 @@ class CopilotReflectAdapter(OptimizerAdapter):
         return self._propose(request, deadline, cancel)
 
     def _describe_doc(self) -> dict[str, Any]:
-        from waza_core._version import __version__
+        from waza_core import __version__
 
         return {
             "kind": "waza.optimizer-adapter-response", "schema_version": "1.0", "operation": "describe",
@@ -508,7 +507,7 @@ class CopilotReflectAdapter(OptimizerAdapter):
         self._started = True
 
     async def _start_async(self) -> None:
-        from waza_core.errors import WazaError
+        from waza_core import WazaError
 
         try:
             await self.backend.start()

@@ -22,10 +22,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from waza_core.errors import WazaError
-from waza_core.hookspecs import hookimpl
-from waza_core.model import RunEvidence
-from waza_core.run.execution import ExecutionRequest, Executor
+from waza_core import ExecutionRequest, Executor, RunEvidence, WazaError, hookimpl
 
 if TYPE_CHECKING:
     import asyncio

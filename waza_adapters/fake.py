@@ -30,8 +30,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from waza_core.hookspecs import hookimpl
-from waza_core.optimize.adapter import AdapterFailure, AdapterReply, OptimizerAdapter
+from waza_core import AdapterFailure, AdapterReply, OptimizerAdapter, hookimpl
 
 _STR_LIST = {"type": "array", "items": {"type": "string"}}
 _USAGE = {"type": "object"}  # checked by the response schema when the reply is validated
@@ -92,7 +91,8 @@ def parse_script(data: bytes) -> dict[str, Any]:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import best_match
 
-    from waza_core.optimize.contract import StrictJSONError, strict_loads
+    from waza_core import StrictJSONError
+    from waza_core import strict_json_loads as strict_loads
 
     try:
         doc = strict_loads(data)
@@ -141,8 +141,8 @@ class FakeAdapter(OptimizerAdapter):
         return self._propose(request)
 
     def _describe(self, request) -> AdapterReply:
-        from waza_core._version import __version__
-        from waza_core.optimize.contract import HARNESS_CAPABILITIES, RESPONSE_KIND
+        from waza_core import ADAPTER_RESPONSE_KIND as RESPONSE_KIND
+        from waza_core import HARNESS_CAPABILITIES, __version__
 
         over = (self.script or {}).get("describe") or {}
         if "raw" in over:
@@ -161,7 +161,7 @@ class FakeAdapter(OptimizerAdapter):
         return AdapterReply(raw=_dump(doc))
 
     def _propose(self, request) -> AdapterReply:
-        from waza_core.optimize.contract import RESPONSE_KIND
+        from waza_core import ADAPTER_RESPONSE_KIND as RESPONSE_KIND
 
         entries = (self.script or {}).get("proposals") or []
         entry = entries[self.calls] if self.calls < len(entries) else {"done": True}

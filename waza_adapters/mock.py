@@ -21,9 +21,7 @@ from __future__ import annotations
 import json
 import time
 
-from waza_core.hookspecs import hookimpl
-from waza_core.model import RunEvidence
-from waza_core.run.execution import ExecutionRequest, Executor
+from waza_core import ExecutionRequest, Executor, RunEvidence, hookimpl
 
 PREVIEW_BYTES = 1024
 

@@ -1,17 +1,138 @@
 """waza for Python: a plugin-based grading framework for AI-agent evaluations.
 
-Plugins import :data:`hookimpl` from here. Importing this package stays cheap: the
-marker is created lazily so that ``waza --version`` does not pay for pluggy.
+This module is the public surface for plugin authors: everything a grader, executor,
+optimizer adapter, interop dialect or reporter needs is importable from
+``waza_core`` itself, and nothing deeper is part of the contract. The built-in
+plugins (``waza_graders``, ``waza_adapters``, ``waza_interop``) are held to the same
+rule by a test, so the surface is exercised every day.
+
+Names are resolved lazily on first use, so ``import waza_core`` (and ``waza
+--version``) does not pay for pluggy, attrs or jsonschema.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from waza_core._version import __version__
 
-__all__ = ["__version__", "hookimpl"]
+#: public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    # the hook marker
+    "hookimpl": "waza_core.hookspecs",
+    # graders
+    "Grader": "waza_core.grading.base",
+    "GradingContext": "waza_core.grading.base",
+    "GraderResult": "waza_core.model",
+    "GraderSpec": "waza_core.model",
+    # executors
+    "Executor": "waza_core.run.execution",
+    "ExecutionRequest": "waza_core.run.execution",
+    "RunEvidence": "waza_core.model",
+    # suites, as graders and executors see them
+    "Suite": "waza_core.model",
+    "SuiteConfig": "waza_core.model",
+    "TaskSpec": "waza_core.model",
+    "FileInput": "waza_core.model",
+    # optimizer adapters
+    "OptimizerAdapter": "waza_core.optimize.adapter",
+    "AdapterOptions": "waza_core.optimize.adapter",
+    "AdapterReply": "waza_core.optimize.adapter",
+    "AdapterFailure": "waza_core.optimize.adapter",
+    "ADAPTER_STDOUT_LIMIT": "waza_core.optimize.contract",
+    "ADAPTER_RESPONSE_KIND": "waza_core.optimize.contract",
+    "HARNESS_CAPABILITIES": "waza_core.optimize.contract",
+    "StrictJSONError": "waza_core.optimize.contract",
+    "strict_json_loads": "waza_core.optimize.contract",
+    # interop dialects
+    "Dialect": "waza_core.interop",
+    "Conversion": "waza_core.interop",
+    "InteropError": "waza_core.interop",
+    "find_template_marker": "waza_core.interop",
+    "yaml_quote": "waza_core.interop",
+    "quote_for_message": "waza_core.interop",
+    "StrictDocument": "waza_core.suite.strict_yaml",
+    "StrictYamlError": "waza_core.suite.strict_yaml",
+    "load_strict_yaml": "waza_core.suite.strict_yaml",
+    "describe_yaml_type": "waza_core.suite.strict_yaml",
+    # reporters
+    "Reporter": "waza_core.results.reporting",
+    "ResultsView": "waza_core.results.reporting",
+    # child processes (argv, no shell, bounded output, whole-group kill)
+    "run_process": "waza_core.procs",
+    "ProcessResult": "waza_core.procs",
+    "ProcessStartError": "waza_core.procs",
+    "CancelEvent": "waza_core.procs",
+    # small shared helpers
+    "display_path": "waza_core.paths",
+    "resolve_inside": "waza_core.paths",
+    "PathEscape": "waza_core.paths",
+    "program_timeout": "waza_core.suite.project_config",
+    # errors and exit codes
+    "WazaError": "waza_core.errors",
+    "SuiteError": "waza_core.errors",
+    "PluginError": "waza_core.errors",
+    "GraderError": "waza_core.errors",
+    "ExecutorError": "waza_core.errors",
+    "ExitCode": "waza_core.errors",
+}
+
+#: public names whose defining module uses another name for them
+_RENAMED = {
+    "ADAPTER_RESPONSE_KIND": "RESPONSE_KIND",
+    "strict_json_loads": "strict_loads",
+    "load_strict_yaml": "load",
+    "describe_yaml_type": "describe_type",
+    "run_process": "run",
+    "yaml_quote": "quote",
+    "quote_for_message": "show",
+    "ProcessResult": "ProcResult",
+}
+
+__all__ = ["__version__", *_EXPORTS]
 
 
-def __getattr__(name: str):
-    if name == "hookimpl":
-        from waza_core.hookspecs import hookimpl
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'waza_core' has no attribute {name!r}")
+    import importlib
 
-        return hookimpl
-    raise AttributeError(name)
+    value = getattr(importlib.import_module(module), _RENAMED.get(name, name))
+    globals()[name] = value  # resolve once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from waza_core.errors import (
+        ExecutorError,
+        ExitCode,
+        GraderError,
+        PluginError,
+        SuiteError,
+        WazaError,
+    )
+    from waza_core.grading.base import Grader, GradingContext
+    from waza_core.hookspecs import hookimpl
+    from waza_core.interop import Conversion, Dialect, InteropError, find_template_marker
+    from waza_core.interop import quote as yaml_quote
+    from waza_core.interop import show as quote_for_message
+    from waza_core.model import FileInput, GraderResult, GraderSpec, RunEvidence, Suite, SuiteConfig, TaskSpec
+    from waza_core.optimize.adapter import AdapterFailure, AdapterOptions, AdapterReply, OptimizerAdapter
+    from waza_core.optimize.contract import ADAPTER_STDOUT_LIMIT, HARNESS_CAPABILITIES, StrictJSONError
+    from waza_core.optimize.contract import RESPONSE_KIND as ADAPTER_RESPONSE_KIND
+    from waza_core.optimize.contract import strict_loads as strict_json_loads
+    from waza_core.paths import PathEscape, display_path, resolve_inside
+    from waza_core.procs import CancelEvent, ProcessStartError
+    from waza_core.procs import ProcResult as ProcessResult
+    from waza_core.procs import run as run_process
+    from waza_core.results.reporting import Reporter, ResultsView
+    from waza_core.run.execution import ExecutionRequest, Executor
+    from waza_core.suite.project_config import program_timeout
+    from waza_core.suite.strict_yaml import StrictDocument, StrictYamlError
+    from waza_core.suite.strict_yaml import describe_type as describe_yaml_type
+    from waza_core.suite.strict_yaml import load as load_strict_yaml

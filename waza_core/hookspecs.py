@@ -1,4 +1,4 @@
-"""The four hook specifications of waza.
+"""The five hook specifications of waza.
 
 Every hook only *collects* classes through a ``register`` callback (the pattern of
 simonw/llm). The core never runs a grader, executor or adapter inside a hook call:
@@ -50,4 +50,13 @@ def waza_register_interop_dialects(register):
 
     A dialect class has ``name`` (the ``--adapter`` id of ``waza interop``). See
     :mod:`waza_core.interop`.
+    """
+
+
+@hookspec
+def waza_register_reporters(register):
+    """Register reporter classes: ``register(ReporterClass)``.
+
+    A reporter class has ``name`` (the ``--reporter`` value) and ``write(results, out)``.
+    See :class:`waza_core.Reporter`.
     """

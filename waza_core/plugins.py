@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 import pluggy
 
+import waza_core
 from waza_core import hookspecs
 from waza_core.errors import PluginError
 
@@ -27,6 +28,16 @@ KINDS = {
     "executor": ("waza_register_executors", "executor"),
     "optimizer_adapter": ("waza_register_optimizer_adapters", "optimizer adapter"),
     "interop_dialect": ("waza_register_interop_dialects", "interop dialect"),
+    "reporter": ("waza_register_reporters", "reporter"),
+}
+
+#: plugin kind -> the public base class every registered class must derive from
+BASES = {
+    "grader": "Grader",
+    "executor": "Executor",
+    "optimizer_adapter": "OptimizerAdapter",
+    "interop_dialect": "Dialect",
+    "reporter": "Reporter",
 }
 
 
@@ -151,7 +162,11 @@ def _collect(pm: pluggy.PluginManager, registry: Registry) -> None:
             info = infos.get(plugin_name)
 
             def register(cls, _plugin=plugin_name, _kind=kind, _human=human, _info=info):
-                name = getattr(cls, "name", None)
+                base = getattr(waza_core, BASES[_kind])
+                if not (isinstance(cls, type) and issubclass(cls, base)):
+                    raise PluginError(f"plugin {_plugin!r} registered {cls!r} as a {_human}, but it does not "
+                                      f"derive from waza_core.{BASES[_kind]}")
+                name = cls.name
                 if not isinstance(name, str) or not name:
                     raise PluginError(f"plugin {_plugin!r} registered an unnamed {_human}")
                 table = registry.items[_kind]

@@ -23,10 +23,7 @@ import shlex
 import stat
 from typing import Any
 
-from waza_core.errors import GraderError
-from waza_core.grading.base import Grader, GradingContext
-from waza_core.hookspecs import hookimpl
-from waza_core.model import GraderResult
+from waza_core import Grader, GraderError, GraderResult, GradingContext, hookimpl
 
 DEFAULT_TIMEOUT = 30.0
 #: bytes kept of stdout, and of stderr; the rest is read and discarded
@@ -60,13 +57,10 @@ class ProgramGrader(Grader):
 
     def __init__(self, spec, suite=None):
         super().__init__(spec, suite)
-        from waza_core import procs
-        from waza_core.suite import project_config
-
-        self._procs = procs
+        from waza_core import program_timeout  # import-light plugin module: only when used
         cfg = spec.config
         self.argv = (cfg["command"], *cfg.get("args", ()))
-        timeout = cfg.get("timeout") or project_config.program_timeout() or DEFAULT_TIMEOUT
+        timeout = cfg.get("timeout") or program_timeout() or DEFAULT_TIMEOUT
         self.timeout = float(timeout)
         self.display = _shorten(shlex.join(self.argv))
         # Built once: a copy per invocation is all the per-run work left.
@@ -85,13 +79,15 @@ class ProgramGrader(Grader):
         env = self._env.copy()
         env[ENV_WORKSPACE] = os.fspath(ctx.workspace_dir) if ctx.workspace_dir else ""
         env[ENV_CONTEXT] = box.path
+        from waza_core import ProcessStartError, run_process
+
         problem: GraderError | None = None
         res = None
         try:
-            res = self._procs.run(self.argv, env=env, input=output.encode("utf-8", "surrogatepass"),
-                                  timeout=self.timeout, max_stdout=MAX_OUTPUT, max_stderr=MAX_OUTPUT,
-                                  cancel=ctx.cancel)
-        except self._procs.ProcessStartError as exc:
+            res = run_process(self.argv, env=env, input=output.encode("utf-8", "surrogatepass"),
+                              timeout=self.timeout, max_stdout=MAX_OUTPUT, max_stderr=MAX_OUTPUT,
+                              cancel=ctx.cancel)
+        except ProcessStartError as exc:
             hint = " (no shell is used: put arguments in 'args')" if " " in self.argv[0] else ""
             problem = GraderError(f"program {self.display} could not start: {exc.reason}{hint}", "start_failed")
         except BaseException:

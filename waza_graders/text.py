@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import re
 
-from waza_core.grading.base import Grader, GradingContext
-from waza_core.hookspecs import hookimpl
-from waza_core.model import GraderResult
+from waza_core import Grader, GraderResult, GradingContext, hookimpl
 
 KEYS = ("contains", "not_contains", "contains_cs", "not_contains_cs", "regex_match", "regex_not_match")
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import hashlib
 
-from waza_core.hookspecs import hookimpl
-from waza_core.interop import Conversion, Dialect, InteropError, find_template_marker, quote, show
+from waza_core import Conversion, Dialect, InteropError, find_template_marker, hookimpl
+from waza_core import quote_for_message as show
+from waza_core import yaml_quote as quote
 
 ADAPTER_ID = "agentv-68df6d2206cea61f721d0445b405efcb5e94aff0-contains-v1"
 DEFAULT_METRIC = "agentv-contains"
@@ -182,9 +183,9 @@ def _select_assertion(doc, test_path, test_map, test: str, position: int):
 
 # ---- helpers ----------------------------------------------------------------------
 def _load(source: bytes):
-    from waza_core.suite import strict_yaml
+    from waza_core import load_strict_yaml
 
-    return strict_yaml.load(source)
+    return load_strict_yaml(source)
 
 
 def _string(doc, base: tuple, mapping: dict, key, where: str, required: bool) -> str | None:
@@ -209,13 +210,13 @@ def _string(doc, base: tuple, mapping: dict, key, where: str, required: bool) ->
 
 
 def _describe(value) -> str:
-    from waza_core.suite.strict_yaml import describe_type
+    from waza_core import describe_yaml_type
 
-    return describe_type(value)
+    return describe_yaml_type(value)
 
 
 def _err(doc, path: tuple, message: str, key: bool = False) -> InteropError:
-    from waza_core.suite.strict_yaml import StrictYamlError
+    from waza_core import StrictYamlError
 
     pos = doc.position(path, key=key) or doc.position(path)
     line, col = pos if pos else (None, None)
@@ -225,11 +226,11 @@ def _err(doc, path: tuple, message: str, key: bool = False) -> InteropError:
 
 def _verify(text: str, expected: dict) -> None:
     """Read the output back with the strict loader: it must mean exactly ``expected``."""
-    from waza_core.suite import strict_yaml
+    from waza_core import StrictYamlError, load_strict_yaml
 
     try:
-        back = strict_yaml.load(text.encode("utf-8"), source="<output>").data
-    except strict_yaml.StrictYamlError as exc:  # pragma: no cover - a bug in the emitter
+        back = load_strict_yaml(text.encode("utf-8"), source="<output>").data
+    except StrictYamlError as exc:  # pragma: no cover - a bug in the emitter
         raise InteropError(f"internal error: the output does not read back ({exc}); "
                            "please report it") from None
     if back != expected:  # pragma: no cover - a bug in the emitter

@@ -31,7 +31,7 @@ def list_dialects(
     lines = []
     for name in registry.names("interop_dialect"):
         cls = registry.get("interop_dialect", name)
-        summary = " ".join(str(getattr(cls, "summary", "") or "").split())
+        summary = " ".join(str(cls.summary or "").split())
         lines.append(f"{name}  {summary}".rstrip() + "\n")
     _deliver("".join(lines).encode("utf-8"), None)
 

@@ -24,9 +24,10 @@ def validate(
     Exit 0 when valid, 2 with every problem listed.
     """
     from waza_core.errors import SuiteError
+    from waza_core.paths import display_path
     from waza_core.plugins import get_registry
     from waza_core.run.engine import Engine
-    from waza_core.suite.load import display_path, load_suite
+    from waza_core.suite.load import load_suite
 
     registry = get_registry(plugin)
     try:

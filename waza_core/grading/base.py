@@ -37,6 +37,9 @@ class Grader:
     #: whether ``grade`` may look at the workspace; output-only graders set False, which
     #: lets the runner skip making a workspace nobody could see
     needs_workspace: ClassVar[bool] = True
+    #: whether the same evidence always gets the same verdict; a judge model or timing
+    #: based grader sets False, which turns the result cache off (as in waza)
+    deterministic: ClassVar[bool] = True
 
     def __init__(self, spec: GraderSpec, suite: Suite | None = None) -> None:
         self.spec = spec

@@ -71,7 +71,7 @@ def regrade(
     if task_id is not None:
         tasks = [t for t in tasks if t.id == task_id]
         if not tasks:
-            from waza_core.suite.load import display_path
+            from waza_core.paths import display_path
 
             raise WazaError(f"task {task_id!r} not found in {display_path(suite.file)} (or it is disabled)")
     entries = results.get("tasks") if isinstance(results.get("tasks"), list) else []

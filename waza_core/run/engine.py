@@ -200,13 +200,14 @@ class Engine:
         self.executor_name = options.executor or cfg.executor
         executor_cls = registry.get("executor", self.executor_name)
         if executor_cls is None:
-            from waza_core.suite.load import display_path
+            from waza_core.paths import display_path
 
             where = "--executor" if options.executor else f"{display_path(suite.file)}: config.executor"
             raise WazaError(f"{where}: {registry.unknown('executor', self.executor_name)}")
         check_required_skills(suite, options.skill_directories)
         self.executor_cls = executor_cls
-        self.executor = executor_cls(suite, dict(cfg.extra.get(getattr(executor_cls, "config_key", "") or "", {})))
+        options_of_executor = cfg.extra.get(executor_cls.config_key, {}) if executor_cls.config_key else {}
+        self.executor = executor_cls(suite, dict(options_of_executor))
         self.global_graders = [build_grader(s, suite, registry) for s in suite.graders]
         self.task_graders = {t.id: [build_grader(s, suite, registry) for s in t.graders] for t in self.tasks}
         self.inputs = {t.id: self._load_inputs(t) for t in self.tasks}
@@ -255,7 +256,7 @@ class Engine:
             elif not os.access(fixture, os.R_OK | os.X_OK):
                 problems.append(f"inputs.context.fixture {name!r}: directory {fixture} is not readable")
         if problems:
-            from waza_core.suite.load import display_path
+            from waza_core.paths import display_path
 
             raise WazaError(f"task {task.id!r} ({display_path(task.file)}): " + "; ".join(problems))
         return tuple(files), fixture
@@ -269,8 +270,8 @@ class Engine:
         """
         files, fixture = self.inputs[task.id]
         return bool(self.options.keep_workspaces or files or fixture is not None
-                    or getattr(self.executor, "needs_workspace", True)
-                    or any(getattr(g, "needs_workspace", True)
+                    or self.executor.needs_workspace
+                    or any(g.needs_workspace
                            for g in self.global_graders + self.task_graders[task.id]))
 
     def _fill_workspace(self, task: TaskSpec, ws: str) -> None:

@@ -41,6 +41,11 @@ class Executor:
     paid: ClassVar[bool] = True
     #: whether it reads or writes the run's workspace (agents do; the mock does not)
     needs_workspace: ClassVar[bool] = True
+    #: the key under the suite's ``config:`` that holds this executor's own options
+    #: (e.g. ``cli``); empty when it takes none
+    config_key: ClassVar[str] = ""
+    #: JSON Schema of ``config.<config_key>``, checked when the suite loads
+    config_schema: ClassVar[dict] = {"type": "object"}
 
     def __init__(self, suite: Suite, options: dict | None = None) -> None:
         self.suite = suite

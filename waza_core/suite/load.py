@@ -13,17 +13,10 @@ from typing import Any
 
 from waza_core.errors import SuiteError
 from waza_core.model import FileInput, GraderSpec, Suite, SuiteConfig, TaskSpec
+from waza_core.paths import display_path
 from waza_core.suite import schema as schemas
 from waza_core.suite import yamlio
 from waza_core.suite.cache import SuiteCache, stat_key
-
-
-def display_path(path: Path) -> str:
-    """A path relative to the working directory when it is under it."""
-    try:
-        return os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
-    except ValueError:
-        return str(path)
 
 
 class _Problems:

@@ -47,7 +47,7 @@ def _grader_def(registry) -> dict[str, Any]:
         cls = registry.get("grader", name)
         cases.append({
             "if": {"properties": {"type": {"const": name}}, "required": ["type"]},
-            "then": {"properties": {"config": getattr(cls, "config_schema", {"type": "object"})}},
+            "then": {"properties": {"config": cls.config_schema}},
         })
     return {"allOf": cases} if cases else {}
 
@@ -68,9 +68,8 @@ def composed(kind: str, registry, grader_configs: bool = True) -> dict[str, Any]
         cfg = schema["properties"]["config"]["properties"]
         for name in registry.names("executor"):
             cls = registry.get("executor", name)
-            key = getattr(cls, "config_key", None)
-            if key:
-                cfg[key] = getattr(cls, "config_schema", {"type": "object"})
+            if cls.config_key:
+                cfg[cls.config_key] = cls.config_schema
     return schema
 
 
@@ -87,7 +86,7 @@ def _validator_for(kind: str, registry: Any):  # a Registry hashes by identity
 def _config_validator(cls):
     from jsonschema import Draft202012Validator
 
-    schema = getattr(cls, "config_schema", None) or {"type": "object"}
+    schema = cls.config_schema or {"type": "object"}
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)
 

@@ -4,8 +4,7 @@ An example of a third-party grader plugin for waza. Install it next to waza
 (``pip install ./examples/plugins/waza-wordcount``) and ``waza plugins`` lists it.
 """
 
-from waza_core.grading.base import Grader
-from waza_core.hookspecs import hookimpl
+from waza_core import Grader, hookimpl
 
 
 class WordCountGrader(Grader):

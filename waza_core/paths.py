@@ -1,0 +1,42 @@
+"""Path helpers shared by the core and the plugins: how a path is shown, and whether a
+relative path stays inside its root once every symlink is resolved."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def display_path(path: str | os.PathLike[str]) -> str:
+    """A path relative to the working directory when it is under it, else as given."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return rel if not rel.startswith("..") else str(path)
+
+
+class PathEscape(ValueError):
+    """A relative path that is absolute, climbs with ``..`` or leaves its root through a link."""
+
+
+def resolve_inside(root: str | os.PathLike[str], rel: str) -> Path:
+    """``root/rel`` with every symlink resolved, refusing anything outside ``root``.
+
+    ``rel`` must be relative and free of ``..`` segments (even ones that would cancel
+    out); after resolving links (of ``root`` too) the result must still be ``root`` or
+    below it. The target need not exist. Raises :class:`PathEscape` with a reason.
+    """
+    if not isinstance(rel, str) or not rel:
+        raise PathEscape("the path is empty")
+    if "\0" in rel:
+        raise PathEscape("the path contains a NUL character")
+    if os.path.isabs(rel) or rel.startswith(("\\", "/")):
+        raise PathEscape("the path must be relative")
+    if ".." in Path(rel.replace("\\", "/")).parts:
+        raise PathEscape("the path must not contain '..'")
+    base = Path(root).resolve()
+    target = (base / rel).resolve()
+    if target != base and not target.is_relative_to(base):
+        raise PathEscape(f"the path leaves {display_path(base)} through a symbolic link")
+    return target
