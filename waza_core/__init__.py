@@ -23,6 +23,7 @@ _EXPORTS: dict[str, str] = {
     # graders
     "Grader": "waza_core.grading.base",
     "GradingContext": "waza_core.grading.base",
+    "GraderSetup": "waza_core.grading.base",
     "GraderResult": "waza_core.model",
     "GraderSpec": "waza_core.model",
     # executors
@@ -116,7 +117,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         SuiteError,
         WazaError,
     )
-    from waza_core.grading.base import Grader, GradingContext
+    from waza_core.grading.base import Grader, GraderSetup, GradingContext
     from waza_core.hookspecs import hookimpl
     from waza_core.interop import Conversion, Dialect, InteropError, find_template_marker
     from waza_core.interop import quote as yaml_quote

@@ -9,6 +9,7 @@ per-run state. ``grade`` returns a :class:`GraderResult`; it raises
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
@@ -21,11 +22,37 @@ if TYPE_CHECKING:
 
 @attrs.frozen
 class GradingContext:
+    """What a grader sees of one run."""
+
     task: TaskSpec
     evidence: RunEvidence
     workspace_dir: str | None
     suite: Suite | None = None
     #: set when the run is being interrupted; long-running graders should stop
+    cancel: threading.Event | None = None
+    #: the final output of the same task run without the skill (baseline mode), for
+    #: pairwise judging; ``None`` when there is no baseline run
+    baseline_output: str | None = None
+
+
+@attrs.frozen
+class GraderSetup:
+    """What the core hands every grader once, before the first run (:meth:`Grader.start`).
+
+    ``new_executor(name, options)`` builds an executor plugin by name (not started), so a
+    grader that needs a model (an LLM judge) runs it through any executor that can
+    answer, instead of a hard-wired SDK.
+    """
+
+    #: the judge model: ``--judge-model``, else ``config.judge_model`` (may be empty)
+    judge_model: str = ""
+    #: the model under test
+    model: str = ""
+    #: ``waza run --update-snapshots``: snapshot-based graders rewrite their snapshots
+    update_snapshots: bool = False
+    #: builds an executor plugin by name; ``None`` where no registry is available
+    new_executor: Callable[[str, dict], Any] | None = None
+    #: set when the run is being interrupted
     cancel: threading.Event | None = None
 
 
@@ -44,6 +71,14 @@ class Grader:
     def __init__(self, spec: GraderSpec, suite: Suite | None = None) -> None:
         self.spec = spec
         self.suite = suite
+
+    def start(self, setup: GraderSetup) -> None:
+        """Called once before the first run (and by ``waza grade``), after ``__init__``.
+
+        Start what lives for the whole suite run here (a judge's executor, say)."""
+
+    def close(self) -> None:
+        """Called once after the last run, also after an interrupt."""
 
     @classmethod
     def check_config(cls, config: dict) -> list[tuple[tuple, str]]:

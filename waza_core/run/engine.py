@@ -20,7 +20,7 @@ from typing import Any, Callable
 import attrs
 
 from waza_core.errors import ExecutorError, GraderError, WazaError
-from waza_core.grading.base import Grader, GradingContext
+from waza_core.grading.base import Grader, GraderSetup, GradingContext
 from waza_core.grading.expectations import ExpectationGrader
 from waza_core.model import GraderResult, RunEvidence, Suite, TaskSpec
 from waza_core.results import stats as stats_mod
@@ -44,6 +44,8 @@ class RunOptions:
     keep_workspaces: bool = False
     skip_graders: bool = False
     fail_fast: bool | None = None
+    judge_model: str | None = None  # --judge-model; else config.judge_model
+    update_snapshots: bool = False
     on_task_done: Callable[[int, int, dict], None] | None = None
 
 
@@ -90,6 +92,41 @@ def build_grader(spec, suite, registry) -> Grader:
         raise
     except Exception as exc:
         raise WazaError(f"{spec.where}: grader {spec.name!r} could not be built: {type(exc).__name__}: {exc}") from exc
+
+
+def executor_factory(suite: Suite, registry) -> Callable[[str, dict], Any]:
+    """``new_executor(name, options)`` for :class:`GraderSetup`: an executor plugin by name."""
+
+    def new_executor(name: str, options: dict) -> Any:
+        cls = registry.get("executor", name)
+        if cls is None:
+            raise WazaError(registry.unknown("executor", name))
+        return cls(suite, dict(options))
+
+    return new_executor
+
+
+def start_graders(graders: list[Grader], setup: GraderSetup) -> None:
+    """Start each grader once; a grader that cannot start is a config error (exit 2)."""
+    for g in graders:
+        try:
+            g.start(setup)
+        except WazaError:
+            raise
+        except GraderError as exc:
+            raise WazaError(f"{g.spec.where}: grader {g.spec.name!r} could not start: {exc}") from None
+
+
+def close_graders(graders: list[Grader]) -> None:
+    """Close every grader, even when one of them fails to close."""
+    problems = []
+    for g in graders:
+        try:
+            g.close()
+        except Exception as exc:  # one grader's failure must not leave the others open
+            problems.append(f"grader {g.spec.name!r}: {type(exc).__name__}: {exc}")
+    if problems:
+        raise WazaError("could not close: " + "; ".join(problems))
 
 
 def grade_run(graders: list[Grader], ctx: GradingContext) -> tuple[dict[str, dict], str, str | None]:
@@ -186,6 +223,7 @@ class Engine:
 
     def __init__(self, suite: Suite, registry, options: RunOptions | None = None) -> None:
         self.suite = suite
+        self.registry = registry
         self.options = options = options or RunOptions()
         cfg = suite.config
         self.tasks = select_tasks(suite, options)
@@ -345,7 +383,9 @@ class Engine:
         self.workspaces = _Workspaces()
         self.executor.model = self.model  # so start() can check the model once, not per run
         self.executor.start()
+        graders = self.all_graders()
         try:
+            start_graders(graders, self.grader_setup())
             if self.parallel and self.workers > 1:
                 self._run_parallel(runs)
             else:
@@ -355,10 +395,19 @@ class Engine:
             self.incomplete = True
         finally:
             try:
+                close_graders(graders)
                 self.executor.shutdown()
             finally:
                 self.workspaces.close()
         return self.outcome(started, int((time.perf_counter() - t0) * 1000))
+
+    def all_graders(self) -> list[Grader]:
+        return self.global_graders + [g for t in self.tasks for g in self.task_graders[t.id]]
+
+    def grader_setup(self) -> GraderSetup:
+        judge = self.options.judge_model if self.options.judge_model is not None else self.suite.config.judge_model
+        return GraderSetup(judge_model=judge, model=self.model, update_snapshots=self.options.update_snapshots,
+                           new_executor=executor_factory(self.suite, self.registry), cancel=self.cancel)
 
     def _finish_task(self, task: TaskSpec, runs: list[dict]) -> None:
         entry = task_json(task, runs)

@@ -8,6 +8,7 @@ from several threads at once (bounded by ``--workers``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
 import attrs
@@ -31,6 +32,15 @@ class ExecutionRequest:
     run_number: int = 1
     attempt: int = 1
     files: tuple = ()  # (relative path, content) loaded for this run
+    #: extra environment variables for the agent process (``inputs.environment``, mocks)
+    environment: Mapping[str, str] = attrs.field(factory=dict)
+    #: folders to put first on the agent process's PATH (command-mock shims)
+    path_prepend: tuple[str, ...] = ()
+    #: MCP servers to hand to the agent: name -> server config (``command``, ``args``,
+    #: ``env``, ``cwd``), e.g. the stdio server of an ``mcp_mocks`` entry
+    mcp_servers: Mapping[str, dict] = attrs.field(factory=dict)
+    #: the agent's working directory relative to the workspace (``inputs.workdir``)
+    workdir: str | None = None
 
 
 class Executor:
