@@ -192,7 +192,8 @@ def test_expected_grader_names_are_reserved(make_suite, registry, where):
 
 def test_re2_only_regex_syntax_loads_and_lookaround_does_not(make_suite, registry):
     """Patterns are RE2 (waza's syntax): POSIX classes and \\pL are fine, lookarounds are not."""
-    task = TASK + "graders:\n  - type: text\n    name: g\n    config: {regex_match: ['[[:digit:]]+', '\\pL', 'a(?=b)']}\n"
+    task = TASK + ("graders:\n  - type: text\n    name: g\n"
+                   "    config: {regex_match: ['[[:digit:]]+', '\\pL', 'a(?=b)']}\n")
     out = problems(make_suite, registry, tasks={"tasks/a.yaml": task})
     assert len(out) == 1
     assert "invalid regex_match pattern 'a(?=b)': invalid perl operator: (?= (lookahead is not supported" in out[0]
