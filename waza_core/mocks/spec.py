@@ -101,7 +101,7 @@ def check_command_mocks(mocks: Any) -> list[Problem]:
                         compile_regex(f"^(?:{pattern})$")
                     except RegexError as exc:
                         problems.append((at + ("args_regex", k), f"{prefix} args_regex[{k}] {pattern!r} is "
-                                                                  f"invalid: {exc}"))
+                                                                  f"invalid: {exc.reason}"))
             code = resp.get("exit_code", 0)
             if isinstance(code, int) and not isinstance(code, bool) and not 0 <= code <= 255:
                 problems.append((at + ("exit_code",), f"{prefix} exit_code must be between 0 and 255, got {code}"))
@@ -218,7 +218,7 @@ def check_mcp_tool(tool: Any) -> list[Problem]:
                 compile_regex(str(pattern))
             except RegexError as exc:
                 problems.append((("responses", j, "match_regex", field),
-                                 f"response {j}: match_regex field {field!r} has invalid regex {pattern!r}: {exc}"))
+                                 f"response {j}: match_regex field {field!r} has invalid regex {pattern!r}: {exc.reason}"))
         schema = resp.get("match_schema")
         if isinstance(schema, dict) and schema:
             try:
