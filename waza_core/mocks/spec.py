@@ -218,7 +218,8 @@ def check_mcp_tool(tool: Any) -> list[Problem]:
                 compile_regex(str(pattern))
             except RegexError as exc:
                 problems.append((("responses", j, "match_regex", field),
-                                 f"response {j}: match_regex field {field!r} has invalid regex {pattern!r}: {exc.reason}"))
+                                 f"response {j}: match_regex field {field!r} has invalid regex {pattern!r}: "
+                                 f"{exc.reason}"))
         schema = resp.get("match_schema")
         if isinstance(schema, dict) and schema:
             try:
