@@ -50,16 +50,16 @@ def check_suite(data: dict, eval_file: Path, tasks: list, problems) -> None:
     shown = data.get("schemaVersion")
     if data.get("command_mocks") is not None and not _gate(version, (1, 3)):
         problems.add(eval_file, f"command_mocks requires schemaVersion 1.3 or newer (this file says {shown!r})",
-                     None, ("command_mocks",))
+                     None, (), "command_mocks")
     if data.get("mcp_mocks") and not _gate(version, (1, 1)):
         problems.add(eval_file, f"mcp_mocks requires schemaVersion 1.1 or newer (this file says {shown!r})",
-                     None, ("mcp_mocks",))
+                     None, (), "mcp_mocks")
     _check_fixtures(data.get("command_mocks"), base, eval_file, problems)
     for task in tasks:
         raw = task.raw
         if raw.get("command_mocks") is not None and not _gate(version, (1, 3)):
             problems.add(task.file, "command_mocks requires schemaVersion 1.3 or newer in "
-                                    f"{eval_file.name} (it says {shown!r})", None, ("command_mocks",))
+                                    f"{eval_file.name} (it says {shown!r})", None, (), "command_mocks")
         _check_fixtures(raw.get("command_mocks"), base, task.file, problems)
     mcp_mocks = data.get("mcp_mocks")
     for i, mock in enumerate(mcp_mocks if isinstance(mcp_mocks, list) else []):
