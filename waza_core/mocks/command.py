@@ -99,6 +99,12 @@ class MockRuntime:
             raise
         return CommandMockSession(self, folder, mocks)
 
+    def mcp_root(self) -> Path:
+        """Where the runs' MCP mock configurations and call logs live."""
+        folder = self.root / "mcp"
+        folder.mkdir(mode=0o700, exist_ok=True)
+        return folder
+
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
 
