@@ -1,8 +1,8 @@
 """``command_mocks`` on waza's side: the shim folder and one session per run.
 
-A :class:`MockRuntime` is made once per suite run: a private folder (0700) outside
+A :class:`MockRuntime` is made for each run: a private folder (0700) outside
 every workspace, with ``bin/`` (one shim per mocked name, first on the agent's PATH)
-and ``sessions/``. Each run opens a :class:`CommandMockSession`: ``config.json`` with
+and ``sessions/``. The run opens a :class:`CommandMockSession`: ``config.json`` with
 the run's mocks and workspace, and ``calls/`` where each shim invocation records
 itself. The shim finds its session through ``WAZA_COMMAND_MOCK_SESSION`` (set in the
 agent's environment), else, as in waza (Go), through its working directory.

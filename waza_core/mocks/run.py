@@ -73,7 +73,6 @@ class SuiteMocks:
             if importlib.util.find_spec("mcp") is None:
                 raise WazaError(f"{display_path(suite.file)}: mcp_mocks need the MCP Python SDK; install it with "
                                 "pip install 'waza[mcp]'")
-        self._runtime: MockRuntime | None = None
 
     def _mcp_configs(self, mocks: list) -> list[dict]:
         """Each mock's tools: its ``fixtures`` folder first, inline ``tools`` over them."""
@@ -91,15 +90,10 @@ class SuiteMocks:
             out.append({"name": mock["name"].strip(), "tools": tools})
         return out
 
-    def needs_workspace(self, task_id: str) -> bool:
-        plan = self.plans[task_id]
-        return bool(plan.repos or plan.workdir)
-
-    @property
-    def runtime(self) -> MockRuntime:
-        if self._runtime is None:
-            self._runtime = MockRuntime()
-        return self._runtime
+    def used(self) -> bool:
+        """Whether any run has anything to prepare."""
+        return bool(self.mcp_configs or any(p.command_mocks is not None or p.repos or p.workdir or p.environment
+                                            for p in self.plans.values()))
 
     def prepare(self, task, workspace: str | None, cancel=None) -> RunInputs:
         """Place the task's repositories, check its workdir, open its mock session."""
@@ -113,25 +107,21 @@ class SuiteMocks:
             repo_mod.materialize(plan.repos, workspace, cancel)
             if plan.workdir:
                 _check_workdir(workspace, plan.workdir)
-            if not self.mocks_active:
+            if not self.mocks_active or (plan.command_mocks is None and not self.mcp_configs):
                 return run
+            run.runtime = MockRuntime()  # per run: its shims, session and records, removed after it
             if plan.command_mocks is not None:
-                session = self.runtime.open_session(workspace, plan.command_mocks, self.base)
+                session = run.runtime.open_session(workspace, plan.command_mocks, self.base)
                 run.command_session = session
                 run.environment.update(session.environment())
                 run.path_prepend = session.path_prepend
             if self.mcp_configs:
-                run.mcp_dir = Path(tempfile.mkdtemp(prefix="run-", dir=self.runtime.mcp_root()))
+                run.mcp_dir = Path(tempfile.mkdtemp(prefix="run-", dir=run.runtime.mcp_root()))
                 run.mcp_servers = _mcp_servers(self.mcp_configs, run.mcp_dir)
         except BaseException:
             run.finish()
             raise
         return run
-
-    def close(self) -> None:
-        if self._runtime is not None:
-            self._runtime.close()
-            self._runtime = None
 
 
 def _check_workdir(workspace: str, workdir: str) -> None:
@@ -170,6 +160,7 @@ class RunInputs:
     path_prepend: tuple[str, ...] = ()
     mcp_servers: dict = attrs.field(factory=dict)
     workdir: str | None = None
+    runtime: MockRuntime | None = None
     command_session: CommandMockSession | None = None
     mcp_dir: Path | None = None
     finished: bool = False
@@ -186,4 +177,6 @@ class RunInputs:
         if self.mcp_dir is not None:
             mcp = read_records(self.mcp_dir / "calls")
             shutil.rmtree(self.mcp_dir, ignore_errors=True)
+        if self.runtime is not None:
+            self.runtime.close()
         return commands, mcp, problem
