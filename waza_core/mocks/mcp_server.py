@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import secrets
 import sys
 import time
 from typing import Any
@@ -43,7 +42,7 @@ def record(log_dir: str | None, server: str, tool: str, args: dict, index: int, 
     entry = {"server": server, "tool": tool, "arguments": sanitize_value(args, secret_values(os.environ)),
              "response_index": index, "is_error": is_error}
     data = json.dumps({"recorded_at": time.time_ns(), "invocation": entry}).encode("utf-8")
-    stem = f"call-{time.time_ns():020d}-{os.getpid()}-{secrets.token_hex(4)}"
+    stem = f"call-{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}"
     tmp = os.path.join(log_dir, f".{stem}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import secrets
 import sys
 import time
 
@@ -191,7 +190,7 @@ def record(log_dir: str, name: str, args: list[str], exit_code: int, index: int,
         invocation["args"] = clean
     invocation.update(exit_code=exit_code, response_index=index)
     data = json.dumps({"recorded_at": time.time_ns(), "invocation": invocation}).encode("utf-8")
-    stem = f"call-{time.time_ns():020d}-{os.getpid()}-{secrets.token_hex(4)}"
+    stem = f"call-{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}"
     tmp = os.path.join(log_dir, f".{stem}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
