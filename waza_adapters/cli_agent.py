@@ -185,6 +185,7 @@ class CliExecutor(Executor):
 
     name = "cli"
     paid = True
+    supports_mocks = True
     config_key = "cli"
     config_schema = CONFIG_SCHEMA
 

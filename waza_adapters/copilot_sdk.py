@@ -480,6 +480,7 @@ class CopilotSdkExecutor(Executor):
 
     name = "copilot-sdk"
     paid = True
+    supports_mocks = True
     config_key = "copilot"
     config_schema = CONFIG_SCHEMA
 

@@ -98,6 +98,8 @@ class RunEvidence:
     tool_events: list | None = None
     host_lifecycle: dict | None = None
     command_invocations: list | None = None
+    #: tool calls answered by the run's ``mcp_mocks`` (waza for Python only; see docs/mocks.md)
+    mcp_invocations: list | None = None
     user_input_requests: list | None = None
     skill_invocations: list | None = None
     outcome: dict = attrs.field(factory=dict)
@@ -117,6 +119,7 @@ class RunEvidence:
             "tool_events": self.tool_events,
             "host_lifecycle": self.host_lifecycle,
             "command_invocations": self.command_invocations,
+            "mcp_invocations": self.mcp_invocations,
             "user_input_requests": self.user_input_requests,
             "duration_ms": int(self.duration_ms),
         }

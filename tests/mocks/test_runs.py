@@ -10,8 +10,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 
@@ -50,6 +48,9 @@ def test_command_mocks_example_passes_records_and_regrades_offline(waza, tmp_pat
     # offline: the same evidence reaches the graders from the results file alone
     graded = waza("grade", "eval.yaml", "--results", "results.json", "-o", "regraded.json", cwd=suite)
     assert graded.returncode == 0, graded.stderr.decode()
+    from waza_core.suite.schema import plain_validator
+
+    assert list(plain_validator("results").iter_errors(results)) == []
     regraded = runs_by_task(results_of(suite / "regraded.json"))
     assert regraded["account"][0]["command_invocations"] == account["command_invocations"]
     assert regraded["account"][0]["validations"]["account_lookup"]["passed"] is True
@@ -100,10 +101,15 @@ def test_mcp_mocks_example(waza, tmp_path):
     done = waza("run", "eval.yaml", "-o", "results.json", cwd=suite, timeout=300)
     assert done.returncode == 0, done.stderr.decode()[-3000:]
     runs = runs_by_task(results_of(suite / "results.json"))
-    assert [(c["tool"], c["arguments"], c["response_index"], c["is_error"]) for c in runs["alice"][0]["mcp_invocations"]] \
-        == [("list_items", {"owner": "alice"}, 0, False), ("get_stock", {"item": "laptop"}, 0, False)]
+    calls = runs["alice"][0]["mcp_invocations"]
+    assert [(c["tool"], c["arguments"], c["response_index"], c["is_error"]) for c in calls] == [
+        ("list_items", {"owner": "alice"}, 0, False), ("get_stock", {"item": "laptop"}, 0, False)]
     assert runs["bob"][0]["mcp_invocations"][0]["is_error"] is True
     assert runs["alice"][0]["command_invocations"] is None
+    assert runs["alice"][0]["validations"]["used_inventory"]["passed"] is True  # read from WAZA_GRADING_CONTEXT
+    from waza_core.suite.schema import plain_validator
+
+    assert list(plain_validator("results").iter_errors(results_of(suite / "results.json"))) == []
 
 
 def git(cwd, *args):
