@@ -119,10 +119,9 @@ class RunEvidence:
             "tool_events": self.tool_events,
             "host_lifecycle": self.host_lifecycle,
             "command_invocations": self.command_invocations,
-            "mcp_invocations": self.mcp_invocations,
             "user_input_requests": self.user_input_requests,
             "duration_ms": int(self.duration_ms),
-        }
+        } | ({"mcp_invocations": self.mcp_invocations} if self.mcp_invocations is not None else {})
 
 
 @attrs.define

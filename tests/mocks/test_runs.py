@@ -194,3 +194,12 @@ def test_a_hanging_command_behind_a_shim_is_killed_with_the_agent(make_suite, wa
     assert run["status"] == "error" and "timed out after 3s" in run["error_msg"]
     leftover = subprocess.run(["pgrep", "-f", str(slow / "slowpoke")], capture_output=True)
     assert leftover.returncode == 1  # no process left
+
+
+def test_the_grading_context_gets_mcp_invocations_only_when_recorded():
+    from waza_core.model import RunEvidence
+
+    assert "mcp_invocations" not in RunEvidence().context_json()  # the seed's fields, unchanged
+    calls = [{"server": "s", "tool": "t", "arguments": {}, "response_index": 0, "is_error": False}]
+    assert RunEvidence(mcp_invocations=calls).context_json()["mcp_invocations"] == calls
+    assert RunEvidence(mcp_invocations=[]).context_json()["mcp_invocations"] == []
