@@ -223,6 +223,10 @@ class CliExecutor(Executor):
 
     # -- lifecycle ----------------------------------------------------------------------
 
+    def environment_allow_list(self) -> tuple[str, ...]:
+        """``env``: what a run elsewhere (``--backend ray``) gets from the driver."""
+        return tuple(self.options.get("env", ()))
+
     def start(self) -> None:
         """Fail once, clearly, when the agent's program is missing (not once per task)."""
         for key, template in (("command", self.command), ("follow_up_command", self.follow_up)):

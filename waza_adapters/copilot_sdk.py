@@ -498,6 +498,11 @@ class CopilotSdkExecutor(Executor):
         self._closed = False
         self._lock = threading.Lock()
 
+    def environment_allow_list(self) -> tuple[str, ...]:
+        """The token variable (``github_token_env``): what a run elsewhere gets from the driver."""
+        name = self.options.get("github_token_env")
+        return (name,) if name else ()
+
     # -- the private loop ----------------------------------------------------------------------
 
     def _call(self, coro, timeout: float | None = None):

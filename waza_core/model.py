@@ -64,6 +64,7 @@ class SuiteConfig:
     skill_directories: tuple[str, ...] = ()
     required_skills: tuple[str, ...] = ()
     disabled_skills: tuple[str, ...] = ()
+    backend: str | None = None  # where the runs run (``waza run --backend``); None: not set
     extra: dict = attrs.field(factory=dict)  # executor-specific keys, e.g. ``cli``
 
 

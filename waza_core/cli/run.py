@@ -42,6 +42,10 @@ def run(
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Print only errors."),
     log_format: str = typer.Option("console", "--log-format", help="console or json (stderr logs)."),
     plugin: List[str] = typer.Option([], "-p", "--plugin", help=PLUGIN_OPTION_HELP),
+    backend: Optional[str] = typer.Option(None, "--backend", help="Where runs run: local (default) or ray."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster to use (else RAY_ADDRESS)."),
+    journal: Optional[Path] = typer.Option(None, "--journal", help="Append each finished run to this file."),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="Run only what this journal lacks; append."),
 ) -> None:
     """Run an eval suite. Exit 0 when every task passed, 1 when one failed or errored, 2 on bad input."""
     from waza_core.run.command import RunCommand, run_command
@@ -64,4 +68,8 @@ def run(
         quiet=quiet,
         log_format=log_format,
         plugins=plugin,
+        backend=backend,
+        ray_address=ray_address,
+        journal=journal,
+        resume=resume,
     )))

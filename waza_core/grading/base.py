@@ -80,6 +80,12 @@ class Grader:
     def close(self) -> None:
         """Called once after the last run, also after an interrupt."""
 
+    def environment_allow_list(self) -> tuple[str, ...]:
+        """Names (``*`` and ``?`` globs allowed) of variables of waza's environment this
+        grader reads, a credential say. A backend that runs it on another machine
+        (``ray``) passes exactly these along from the driver, and nothing else of it."""
+        return ()
+
     @classmethod
     def check_config(cls, config: dict) -> list[tuple[tuple, str]]:
         """Semantic checks beyond the schema, run at load time.

@@ -27,8 +27,8 @@ Backends are picked by name with :func:`make_backend` (``--backend``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import ClassVar
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, ClassVar
 
 import attrs
 
@@ -48,6 +48,8 @@ class BackendJob:
     recipe: SuiteRecipe | None
     parallel: bool
     workers: int  # the cap on concurrent runs
+    #: backend-specific settings (``ray``: ``address``, ``workers`` as given on the command line)
+    options: Mapping[str, Any] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -60,6 +62,9 @@ class Backend:
     """Base class of backends. Subclasses set ``name`` and implement the five calls."""
 
     name: ClassVar[str] = ""
+    #: runs happen in this process, on the driver's PreparedSuite (the driver starts it);
+    #: False: elsewhere (each worker builds and starts its own)
+    local_runs: ClassVar[bool] = True
 
     def __init__(self, job: BackendJob) -> None:
         self.job = job
@@ -89,4 +94,22 @@ def make_backend(name: str, job: BackendJob) -> Backend:
         from waza_core.run.local import LocalBackend
 
         return LocalBackend(job)
-    raise WazaError(f"unknown backend {name!r}; known: local")
+    if name == "ray":
+        from waza_core.run.ray_backend import RayBackend
+
+        return RayBackend(job)
+    raise WazaError(f"unknown backend {name!r}; known: {', '.join(BACKENDS)}")
+
+
+#: the names ``--backend`` takes
+BACKENDS = ("local", "ray")
+
+
+def check_backend(name: str) -> None:
+    """Fail now (exit 2) when backend ``name`` does not exist or cannot be used here."""
+    if name not in BACKENDS:
+        raise WazaError(f"unknown backend {name!r}; known: {', '.join(BACKENDS)}")
+    if name == "ray":
+        from waza_core.run.ray_backend import check_ray_installed
+
+        check_ray_installed()

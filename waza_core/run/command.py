@@ -45,6 +45,10 @@ class RunCommand:
     quiet: bool = False
     log_format: str = "console"
     plugins: list[str] = attrs.field(factory=list)
+    backend: str | None = None  # --backend; else .waza.yaml defaults.backend, config.backend, local
+    ray_address: str | None = None  # --ray-address; else RAY_ADDRESS, .waza.yaml defaults.rayAddress
+    journal: Path | None = None  # --journal: append each finished run here
+    resume: Path | None = None  # --resume: rerun only what this journal lacks, keep appending
 
 
 def run_command(cmd: RunCommand) -> int:
@@ -55,13 +59,21 @@ def run_command(cmd: RunCommand) -> int:
     check_targets(cmd)
     configure_logging(cmd.log_format, cmd.quiet)
     suite, registry = load(cmd)
+    backend, backend_options = pick_backend(cmd, suite)
     reporter = console.Reporter(quiet=cmd.quiet)
-    engine = Engine(suite, registry, run_options(cmd, reporter), plugins=tuple(cmd.plugins))
+    options = run_options(cmd, reporter)
+    options.backend, options.backend_options = backend, backend_options
+    engine = Engine(suite, registry, options, plugins=tuple(requested_plugins(cmd.plugins)))
+    from waza_core.run import journal as journal_mod
+
+    journal = journal_mod.attach(engine, cmd.journal, cmd.resume)
     reporter.start(suite, engine)
     try:
         doc = engine.run()
     finally:
         reporter.stop()  # also when a run could not start: give the terminal its cursor back
+        if journal is not None:
+            journal.close()
     target = write_results(cmd, doc)
     reporter.summary(_console_outcome(doc), target)
     return exit_code_of(doc, engine)
@@ -82,6 +94,40 @@ def check_targets(cmd: RunCommand) -> None:
             raise WazaError(f"--output-dir {cmd.output_dir}: folder is not writable")
     if cmd.output is not None:
         check_writable_target(cmd.output)
+    if cmd.resume is not None:
+        from waza_core.run.journal import check_resume_target
+
+        if cmd.journal is not None and cmd.journal != cmd.resume:
+            raise WazaError("--resume PATH goes on appending to PATH: give --resume alone, not with another --journal")
+        check_resume_target(cmd.resume)
+    elif cmd.journal is not None:
+        from waza_core.run.journal import check_new_target
+
+        check_new_target(cmd.journal)
+
+
+def pick_backend(cmd: RunCommand, suite) -> tuple[str, dict]:
+    """The backend (--backend, else .waza.yaml defaults.backend, else config.backend, else
+    local) and its options; exit 2 when it cannot be used here (Ray not installed)."""
+    from waza_core.run.backend import check_backend
+    from waza_core.suite.project_config import run_default
+
+    name = cmd.backend or run_default("backend") or suite.config.backend or "local"
+    check_backend(name)
+    if name != "ray":
+        if cmd.ray_address:
+            raise WazaError("--ray-address needs --backend ray")
+        return name, {}
+    address = cmd.ray_address or os.environ.get("RAY_ADDRESS") or run_default("rayAddress") or None
+    return name, {"address": address, "workers": cmd.workers}
+
+
+def requested_plugins(names: list[str]) -> list[str]:
+    """The plugin modules of this run: ``-p`` and then ``WAZA_PLUGINS`` (what a worker
+    elsewhere must load to rebuild the suite)."""
+    from waza_core.plugins import _requested_modules
+
+    return _requested_modules(names)
 
 
 def load(cmd: RunCommand):

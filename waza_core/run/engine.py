@@ -21,11 +21,12 @@ returns the typed :class:`~waza_core.results.model.ResultsDocument`.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from waza_core.model import Suite
 from waza_core.results.model import RESULTS_SCHEMA_VERSION, ResultsDocument, exit_code
 from waza_core.run.aggregate import Aggregator, task_result
-from waza_core.run.backend import BackendJob, make_backend
+from waza_core.run.backend import BackendJob, CompletedRun, make_backend
 from waza_core.run.plan import RunOptions, RunUnit, make_plan, select_tasks
 from waza_core.run.prepared import PreparedSuite, SuiteRecipe, UnitSettings, build_grader
 from waza_core.run.unit import grade_run
@@ -59,6 +60,10 @@ class Engine:
         self.prepared = PreparedSuite(suite, registry, settings, list(plan.tasks), recipe=self.recipe)
         self.aggregator = Aggregator(plan, options)
         self.incomplete = False
+        #: runs finished by an earlier session of this suite run (``--resume``): not run again
+        self.prior: list[CompletedRun] = []
+        #: called with every run as it finishes, before it is aggregated (``--journal``)
+        self.run_observers: list[Callable[[CompletedRun], None]] = []
         # what the console shows before the first run
         self.tasks, self.trials, self.model = list(plan.tasks), plan.trials, plan.model
         self.executor_name = plan.executor_name
@@ -85,10 +90,13 @@ class Engine:
         started = time.time()
         t0 = time.perf_counter()
         prepared, plan = self.prepared, self.plan
-        backend = make_backend(self.options.backend, BackendJob(prepared, self.recipe, plan.parallel, plan.workers))
+        backend = make_backend(self.options.backend, BackendJob(prepared, self.recipe, plan.parallel, plan.workers,
+                                                                dict(self.options.backend_options)))
         try:
-            prepared.start()
-            backend.submit(plan.units())
+            todo = self._take_prior()
+            if todo and backend.local_runs:
+                prepared.start()
+            backend.submit(todo)
             self._collect(backend)
         except KeyboardInterrupt:
             backend.interrupt()
@@ -100,11 +108,28 @@ class Engine:
                 prepared.close()
         return self.outcome(started, int((time.perf_counter() - t0) * 1000))
 
+    def _take_prior(self) -> list[RunUnit]:
+        """Aggregate the runs of :attr:`prior`; the units still to run."""
+        units = self.plan.units()
+        if not self.prior:
+            return units
+        todo = {(u.task_id, u.trial, u.model): u for u in units}
+        for run in self.prior:  # runs of other tasks or trials, and repeats, are left out
+            if todo.pop((run.unit.task_id, run.unit.trial, run.unit.model), None) is not None:
+                self.aggregator.add(run)
+        if todo and self.plan.fail_fast and self.aggregator.saw_failure:
+            self.incomplete = True
+            return []
+        return list(todo.values())
+
     def _collect(self, backend) -> None:
         """Feed the runs to the aggregator as they finish; fail-fast cancels what has not started."""
         stream = backend.results()
+        observers = self.run_observers
         try:
             for done in stream:
+                for observe in observers:
+                    observe(done)
                 self.aggregator.add(done)
                 if self.plan.fail_fast and self.aggregator.saw_failure and backend.cancel():
                     self.incomplete = True

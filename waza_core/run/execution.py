@@ -68,6 +68,12 @@ class Executor:
     def start(self) -> None:
         """Called once before the first run (check logins and binaries here)."""
 
+    def environment_allow_list(self) -> tuple[str, ...]:
+        """Names (``*`` and ``?`` globs allowed) of variables of waza's environment this
+        executor reads, a credential say. A backend that runs it on another machine
+        (``ray``) passes exactly these along from the driver, and nothing else of it."""
+        return ()
+
     def execute(self, request: ExecutionRequest) -> RunEvidence:  # pragma: no cover - interface
         raise NotImplementedError
 

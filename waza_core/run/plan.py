@@ -49,6 +49,8 @@ class RunOptions:
     judge_model: str | None = None  # --judge-model; else config.judge_model
     update_snapshots: bool = False
     backend: str = "local"
+    #: settings of the backend (``ray``: ``address``, ``workers``); see :class:`~waza_core.run.backend.BackendJob`
+    backend_options: dict = attrs.field(factory=dict)
     #: called on the driver as each task finishes: (finished count, task count, task entry)
     on_task_done: Callable[[int, int, TaskResult], None] | None = None
 

@@ -185,6 +185,7 @@ def load_suite(path: str | Path, registry) -> Suite:
         skill_directories=tuple(_resolve_dirs(file.parent, cfg.get("skill_directories", []))),
         required_skills=tuple(cfg.get("required_skills", [])),
         disabled_skills=tuple(cfg.get("disabled_skills", [])),
+        backend=cfg.get("backend"),
         extra={k: v for k, v in cfg.items() if k not in known},
     )
     return Suite(

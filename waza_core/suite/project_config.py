@@ -98,3 +98,28 @@ def _program_timeout(path: Path) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         raise WazaError(f"{path}: graders.programTimeout must be a number of seconds (>= 0), got {value!r}")
     return float(value) or None
+
+
+#: ``.waza.yaml`` ``defaults`` keys ``waza run`` reads, and the type of each
+RUN_DEFAULTS = {"backend": str, "rayAddress": str}
+
+
+def run_default(key: str, start: str | os.PathLike[str] | None = None) -> Any:
+    """``defaults.<key>`` of the project file for ``waza run`` (see :data:`RUN_DEFAULTS`), or None."""
+    path = find(start)
+    if path is None:
+        return None
+    defaults = _read(path).get("defaults")
+    if defaults is None:
+        return None
+    if not isinstance(defaults, dict):
+        raise WazaError(f"{path}: 'defaults' must be a mapping")
+    value = defaults.get(key)
+    if value is not None and not isinstance(value, RUN_DEFAULTS[key]):
+        raise WazaError(f"{path}: defaults.{key} must be a {RUN_DEFAULTS[key].__name__}, got {value!r}")
+    if key == "backend" and value is not None:
+        from waza_core.run.backend import BACKENDS
+
+        if value not in BACKENDS:
+            raise WazaError(f"{path}: defaults.backend must be one of {', '.join(BACKENDS)}, got {value!r}")
+    return value

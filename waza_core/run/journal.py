@@ -1,0 +1,313 @@
+"""The run journal (``waza run --journal PATH``) and resuming from it (``--resume PATH``).
+
+A journal is a JSON Lines file the driver appends to as runs finish, so a crash of
+the driver (Ctrl-C, a closed laptop, ``kill -9``, a lost CI machine) costs only the
+runs that were in flight. Its first line names the suite; every other line is one
+finished run::
+
+    {"waza_journal": 1, "suite": "<sha256>", "eval_name": "...", "settings": {...}, "created": "..."}
+    {"task_id": "t1", "trial": 1, "model": "m", "run": {<the run, as in the results file>}}
+
+**Durability.** Each line is one ``write`` of the whole line to a file opened with
+``O_APPEND``: once ``write`` returns, the line is in the operating system's hands and
+survives the death of the waza process, ``SIGKILL`` included. Surviving a crash of the
+machine needs ``fdatasync``, which costs a disk flush; the journal does it at most
+once every :data:`SYNC_INTERVAL` seconds and when it is closed, so a power cut loses
+at most that much more, and a 100,000-run suite does not pay a flush per run.
+
+**Resume.** :func:`resume` reads a journal back: the suite fingerprint on the first
+line must be this suite's (a journal of another suite, or of a suite edited since, is
+exit 2), and the settings that change what a run means (executor, model, judge model,
+``--skip-graders``) must match. A last line without its newline is a write the crash
+cut short: it is ignored, and cut off the file before appending resumes. The runs read
+back go to :attr:`waza_core.run.engine.Engine.prior`, so only the missing runs run.
+
+The journal is written under the rules of every file waza writes: a regular file is
+appended to and keeps its mode, a FIFO or a character device is written to directly,
+anything else is refused; a journal is never replaced. One journal, one writer: the
+file is locked (``flock``) while a run appends to it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import stat
+import time
+from pathlib import Path
+from typing import Any
+
+from waza_core.errors import WazaError
+from waza_core.run.backend import CompletedRun
+from waza_core.run.plan import RunUnit
+
+#: the ``waza_journal`` value of the first line of the journals this version writes
+JOURNAL_VERSION = 1
+#: at most this many seconds between two flushes to disk (``fdatasync``)
+SYNC_INTERVAL = 1.0
+#: the settings that must be equal to resume a journal: they change what a run means
+CHECKED_SETTINGS = ("executor", "model", "judge_model", "skip_graders")
+
+
+def suite_fingerprint(suite) -> str:
+    """A SHA-256 of what defines the suite's runs: eval.yaml and every task file, as loaded.
+
+    It does not depend on which tasks a run selects (``--task``, ``--tags``), so a run
+    can be resumed with another selection. The content of input files, fixture
+    folders and grader programs is not part of it (reading them could take longer
+    than the run): docs/distributed.md says so."""
+    doc = {"suite": suite.raw, "tasks": {t.id: t.raw for t in suite.tasks}}
+    data = json.dumps(doc, sort_keys=True, default=str, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()
+
+
+def header(suite, fingerprint: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """The first line of a new journal."""
+    created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return {"waza_journal": JOURNAL_VERSION, "suite": fingerprint, "eval_name": suite.name,
+            "settings": settings, "created": created}
+
+
+def entry(done: CompletedRun) -> bytes:
+    """One journal line: the run's unit and the run as the results file has it."""
+    from waza_core.results.codec import run_to_json
+
+    line = {"task_id": done.unit.task_id, "trial": done.unit.trial, "model": done.unit.model,
+            "run": run_to_json(done.run)}
+    return (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8", "surrogatepass")
+
+
+def check_new_target(path: Path) -> None:
+    """``--journal PATH``: fail before running when PATH could not take a new journal."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        parent = path.absolute().parent
+        if not parent.is_dir():
+            raise WazaError(f"--journal {path}: folder {parent} does not exist") from None
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise WazaError(f"--journal {path}: folder {parent} is not writable") from None
+        return
+    except OSError as exc:
+        raise WazaError(f"--journal {path}: {exc.strerror}") from None
+    _check_kind(path, st, "--journal")
+    if stat.S_ISREG(st.st_mode) and st.st_size > 0:
+        raise WazaError(f"--journal {path}: the file exists; continue that run with --resume {path}, "
+                        "or remove the file")
+    if not os.access(path, os.W_OK):
+        raise WazaError(f"--journal {path}: the file is not writable")
+
+
+def check_resume_target(path: Path) -> None:
+    """``--resume PATH``: an existing, readable and writable regular file."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise WazaError(f"--resume {path}: no such journal (start one with --journal {path})") from None
+    except OSError as exc:
+        raise WazaError(f"--resume {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise WazaError(f"--resume {path}: not a regular file (a journal to resume must be read back)")
+    if not os.access(path, os.R_OK | os.W_OK):
+        raise WazaError(f"--resume {path}: the file must be readable and writable")
+
+
+def _check_kind(path: Path, st: os.stat_result, flag: str) -> None:
+    mode = st.st_mode
+    if stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
+        return
+    what = "a folder" if stat.S_ISDIR(mode) else "a socket" if stat.S_ISSOCK(mode) else \
+        "a block device" if stat.S_ISBLK(mode) else "not a regular file"
+    raise WazaError(f"{flag} {path}: {what}; name a file")
+
+
+class Journal:
+    """An open journal: :meth:`append` each finished run, :meth:`close` at the end."""
+
+    def __init__(self, path: Path, fd: int, regular: bool) -> None:
+        self.path = path
+        self.fd = fd
+        self.regular = regular
+        self.last_sync = time.monotonic()
+        self.unsynced = False
+
+    # -- opening ------------------------------------------------------------------
+    @classmethod
+    def create(cls, path: Path, first_line: dict[str, Any]) -> Journal:
+        """A new journal at ``path`` (a new or empty file, a FIFO, a character device)."""
+        journal = cls._open(path, create=True)
+        try:
+            if journal.regular and os.fstat(journal.fd).st_size > 0:  # appeared since the check
+                raise WazaError(f"--journal {path}: the file exists; continue that run with --resume {path}")
+            journal._write(json.dumps(first_line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+            journal._sync()
+        except BaseException:
+            journal.close()
+            raise
+        return journal
+
+    @classmethod
+    def _open(cls, path: Path, create: bool) -> Journal:
+        flags = os.O_WRONLY | os.O_APPEND | os.O_NOCTTY | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            st = None
+        if st is not None:
+            _check_kind(path, st, "--journal")
+            if stat.S_ISFIFO(st.st_mode):
+                flags |= os.O_NONBLOCK  # a FIFO without a reader: fail now, not hang
+        try:
+            fd = os.open(path, flags, 0o666)  # the umask applies; an existing file keeps its mode
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:
+                raise WazaError(f"--journal {path}: a FIFO with no reader") from None
+            raise WazaError(f"--journal {path}: cannot open: {exc.strerror}") from None
+        if flags & os.O_NONBLOCK:
+            os.set_blocking(fd, True)
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+        if regular:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                raise WazaError(f"--journal {path}: another waza run is writing this journal") from None
+        return cls(path, fd, regular)
+
+    # -- writing ------------------------------------------------------------------
+    def append(self, done: CompletedRun) -> None:
+        """Record one finished run (called by the engine before it aggregates the run)."""
+        self._write(entry(done))
+        self.unsynced = True
+        if self.regular and time.monotonic() - self.last_sync >= SYNC_INTERVAL:
+            self._sync()
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                n = os.write(self.fd, view)
+            except InterruptedError:
+                continue
+            except OSError as exc:
+                raise WazaError(f"cannot write the journal {self.path}: {exc.strerror}") from None
+            view = view[n:]
+
+    def _sync(self) -> None:
+        if self.regular:
+            try:
+                os.fdatasync(self.fd)
+            except OSError:
+                pass  # a file system without flushes: the write itself already happened
+        self.last_sync = time.monotonic()
+        self.unsynced = False
+
+    def close(self) -> None:
+        if self.fd < 0:
+            return
+        try:
+            if self.unsynced:
+                self._sync()
+        finally:
+            os.close(self.fd)  # also releases the lock
+            self.fd = -1
+
+
+def resume(path: Path, fingerprint: str, settings: dict[str, Any]) -> tuple[Journal, list[CompletedRun]]:
+    """Open the journal at ``path`` to go on appending; the runs it holds.
+
+    Raises WazaError (exit 2) for a file that is not a journal, the journal of another
+    suite or of other settings, or a damaged line before the last."""
+    journal = Journal._open(path, create=False)
+    try:
+        runs, keep = read(path, fingerprint, settings)
+        if keep is not None:  # cut off a line a crash tore, so the next line starts clean
+            os.ftruncate(journal.fd, keep)
+    except BaseException:
+        journal.close()
+        raise
+    return journal, runs
+
+
+def read(path: Path, fingerprint: str, settings: dict[str, Any]) -> tuple[list[CompletedRun], int | None]:
+    """The runs of the journal at ``path`` (first of each unit), and the length to cut the
+    file to when its last line is torn (else None)."""
+    from waza_core.results.codec import decode_run
+
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise WazaError(f"--resume {path}: cannot read: {exc.strerror}") from None
+    end = data.rfind(b"\n") + 1
+    torn = end < len(data)
+    lines = data[:end].split(b"\n")[:-1]
+    if not lines:
+        raise WazaError(f"--resume {path}: not a waza run journal (no first line)")
+    _check_header(path, lines[0], fingerprint, settings)
+    runs: list[CompletedRun] = []
+    seen: set[tuple[str, int, str]] = set()
+    for number, raw in enumerate(lines[1:], start=2):
+        try:
+            obj = json.loads(raw)
+            key = (obj["task_id"], obj["trial"], obj["model"])
+            if not (isinstance(key[0], str) and isinstance(key[1], int) and isinstance(key[2], str)):
+                raise TypeError
+            run = decode_run(obj["run"], f"{path}:{number}")
+        except (ValueError, KeyError, TypeError):
+            raise WazaError(f"{path}:{number}: not a journal entry (the journal is damaged; "
+                            "remove the line to resume without it)") from None
+        if run is None:
+            raise WazaError(f"{path}:{number}: the run is not a JSON object")
+        if key in seen:
+            continue
+        seen.add(key)
+        runs.append(CompletedRun(RunUnit(key[0], key[1], key[2]), run))
+    return runs, end if torn else None
+
+
+def _check_header(path: Path, raw: bytes, fingerprint: str, settings: dict[str, Any]) -> None:
+    try:
+        head = json.loads(raw)
+    except ValueError:
+        head = None
+    if not isinstance(head, dict) or "waza_journal" not in head:
+        raise WazaError(f"--resume {path}: not a waza run journal (line 1 is not its header)")
+    if head["waza_journal"] != JOURNAL_VERSION:
+        raise WazaError(f"--resume {path}: journal format {head['waza_journal']!r}; "
+                        f"this waza reads format {JOURNAL_VERSION}")
+    if head.get("suite") != fingerprint:
+        name = head.get("eval_name")
+        raise WazaError(f"--resume {path}: the journal belongs to another suite"
+                        f"{f' ({name!r})' if isinstance(name, str) else ''}, or the suite was edited since "
+                        "(eval.yaml, a task file or an input file); start a new journal with --journal")
+    written = head.get("settings") if isinstance(head.get("settings"), dict) else {}
+    for key in CHECKED_SETTINGS:
+        if written.get(key) != settings.get(key):
+            raise WazaError(f"--resume {path}: the journal was written with {key} {written.get(key)!r}, "
+                            f"this run has {settings.get(key)!r}; resume with the same settings")
+
+
+def run_settings(engine) -> dict[str, Any]:
+    """The settings of an engine's runs that a journal records and checks."""
+    s = engine.prepared.settings
+    judge = s.judge_model if s.judge_model is not None else engine.suite.config.judge_model
+    return {"executor": s.executor, "model": s.model, "judge_model": judge, "skip_graders": s.skip_graders,
+            "trials": engine.plan.trials}
+
+
+def attach(engine, journal_path: Path | None, resume_path: Path | None) -> Journal | None:
+    """Open the journal of ``waza run`` (new, or resumed) and hook it to ``engine``."""
+    fingerprint, settings = suite_fingerprint(engine.suite), run_settings(engine)
+    if resume_path is not None:
+        journal, runs = resume(resume_path, fingerprint, settings)
+        engine.prior = runs
+    elif journal_path is not None:
+        journal = Journal.create(journal_path, header(engine.suite, fingerprint, settings))
+    else:
+        return None
+    engine.run_observers.append(journal.append)
+    return journal
