@@ -13,7 +13,8 @@ Paths are rewritten, not guessed: :class:`WorkerSpec` maps each packed driver fo
 to its place in the unpacked tree, and rebuilds the :class:`SuiteRecipe` with the
 worker's paths. A worker's working directory is the driver's, relative to the suite
 folder (so a program grader's ``args: [graders/check.py]`` finds its script), when
-the driver ran from the suite folder or a parent of it; otherwise the suite folder.
+the driver ran from the suite folder, a parent or a subfolder of it; otherwise the
+suite folder.
 Anything else a run reads (an absolute path, a file outside these folders) must be
 at the same path on every worker: a shared file system or the container image.
 
@@ -88,10 +89,9 @@ def make_bundle(recipe: SuiteRecipe, environment: dict[str, str], cwd: str | Non
     suite_file = os.path.abspath(recipe.suite_file)
     suite_dir = os.path.dirname(suite_file)
     # the suite folder keeps its place below the driver's working directory when it has one
-    inside = suite_dir == cwd or suite_dir.startswith(cwd.rstrip(os.sep) + os.sep)
-    anchor = cwd if inside else suite_dir
-    suite_rel = os.path.join("work", os.path.relpath(suite_dir, anchor))
-    folders: list[tuple[str, str]] = [(suite_dir, os.path.normpath(suite_rel))]
+    anchor = cwd if _under(suite_dir, cwd) else suite_dir
+    suite_rel = os.path.normpath(os.path.join("work", os.path.relpath(suite_dir, anchor)))
+    folders: list[tuple[str, str]] = [(suite_dir, suite_rel)]
     s = recipe.settings
     extra = ([("context", s.context_dir)] if s.context_dir is not None else []) + \
         [(f"skills/{i}", d) for i, d in enumerate(s.skill_directories or ())]
@@ -117,7 +117,10 @@ def make_bundle(recipe: SuiteRecipe, environment: dict[str, str], cwd: str | Non
     data = buf.getvalue()
     digest = hashlib.sha256(data).hexdigest()[:32]
     mapping = tuple(sorted([(src, rel) for src, rel in folders], key=lambda m: -len(m[0])))
-    work_cwd = os.path.normpath(os.path.join("work", os.path.relpath(cwd, anchor))) if inside else suite_rel
+    # the driver's folder when it was shipped (the suite folder, one of its parents or
+    # subfolders), else the suite folder
+    work_cwd = os.path.normpath(os.path.join("work", os.path.relpath(cwd, anchor))) if _under(cwd, anchor) \
+        else suite_rel
     spec = WorkerSpec(digest=digest, recipe=attrs.evolve(recipe, suite_file=suite_file), mapping=mapping,
                       cwd=work_cwd, environment=tuple(sorted(environment.items())))
     return Bundle(data, spec)
@@ -195,15 +198,21 @@ class _Locked:
         os.close(self.fd)
 
 
-def _users(base: Path, digest: str, delta: int) -> int:
+def _users(base: Path, digest: str) -> Path:
+    """``<digest>.users/``: one empty file per worker process using the tree, named by its pid."""
     path = base / f"{digest}.users"
+    path.mkdir(mode=0o700, exist_ok=True)
+    return path
+
+
+def _alive(pid: str) -> bool:
     try:
-        count = int(path.read_text() or 0)
-    except (OSError, ValueError):
-        count = 0
-    count = max(0, count + delta)
-    path.write_text(str(count))
-    return count
+        os.kill(int(pid), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def unpack_once(digest: str, fetch: Callable[[], bytes]) -> Path:
@@ -226,18 +235,24 @@ def unpack_once(digest: str, fetch: Callable[[], bytes]) -> Path:
             except BaseException:
                 shutil.rmtree(tmp, ignore_errors=True)
                 raise
-        _users(base, digest, +1)
+        (_users(base, digest) / str(os.getpid())).touch()
     return root / TREE
 
 
 def release(digest: str) -> None:
-    """One user of bundle ``digest`` is done; the last one removes the unpacked tree."""
+    """This worker is done with bundle ``digest``; the last one removes the unpacked tree.
+
+    Workers that died without saying so (a killed process) are recognised by their pid
+    no longer running, so a lost worker does not keep the tree for ever."""
     base = cache_root()
     with _Locked(base, digest):
-        if _users(base, digest, -1) == 0:
-            shutil.rmtree(base / digest, ignore_errors=True)
-            for suffix in (".users",):
+        users = _users(base, digest)
+        for entry in os.listdir(users):
+            if entry == str(os.getpid()) or not _alive(entry):
                 try:
-                    os.unlink(base / f"{digest}{suffix}")
+                    os.unlink(users / entry)
                 except OSError:
                     pass
+        if not os.listdir(users):
+            shutil.rmtree(base / digest, ignore_errors=True)
+            os.rmdir(users)
