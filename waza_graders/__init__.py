@@ -3,4 +3,6 @@
 PLUGINS = (
     "waza_graders.text",
     "waza_graders.program",
+    "waza_graders.file",
+    "waza_graders.diff",
 )
