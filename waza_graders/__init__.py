@@ -5,4 +5,5 @@ PLUGINS = (
     "waza_graders.program",
     "waza_graders.file",
     "waza_graders.diff",
+    "waza_graders.json_schema",
 )
