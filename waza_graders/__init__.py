@@ -6,4 +6,5 @@ PLUGINS = (
     "waza_graders.file",
     "waza_graders.diff",
     "waza_graders.json_schema",
+    "waza_graders.trigger",
 )
