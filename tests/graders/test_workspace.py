@@ -36,7 +36,9 @@ def test_output_only_graders_make_no_workspace_and_file_graders_do(make_suite, r
     path = make_suite(BASIC_EVAL + OUTPUT_ONLY, {"tasks/a.yaml": "id: a\ninputs: {prompt: hello there}\n"},
                       {"SKILL.md": "---\nname: greeter\n---\nSay hello.\n"})
     monkeypatch.chdir(path.parent)
-    outcome = Engine(load_suite(path, registry), registry, RunOptions()).run()
+    from waza_core.results.codec import results_to_json
+
+    outcome = results_to_json(Engine(load_suite(path, registry), registry, RunOptions()).run())
     v = outcome["tasks"][0]["runs"][0]["validations"]
     assert {k: v[k]["passed"] for k in v} == {"t": True, "c": True, "j": False, "tr": True}
     assert [d for d in made if "waza-ws-" in d] == []
