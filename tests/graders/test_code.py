@@ -185,3 +185,21 @@ def test_config_errors(problems):
 
 def test_needs_no_workspace(registry):
     assert registry.get("grader", "code").needs_workspace is False
+
+
+def test_waza_run_without_node_stops_before_the_first_run(waza, tmp_path):
+    import sys
+
+    from tests.conftest import write
+
+    write(tmp_path / "suite" / "eval.yaml", "name: s\nskill: k\ngraders:\n  - type: code\n    name: js\n"
+          "    config: {language: javascript, assertions: ['true']}\ntasks: ['t.yaml']\n")
+    write(tmp_path / "suite" / "t.yaml", "id: t\ninputs: {prompt: p}\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(sys.executable)
+    proc = waza("run", str(tmp_path / "suite"), env={"PATH": str(bin_dir)})
+    err = proc.stderr.decode()
+    assert proc.returncode == 2, err
+    assert "grader 'js' could not start: the code grader needs 'node' on PATH" in err
+    assert "Traceback" not in err

@@ -130,3 +130,10 @@ def test_config_errors(problems):
 
 def test_file_grader_reads_the_workspace(registry):
     assert registry.get("grader", "file").needs_workspace is True
+
+
+def test_a_path_below_a_file_is_a_stat_error_not_a_missing_file(build, ws):
+    """Go's os.IsNotExist is false for ENOTDIR, so waza reports the stat error."""
+    res = build("file", {"must_exist": ["README.md/x"], "must_not_exist": ["README.md/y"]}).grade(ctx(workspace=ws))
+    assert res.details["failures"] == ["Failed to check required file README.md/x: stat README.md/x: not a directory",
+                                       "Failed to check forbidden file README.md/y: stat README.md/y: not a directory"]
