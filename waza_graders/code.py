@@ -229,6 +229,12 @@ class _Evaluator:
 
     def _exited(self, timeout: float) -> bool:
         """Wait until the leader exits, without reaping it (so its group id stays reserved)."""
+        if not hasattr(os, "waitid"):  # pragma: no cover - macOS: reaps; the group kill then races pid reuse
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                return False
+            return True
         deadline = time.monotonic() + timeout
         while True:
             try:
