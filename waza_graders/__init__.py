@@ -3,4 +3,5 @@
 PLUGINS = (
     "waza_graders.text",
     "waza_graders.program",
+    "waza_graders.prompt",
 )

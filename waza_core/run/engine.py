@@ -97,10 +97,12 @@ def build_grader(spec, suite, registry) -> Grader:
 def executor_factory(suite: Suite, registry) -> Callable[[str, dict], Any]:
     """``new_executor(name, options)`` for :class:`GraderSetup`: an executor plugin by name."""
 
-    def new_executor(name: str, options: dict) -> Any:
+    def new_executor(name: str, options: dict | None) -> Any:
         cls = registry.get("executor", name)
         if cls is None:
             raise WazaError(registry.unknown("executor", name))
+        if options is None:  # the suite's own options for that executor (config.<key>)
+            options = suite.config.extra.get(cls.config_key, {}) if cls.config_key else {}
         return cls(suite, dict(options))
 
     return new_executor
@@ -406,7 +408,8 @@ class Engine:
 
     def grader_setup(self) -> GraderSetup:
         judge = self.options.judge_model if self.options.judge_model is not None else self.suite.config.judge_model
-        return GraderSetup(judge_model=judge, model=self.model, update_snapshots=self.options.update_snapshots,
+        return GraderSetup(judge_model=judge, model=self.model, executor=self.executor_name,
+                           update_snapshots=self.options.update_snapshots,
                            new_executor=executor_factory(self.suite, self.registry), cancel=self.cancel)
 
     def _finish_task(self, task: TaskSpec, runs: list[dict]) -> None:
