@@ -4,4 +4,7 @@ PLUGINS = (
     "waza_graders.text",
     "waza_graders.program",
     "waza_graders.prompt",
+    "waza_graders.file",
+    "waza_graders.diff",
+    "waza_graders.json_schema",
 )

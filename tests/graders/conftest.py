@@ -1,26 +1,69 @@
-"""Helpers for the grader tests: suites on disk, graders built from a config, runs."""
+"""Helpers for the grader tests: build a grader the way the core does and grade one run."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
+from waza_core.grading.base import GraderSetup, GradingContext
+from waza_core.model import GraderSpec, RunEvidence, TaskSpec
+from waza_core.suite import schema as schemas
+
+
+@pytest.fixture
+def build(registry):
+    """``build(type, config, suite=None, name="g")``: the grader, built as the engine does."""
+
+    def make(gtype: str, config: dict, suite=None, name: str = "g", setup: GraderSetup | None = None):
+        errors = schemas.config_errors(registry.get("grader", gtype), config)
+        assert not errors, [e.message for e in errors]
+        cls = registry.get("grader", gtype)
+        assert not cls.check_config(config), cls.check_config(config)
+        grader = cls(GraderSpec(type=gtype, name=name, config=config), suite)
+        grader.start(setup or GraderSetup())
+        return grader
+
+    return make
+
+
+@pytest.fixture
+def problems(registry):
+    """``problems(type, config)``: schema messages plus the grader's own load-time checks."""
+
+    def check(gtype: str, config) -> list[str]:
+        cls = registry.get("grader", gtype)
+        errors = schemas.config_errors(cls, config)
+        out = [msg for err in errors for _, _, msg in schemas.describe(err, "config")]
+        if not errors:
+            out += [msg for _, msg in cls.check_config(config)]
+        return out
+
+    return check
+
+
+def ctx(output: str = "", workspace: Path | str | None = None, prompt: str = "p", suite=None,
+        **evidence) -> GradingContext:
+    task = TaskSpec(id="t", name="t", prompt=prompt, file=Path("t.yaml"))
+    return GradingContext(task=task, evidence=RunEvidence(output=output, **evidence),
+                          workspace_dir=str(workspace) if workspace is not None else None, suite=suite)
+
+
+def suite_at(folder: Path):
+    """A minimal Suite whose eval.yaml lives in ``folder`` (graders use ``suite.dir``)."""
+    from waza_core.model import Suite, SuiteConfig
+
+    return Suite(name="s", skill="k", file=Path(folder) / "eval.yaml", config=SuiteConfig(), tasks=())
+
+
+# -- suites on disk, run end to end (prompt and session graders) ------------------------
+
 HERE = Path(__file__).parent
 FAKE_JUDGE = HERE / "fake_judge.py"
 TOY_AGENT = HERE.parents[1] / "examples" / "grader-showcase" / "agent" / "toy_agent.py"
-
-
-@pytest.fixture(scope="session")
-def registry():
-    from waza_core.plugins import build_plugin_manager
-
-    os.environ.setdefault("WAZA_DISABLE_PLUGIN_AUTOLOAD", "1")
-    return build_plugin_manager()[1]
 
 
 def judge_cmd(*extra: str) -> list[str]:
@@ -29,11 +72,16 @@ def judge_cmd(*extra: str) -> list[str]:
 
 
 def agent_cmd(*extra: str) -> list[str]:
+    """argv template of the toy agent (Claude Code stream-json), kept beside eval.yaml."""
     return [sys.executable, "{suite_dir}/toy_agent.py", "--prompt-file", "{prompt_file}", *extra]
 
 
+#: config.cli for the toy agent, with its event stream read
+TOY_CLI = {"command": agent_cmd(), "output": "jsonl", "output_path": "result", "events": "claude-stream-json"}
+
+
 class SuiteDir:
-    """An eval.yaml plus task files under ``root``, loaded on demand."""
+    """An eval.yaml plus task files under ``root``, loaded and run on demand."""
 
     def __init__(self, root: Path, registry) -> None:
         self.root = root

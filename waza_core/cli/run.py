@@ -33,6 +33,7 @@ def run(
                                                "any value but 1 implies --parallel."),
     fail_fast: bool = typer.Option(False, "--fail-fast", help="Stop after the first task that does not pass."),
     keep_workspaces: bool = typer.Option(False, "--keep-workspaces", help="Do not delete run workspaces."),
+    update_snapshots: bool = typer.Option(False, "--update-snapshots", help="diff graders rewrite their snapshots."),
     skip_graders: bool = typer.Option(False, "--skip-graders",
                                       help="Run the agent only; record runs as n/a for `waza grade` later."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Print only errors."),
@@ -76,6 +77,7 @@ def run(
         parallel=True if parallel or (workers is not None and workers != 1) else None,
         workers=workers, task_globs=list(task), tag_globs=list(tags), context_dir=context_dir,
         keep_workspaces=keep_workspaces, skip_graders=skip_graders, fail_fast=True if fail_fast else None,
+        update_snapshots=update_snapshots,
         on_task_done=reporter.task_done,
     )
     engine = Engine(suite, registry, options)
