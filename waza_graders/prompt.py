@@ -507,7 +507,7 @@ class PromptGrader(Grader):
         passes, fails, source = independent_verdicts(evidence, _lines(message))
         response = evidence.output if (evidence.output or "").strip() else "<no response content>"
         if not passes and not fails:
-            why = f"the judge failed: {evidence.error}" if evidence.error else "the judge gave no verdict"
+            why = self._why(evidence)
             raise GraderError(f"{why} (no {PASS_TOOL}/{FAIL_TOOL} call and no verdict line); its answer: "
                               f"{_excerpt(response)}", "judge_failed" if evidence.error else "no_verdict",
                               {"response": response, "prompt": message, "judge": self._judge_details()})
@@ -556,11 +556,18 @@ class PromptGrader(Grader):
         judgment = pairwise_verdict(evidence, _lines(message))
         if judgment is None:
             response = evidence.output if (evidence.output or "").strip() else "<no response content>"
-            why = f"the judge failed: {evidence.error}" if evidence.error else "the judge gave no verdict"
+            why = self._why(evidence)
             raise GraderError(f"{label}: {why} (no {PAIRWISE_TOOL} call and no waza_winner line); its answer: "
                               f"{_excerpt(response)}", "judge_failed" if evidence.error else "no_verdict",
                               {"response": response, "prompt": message, "judge": self._judge_details()})
         return judgment
+
+    def _why(self, evidence) -> str:
+        if not evidence.error:
+            return "the judge gave no verdict"
+        hint = "" if self.judge_model else \
+            " (set the judge model: model on the grader, --judge-model or config.judge_model)"
+        return f"the judge failed: {evidence.error}{hint}"
 
     def _ask(self, ctx: GradingContext, message: str):
         """One judge call through the judge executor; its evidence (verdicts are read by the caller)."""

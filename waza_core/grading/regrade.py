@@ -23,10 +23,20 @@ from typing import Any
 import attrs
 
 from waza_core.errors import WazaError
-from waza_core.grading.base import GradingContext
+from waza_core.grading.base import GraderSetup, GradingContext
 from waza_core.model import Suite, TaskSpec
 from waza_core.results import stats as stats_mod
-from waza_core.run.engine import RESULTS_SCHEMA_VERSION, build_grader, evidence_from_run, grade_run, run_json, task_json
+from waza_core.run.engine import (
+    RESULTS_SCHEMA_VERSION,
+    build_grader,
+    close_graders,
+    evidence_from_run,
+    executor_factory,
+    grade_run,
+    run_json,
+    start_graders,
+    task_json,
+)
 
 
 @attrs.define
@@ -80,7 +90,27 @@ def regrade(
         if isinstance(entry, dict) and isinstance(entry.get("test_id"), str):
             saved.setdefault(entry["test_id"], entry)
     workspace = os.path.abspath(workspace_dir if workspace_dir is not None else os.curdir)
-    global_graders = [build_grader(s, suite, registry) for s in suite.graders]
+    setup = GraderSetup(judge_model=suite.config.judge_model, model=suite.config.model,
+                        executor=suite.config.executor, new_executor=executor_factory(suite, registry),
+                        cancel=cancel)
+    started: list = []  # every grader started so far, closed at the end whatever happens
+    try:
+        return _regrade(suite, registry, results, tasks, saved, entries, task_id, workspace, cancel, on_run,
+                        setup, started)
+    finally:
+        close_graders(started)
+
+
+def _regrade(suite, registry, results, tasks, saved, entries, task_id, workspace, cancel, on_run, setup,
+             started) -> GradeReport:
+    def build(specs) -> list:
+        graders = [build_grader(s, suite, registry) for s in specs]
+        for g in graders:
+            start_graders([g], setup)
+            started.append(g)
+        return graders
+
+    global_graders = build(suite.graders)
 
     warnings: list[str] = []
     regraded: list[dict] = []
@@ -94,7 +124,7 @@ def regrade(
                 raise WazaError(f"task {task.id!r} {why}")
             warnings.append(f"task {task.id!r} {why}; skipped")
             continue
-        graders = global_graders + [build_grader(s, suite, registry) for s in task.graders]
+        graders = global_graders + build(task.graders)
         new_runs = []
         for i, run in enumerate(runs):
             if not isinstance(run, dict):
