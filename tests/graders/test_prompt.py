@@ -397,7 +397,8 @@ def test_pairwise_position_bias_becomes_a_tie(suite_dir, registry):
     res = g.grade(ctx(output="hello world", baseline="nothing"))
     assert (res.score, res.passed) == (0.5, True)
     assert res.feedback == "pairwise: winner=tie, magnitude=equal, consistent=false"
-    assert res.details["pairwise"]["reasoning"] == "Position-inconsistent: pass1=baseline, pass2=skill. Defaulting to tie."
+    assert res.details["pairwise"]["reasoning"] == ("Position-inconsistent: pass1=baseline, pass2=skill. "
+                                                    "Defaulting to tie.")
 
 
 def test_pairwise_without_a_baseline_judges_independently(suite_dir, registry):
