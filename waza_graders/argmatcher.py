@@ -26,8 +26,6 @@ _NUMBER = {"type": "number"}
 #: JSON Schema of one matcher (a mapping with exactly one of the five kinds)
 MATCHER_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "minProperties": 1,
-    "maxProperties": 1,
     "additionalProperties": False,
     "properties": {
         "equals": {},
