@@ -52,7 +52,8 @@ def test_in_order_failure_message(build):
 
 def test_any_order_missing_message(build):
     res = grade(build, {"required_skills": ["a", "a", "b"], "mode": "any_order"}, ["a"])
-    assert res.feedback == "Any-order match failed: missing or insufficient skills: a (need 2, got 1), b (need 1, got 0)"
+    assert res.feedback == ("Any-order match failed: missing or insufficient skills: a (need 2, got 1), "
+                            "b (need 1, got 0)")
 
 
 def test_forbidden_only_defaults_to_any_order(build):
