@@ -412,7 +412,7 @@ def _event_options(opts: dict, where: str) -> tuple[str | None, str]:
     source = opts.get("events_from", "stdout")
     if events is None:
         if "events_from" in opts:
-            raise WazaError(f"{where}.events_from is set but {where}.events is not (e.g. events: claude-stream-json)")
+            raise WazaError(f"{where}.events_from is set but events is not (e.g. events: claude-stream-json)")
         return None, source
     if events not in EVENT_FORMATS:
         raise WazaError(f"{where}.events: unknown format {events!r}; known: {', '.join(EVENT_FORMATS)}")
