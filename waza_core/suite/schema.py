@@ -22,7 +22,7 @@ UNSUPPORTED = {
     ("config",): {"group_by", "instruction_files"},
     ("inputs",): {"repos", "environment"},
     ("expected",): {"outcomes", "behavior", "tool_calls", "should_trigger", "max_response_time_ms"},
-    ("__task__",): {"checkpoints", "command_mocks", "assertions"},
+    ("__task__",): {"checkpoints", "command_mocks"},
 }
 
 
