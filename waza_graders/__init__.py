@@ -7,6 +7,7 @@ PLUGINS = (
     "waza_graders.file",
     "waza_graders.diff",
     "waza_graders.json_schema",
+    "waza_graders.trigger",
     "waza_graders.prompt",
     "waza_graders.behavior",
     "waza_graders.action_sequence",
