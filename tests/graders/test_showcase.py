@@ -39,7 +39,8 @@ EXPECTED = {
                                                               "invocations (got 2, expected 1)"),
     ("sloppy-report", "safe_tools"): (0.5, False, "Expected tool not used: ^read$ (path_pattern: \\.csv$); "
                                                   "Rejected tool was used: bash (command_pattern: rm\\s); "
-                                                  "Undeclared tool used: Bash (not in allow_only: [Read, Write, Skill])"),
+                                                  "Undeclared tool used: Bash (not in allow_only: "
+                                                  "[Read, Write, Skill])"),
     ("sloppy-report", "writes_markdown"): (2 / 3, False, 'expectation tool="^write$" not satisfied: argument '
                                                          '"content": expected substring "Sales report", '
                                                          'got "# Report draft\\n"'),
