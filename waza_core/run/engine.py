@@ -210,7 +210,8 @@ def evidence_from_run(run: dict) -> RunEvidence:
         skill_invocations=run.get("skill_invocations"),
         outcome=run.get("outcome") or {},
         duration_ms=int(duration) if _of_type(duration, (int, float)) is not None and duration >= 0 else 0,
-        usage=_of_type(run.get("usage"), dict),
+        # waza (Go) keeps usage only in session_digest, where its `waza grade` reads it
+        usage=_of_type(run.get("usage"), dict) or _of_type(digest.get("usage"), dict),
         session_id=run.get("session_id", digest.get("session_id")),
     )
 
