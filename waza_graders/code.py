@@ -119,21 +119,30 @@ def _evaluator(language: str, timeout: float) -> tuple[str, ...]:
 
 
 def _find(key: str, names: tuple[str, ...]) -> str | None:
-    """The first name on PATH whose ``--version`` works (waza skips Windows' python3 stub too)."""
+    """The interpreter a name on PATH runs, as an absolute path; None if none works.
+
+    Like waza, the first name that actually runs wins (Windows' ``python3`` stub does
+    not). The interpreter reports its own executable, so a version-manager shim (pyenv,
+    asdf) is resolved once here instead of costing a shell script on every run.
+    """
     with _FOUND_LOCK:
         if key in _FOUND:
             return _FOUND[key]
+        probe = "process.stdout.write(process.execPath)" if key == "node" else \
+            "import sys; sys.stdout.write(sys.executable or '')"
         for name in names:
             path = shutil.which(name)
             if path is None:
                 continue
             try:
-                ok = subprocess.run([path, "--version"], capture_output=True, timeout=10).returncode == 0
+                proc = subprocess.run([path, "-e" if key == "node" else "-c", probe], capture_output=True,
+                                      timeout=30, stdin=subprocess.DEVNULL)
             except (OSError, subprocess.TimeoutExpired):
-                ok = False
-            if ok:
-                _FOUND[key] = path
-                return path
+                continue
+            if proc.returncode == 0:
+                real = proc.stdout.decode("utf-8", "replace").strip()
+                _FOUND[key] = real if real and os.path.isfile(real) else path
+                return _FOUND[key]
         return None
 
 
