@@ -102,7 +102,7 @@ CASES: list[Case] = [
          {"command": sys.executable, "args": ["-S", "-c", "import sys; sys.stdin.read()"]}),
     Case("prompt", "cli judge (python3 -S), verdict lines", {"prompt": "Did the deployment succeed?", "judge": {
         "executor": "cli", "options": {"command": [sys.executable, "-S", "-c",
-                                                   "print('{{\"waza_grade\": \"pass\"}}')"]}}}),  # {{ }}: literal braces
+                                                   "print('{{\"waza_grade\": \"pass\"}}')"]}}}),  # {{ }}: braces
     Case("behavior", "4 rules, 20 calls", {"max_tool_calls": 50, "required_tools": ["bash"],
                                            "forbidden_tools": ["rm"], "max_duration_ms": 60000}),
     Case("action_sequence", "in order, 5 of 20 calls", {"matching_mode": "in_order_match",
@@ -130,7 +130,7 @@ def measure(case: Case, registry, folder: Path, repeat: int) -> list[float]:
         config = case.config(folder) if callable(case.config) else case.config
         suite = Suite(name="bench", skill="bench", file=folder / "eval.yaml", config=SuiteConfig(), tasks=())
         grader = registry.get("grader", case.gtype)(GraderSpec(case.gtype, "g", config=config), suite)
-        from waza_core.run.engine import executor_factory
+        from waza_core.run.prepared import executor_factory
 
         grader.start(GraderSetup(new_executor=executor_factory(suite, registry)))  # a judge's executor
         task = TaskSpec(id="t", name="t", prompt=case.prompt, file=folder / "t.yaml")

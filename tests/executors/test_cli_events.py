@@ -55,10 +55,11 @@ def replay_cli(*streams: str, **options) -> dict:
 
 
 def one_run(exec_suite, exec_registry, cli: dict, tasks=None) -> dict:
+    from waza_core.results.codec import results_to_json
     from waza_core.run.engine import Engine
 
     suite = exec_suite({"cli": cli}, tasks=tasks)
-    outcome = Engine(suite, exec_registry).run()
+    outcome = results_to_json(Engine(suite, exec_registry).run())
     return outcome["tasks"][0]["runs"][0]
 
 

@@ -111,9 +111,10 @@ class SuiteDir:
         return load_suite(self.root / "eval.yaml", self.registry)
 
     def run(self, **options) -> dict:
+        from waza_core.results.codec import results_to_json
         from waza_core.run.engine import Engine, RunOptions
 
-        return Engine(self.load(), self.registry, RunOptions(**options)).run()
+        return results_to_json(Engine(self.load(), self.registry, RunOptions(**options)).run())
 
 
 @pytest.fixture

@@ -88,13 +88,13 @@ def test_against_the_toy_agent(suite_dir):
 
 def test_regrading_a_waza_results_run_reads_usage_from_the_session_digest(build):
     """waza (Go) writes usage only inside session_digest; its `waza grade` reads it there."""
-    from waza_core.run.engine import evidence_from_run
+    from waza_core.results.codec import decode_run
 
     waza_run = {"run_number": 1, "status": "failed", "duration_ms": 5400, "final_output": "done",
                 "session_digest": {"tool_call_count": 1, "tools_used": ["bash"], "errors": [],
                                    "tool_calls": [{"name": "bash", "arguments": {"command": "ls"}, "success": True}],
                                    "usage": {"turns": 1, "input_tokens": 17712, "output_tokens": 24}}}
-    ev = evidence_from_run(waza_run)
+    ev = decode_run(waza_run).evidence()
     res = build("behavior", {"max_tokens": 1200, "max_tool_calls": 3}).grade(
         ctx(output=ev.output, tool_calls=ev.tool_calls, usage=ev.usage, duration_ms=ev.duration_ms))
     assert res.feedback == "Token usage 17736 exceeds max allowed 1200"

@@ -15,7 +15,7 @@ import pytest
 from waza_core.errors import GraderError, SuiteError, WazaError
 from waza_core.grading.base import GraderSetup, GradingContext
 from waza_core.model import GraderSpec, RunEvidence
-from waza_core.run.engine import executor_factory
+from waza_core.run.prepared import executor_factory
 
 from .conftest import TOY_CLI, judge_cmd, only_run
 
@@ -559,6 +559,8 @@ def test_waza_grade_starts_the_judge(suite_dir, registry):
 
     cli_suite(suite_dir, [prompt_grader({"prompt": WORDS, "judge": judge()})], prompt="say hello world")
     outcome = suite_dir.run()
+    from waza_core.results.codec import results_to_json
+
     report = regrade(suite_dir.load(), registry, outcome)
-    v = report.outcome["tasks"][0]["runs"][0]["validations"]["judge"]
+    v = results_to_json(report.outcome)["tasks"][0]["runs"][0]["validations"]["judge"]
     assert v["feedback"] == "All prompts passed"

@@ -120,5 +120,8 @@ def test_against_the_toy_agent_with_waza_grade(suite_dir, registry):
     outcome = suite_dir.run()
     v = only_run(outcome)["validations"]["tc"]
     assert v["passed"] and v["details"]["expect"][0]["matched_call_id"] == "toolu_01"
-    again = regrade(suite_dir.load(), registry, outcome).outcome["tasks"][0]["runs"][0]["validations"]["tc"]
+    from waza_core.results.codec import results_to_json
+
+    again = results_to_json(regrade(suite_dir.load(), registry, outcome).outcome)["tasks"][0]["runs"][0]
+    again = again["validations"]["tc"]
     assert again == {**v, "duration_ms": again["duration_ms"]}
