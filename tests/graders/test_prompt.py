@@ -336,6 +336,14 @@ def test_the_judge_runs_in_a_fresh_empty_folder_removed_afterwards():
     assert os.path.basename(ws).startswith("waza-judge-") and not os.path.exists(ws)
 
 
+def test_judge_workspace_run_gives_the_judge_the_runs_workspace(tmp_path):
+    import attrs
+
+    g = built({"prompt": "x", "judge": {"workspace": "run"}})
+    g.grade(attrs.evolve(ctx(), workspace_dir=str(tmp_path)))
+    assert Recorder.requests[0].workspace_dir == str(tmp_path) and tmp_path.exists()
+
+
 def test_a_tool_call_without_readable_arguments_records_a_bare_pass():
     from waza_graders.prompt import independent_verdicts
 
