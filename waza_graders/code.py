@@ -83,7 +83,7 @@ class CodeGrader(Grader):
                    "tool_calls": ev.tool_calls if ev.tool_calls is not None else [],
                    "duration_ms": int(ev.duration_ms or 0), "debug": False}
         limit = self.timeout + (JS_GRACE if self.language == "javascript" else 0.0)
-        verdicts = _evaluate(argv, payload, self.assertions, limit, self.timeout, ctx.cancel, self.spec.name)
+        verdicts = _evaluate(argv, payload, self.assertions, limit, self.timeout, ctx.cancel)
         failures = []
         for expr, verdict in zip(self.assertions, verdicts, strict=True):
             if verdict == "fail":
@@ -257,8 +257,7 @@ class _Evaluator:
         self.eof = True
 
 
-def _evaluate(argv, payload: dict, assertions: list[str], limit: float, timeout: float, cancel,
-              name: str) -> list[str]:
+def _evaluate(argv, payload: dict, assertions: list[str], limit: float, timeout: float, cancel) -> list[str]:
     """One verdict per assertion; an assertion past its limit fails and the rest go to a new evaluator."""
     verdicts: list[str] = []
     while len(verdicts) < len(assertions):
@@ -269,7 +268,7 @@ def _evaluate(argv, payload: dict, assertions: list[str], limit: float, timeout:
             worker.send(dict(payload, assertions=todo))
             ready = worker.read_line(time.monotonic() + START_ALLOWANCE, cancel)
             if ready is None:
-                raise GraderError(f"code grader {name!r}: the evaluator did not start within "
+                raise GraderError(f"the code evaluator did not start within "
                                   f"{START_ALLOWANCE:g} s", "timeout")
             for _ in todo:
                 line = worker.read_line(time.monotonic() + limit, cancel)

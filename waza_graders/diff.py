@@ -108,7 +108,7 @@ class DiffGrader(Grader):
             try:
                 out.append(resolve_inside(ws, ef["path"]))
             except PathEscape as exc:
-                raise GraderError(f"diff grader {self.spec.name!r}: expected_files path {ef['path']!r} is refused: "
+                raise GraderError(f"expected_files path {ef['path']!r} is refused: "
                                   f"{exc}; paths must stay inside the run's workspace", "path_escape") from None
         return out
 

@@ -123,10 +123,10 @@ class FileGrader(Grader):
             try:
                 target = resolve_inside(ws, rel)
             except PathEscape as exc:
-                raise GraderError(f"file grader {self.spec.name!r}: {key} path {rel!r} is refused: {exc}; "
+                raise GraderError(f"{key} path {rel!r} is refused: {exc}; "
                                   "paths must stay inside the run's workspace", "path_escape") from None
             if os.path.normpath(target) == os.path.realpath(ws):
-                raise GraderError(f"file grader {self.spec.name!r}: {key} path {rel!r} names the workspace "
+                raise GraderError(f"{key} path {rel!r} names the workspace "
                                   "itself; name a file inside it", "path_escape")
             out[rel] = os.fspath(target)
         return out

@@ -85,7 +85,7 @@ class JsonSchemaGrader(Grader):
         try:
             errors = sorted(self.validator.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
         except Exception as exc:  # an unresolvable $ref: the schema, not the output, is at fault
-            raise GraderError(f"json_schema grader {self.spec.name!r}: the schema cannot be applied: "
+            raise GraderError(f"the schema cannot be applied: "
                               f"{type(exc).__name__}: {exc}", "schema") from None
         if errors:
             lines = [f"jsonschema validation failed with '{SCHEMA_NAME}#'"]

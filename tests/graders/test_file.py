@@ -112,7 +112,7 @@ def test_paths_leaving_the_workspace_are_a_grader_error(build, ws, tmp_path, pat
     with pytest.raises(GraderError) as exc:
         build("file", config, name="files").grade(ctx(workspace=ws))
     assert exc.value.kind == "path_escape"
-    assert str(exc.value).startswith(f"file grader 'files': {key} path {path!r} ")
+    assert str(exc.value).startswith(f"{key} path {path!r} ")
     assert reason in str(exc.value)
 
 
