@@ -28,7 +28,7 @@ def test_expect_and_reject_pass(build):
 def test_failures_and_fractional_score(build):
     g = build("tool_constraint", {"expect_tools": [{"tool": "view"}, {"tool": "skill", "skill_pattern": "^pdf$"}],
                                   "reject_tools": [{"tool": "bash", "command_pattern": "rm -rf"}]})
-    res = g.grade(ctx(tool_calls=[call("bash", command="RM -RF /tmp/x"), call("skill", 1, skill="xlsx")]))
+    res = g.grade(ctx(tool_calls=[call("bash", command="RM -RF build/x"), call("skill", 1, skill="xlsx")]))
     assert res.score == pytest.approx(0 / 3)
     assert res.feedback == ("Expected tool not used: view; Expected tool not used: skill (skill_pattern: ^pdf$); "
                             "Rejected tool was used: bash (command_pattern: rm -rf)")
