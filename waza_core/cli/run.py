@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from waza_core.cli.common import PLUGIN_OPTION_HELP, user_errors
+from waza_core.cli.report import REPORTER_HELP, REPORTER_OPTION_HELP
 
 
 def register(app: typer.Typer) -> None:
@@ -17,7 +18,8 @@ def register(app: typer.Typer) -> None:
 @user_errors
 def run(
     eval_file: Path = typer.Argument(..., help="The suite's eval.yaml (or its folder)."),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the results JSON here."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output",
+                                          help="Write the results JSON here (- for stdout; the rest goes to stderr)."),
     output_dir: Optional[Path] = typer.Option(None, "--output-dir",
                                               help="Write <eval name>-<UTC time>-<id>.json into this folder."),
     context_dir: Optional[Path] = typer.Option(None, "--context-dir",
@@ -38,11 +40,13 @@ def run(
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Print only errors."),
     log_format: str = typer.Option("console", "--log-format", help="console or json (stderr logs)."),
     plugin: List[str] = typer.Option([], "-p", "--plugin", help=PLUGIN_OPTION_HELP),
+    reporters: List[str] = typer.Option([], "--reporter", help=REPORTER_HELP),
+    reporter_options: List[str] = typer.Option([], "--reporter-option", help=REPORTER_OPTION_HELP),
 ) -> None:
     """Run an eval suite. Exit 0 when every task passed, 1 when one failed or errored, 2 on bad input."""
     from waza_core.cli.common import configure_logging, fail
     from waza_core.plugins import get_registry
-    from waza_core.results import console
+    from waza_core.results import console, reports
     from waza_core.results.io import check_writable_target, dumps, write_atomic
     from waza_core.run.engine import Engine, RunOptions, exit_code
     from waza_core.suite.load import load_suite
@@ -60,36 +64,46 @@ def run(
             raise fail(f"--output-dir {output_dir}: no such folder")
         if not os.access(output_dir, os.W_OK | os.X_OK):
             raise fail(f"--output-dir {output_dir}: folder is not writable")
-    if target is not None:
+    results_to_stdout = output is not None and str(output) == reports.STDOUT
+    if target is not None and not results_to_stdout:
         check_writable_target(target)
     registry = get_registry(plugin)
+    report_plan = reports.plan_for_run(list(reporters), list(reporter_options), registry, output)
     broken = registry.broken()
     if broken:
         from waza_core.cli.common import get_logger
 
         for p in broken:
             get_logger().warning("plugin failed to load", plugin=p.name, error=p.error)
-    suite = load_suite(eval_file, registry)
-    reporter = console.Reporter(quiet=quiet)
-    options = RunOptions(
-        executor=executor, model=model, trials=trials,
-        parallel=True if parallel or (workers is not None and workers != 1) else None,
-        workers=workers, task_globs=list(task), tag_globs=list(tags), context_dir=context_dir,
-        keep_workspaces=keep_workspaces, skip_graders=skip_graders, fail_fast=True if fail_fast else None,
-        on_task_done=reporter.task_done,
-    )
-    engine = Engine(suite, registry, options)
-    reporter.start(suite, engine)
-    try:
-        outcome = engine.run()
-    finally:
-        reporter.stop()  # also when a run could not start: give the terminal its cursor back
-    if output_dir is not None:
-        stamp = outcome["timestamp"].replace(":", "").replace("-", "")
-        target = output_dir / f"{_safe(suite.name)}-{stamp}-{outcome['eval_id'].rsplit('-', 1)[-1]}.json"
-    if target is not None:
-        write_atomic(target, dumps(outcome))
-    reporter.summary(outcome, target)
+    with reports.machine_stdout(report_plan.uses_stdout) as machine:
+        suite = load_suite(eval_file, registry)
+        reporter = console.Reporter(quiet=quiet)
+        options = RunOptions(
+            executor=executor, model=model, trials=trials,
+            parallel=True if parallel or (workers is not None and workers != 1) else None,
+            workers=workers, task_globs=list(task), tag_globs=list(tags), context_dir=context_dir,
+            keep_workspaces=keep_workspaces, skip_graders=skip_graders, fail_fast=True if fail_fast else None,
+            on_task_done=reporter.task_done,
+        )
+        engine = Engine(suite, registry, options)
+        reporter.start(suite, engine)
+        try:
+            outcome = engine.run()
+        finally:
+            reporter.stop()  # also when a run could not start: give the terminal its cursor back
+        if output_dir is not None:
+            stamp = outcome["timestamp"].replace(":", "").replace("-", "")
+            target = output_dir / f"{_safe(suite.name)}-{stamp}-{outcome['eval_id'].rsplit('-', 1)[-1]}.json"
+        if results_to_stdout:
+            machine.stream.write(dumps(outcome))
+            machine.stream.flush()
+            target = None
+        elif target is not None:
+            write_atomic(target, dumps(outcome))
+        report_failures = report_plan.write(outcome, machine.stream)
+        reporter.summary(outcome, target)
+    if report_failures:
+        raise fail("; ".join(report_failures))
     if outcome["incomplete"] and engine.cancel.is_set():
         raise typer.Exit(130)
     raise typer.Exit(exit_code(outcome))
