@@ -11,29 +11,13 @@ stays under GitHub's comment size limit (65,536 characters).
 
 from __future__ import annotations
 
-import re
 from typing import IO, Any
 
-from waza_core import Reporter, ResultsView, hookimpl
-
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
-_MARKDOWN = re.compile(r"([\\`*_\[\]|~#])")
-_MENTION = "@\u200b"  # a zero-width space after @ keeps GitHub from notifying anyone
+from waza_core import Reporter, ResultsView, escape_markdown, hookimpl
 
 MARK = {"passed": "✅ passed", "failed": "❌ failed", "error": "⚠️ error", "n/a": "➖ n/a", "skipped": "➖ skipped"}
 ORDER = {"error": 0, "failed": 1, "n/a": 3, "skipped": 3, "passed": 4}
-
-
-def escape(value: Any, limit: int | None = None) -> str:
-    """Plain text safe inside a markdown table cell."""
-    text = value if isinstance(value, str) else ("" if value is None else str(value))
-    if limit is not None and len(text) > limit:
-        text = text[:limit].rstrip() + "…"
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\t", " ")
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else "\ufffd", text)
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")  # no HTML, before \-escapes
-    text = _MARKDOWN.sub(r"\\\1", text).replace("@", _MENTION)
-    return "<br>".join(line.strip() for line in text.split("\n"))
+escape = escape_markdown
 
 
 def _pct(value: Any) -> str:

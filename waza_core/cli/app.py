@@ -14,7 +14,7 @@ def _version(value: bool) -> None:
 
 
 def build_app() -> typer.Typer:
-    from waza_core.cli import grade, interop, optimize, plugins_cmd, run, schema, validate
+    from waza_core.cli import compare, gate, grade, interop, optimize, plugins_cmd, report, run, schema, validate
 
     app = typer.Typer(
         name="waza",
@@ -37,6 +37,9 @@ def build_app() -> typer.Typer:
     validate.register(app)
     schema.register(app)
     plugins_cmd.register(app)
+    report.register(app)
+    gate.register(app)
+    compare.register(app)
     app.add_typer(interop.app, name="interop")
     app.add_typer(optimize.app, name="optimize")
     return app
