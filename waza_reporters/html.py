@@ -35,14 +35,23 @@ def _csp_hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
 
-def json_island(data: Any) -> str:
-    """JSON that is safe inside ``<script type="application/json">``: no ``<``, ``>``, ``&``.
+def json_island(data: Any) -> bytes:
+    """UTF-8 JSON that is safe inside ``<script type="application/json">``: no ``<``, ``>``, ``&``.
 
-    ``ensure_ascii`` also turns lone surrogates from hostile text into escapes, so the
-    page always encodes as UTF-8.
+    Text with a lone surrogate (hostile or broken agent output) cannot be UTF-8: then
+    the JSON is written with ``\\u`` escapes for everything outside ASCII.
     """
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json_island_ascii(data)
+
+
+def json_island_ascii(data: Any) -> bytes:
     text = json.dumps(data, ensure_ascii=True, separators=(",", ":"), default=str)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").encode("ascii")
 
 
 def _cut(value: Any, limit: int) -> Any:
@@ -51,19 +60,11 @@ def _cut(value: Any, limit: int) -> Any:
     return value
 
 
-def _cut_list(items: Any, limit: int) -> Any:
-    """A transcript or tool-event list with each long string cut (kept structured)."""
-    if not isinstance(items, list):
-        return items
-    out = []
-    for item in items:
-        if isinstance(item, dict):
-            out.append({k: _cut(v if isinstance(v, (str, int, float, bool)) or v is None
-                                else json.dumps(v, ensure_ascii=False, default=str), limit)
-                        for k, v in item.items()})
-        else:
-            out.append(_cut(item if isinstance(item, str) else json.dumps(item, default=str), limit))
-    return out
+#: the run fields the page uses (a file may lack any of them)
+RUN_FIELDS = ("run_number", "status", "attempts", "duration_ms", "validations", "final_output", "error_msg",
+              "transcript", "tool_events", "usage", "cached")
+#: token counters of waza 1.0 files, kept from the session digest when a run has no usage
+DIGEST_TOKENS = ("usage", "tokens_in", "tokens_out", "tokens_total")
 
 
 def _num(value: Any) -> float | None:
@@ -113,7 +114,7 @@ class HtmlReporter(Reporter):
         )
         out.write(page.encode("utf-8"))
         out.write(b'<script id="waza-data" type="application/json">')
-        out.write(json_island(data).encode("ascii"))
+        out.write(json_island(data))
         out.write(f"</script>\n<script>{js}</script>\n</body>\n</html>\n".encode("utf-8"))
 
     # -- results files -------------------------------------------------------------
@@ -135,15 +136,17 @@ class HtmlReporter(Reporter):
 
     def _task(self, task: dict[str, Any], limit: int) -> dict[str, Any]:
         runs = task.get("runs") or []
-        durations = [d for d in (_num(r.get("duration_ms")) for r in runs) if d is not None]
-        tokens = [self._tokens(r) for r in runs]
-        known_tokens = [t for t in tokens if t is not None]
         feedback: dict[str, None] = {}
+        durations = []
         for r in runs:
             if r.get("error_msg"):
                 feedback.setdefault(str(r["error_msg"]), None)
-            for name, v in ResultsView.failed_graders(r):
-                feedback.setdefault(f"{name}: {v.get('feedback') or 'failed'}", None)
+            for name, v in (r.get("validations") or {}).items():
+                if isinstance(v, dict) and v.get("passed") is not True:
+                    feedback.setdefault(f"{name}: {v.get('feedback') or 'failed'}", None)
+            d = r.get("duration_ms")
+            if isinstance(d, (int, float)) and not isinstance(d, bool):
+                durations.append(d)
         tags = task.get("tags")
         return {
             "id": task.get("test_id"), "name": task.get("display_name"), "status": task.get("status"),
@@ -152,41 +155,30 @@ class HtmlReporter(Reporter):
             "cached": bool(task.get("cached")),
             "tags": [str(t) for t in tags] if isinstance(tags, list) else [],
             "duration_ms": sum(durations) / len(durations) if durations else None,
-            "tokens": sum(known_tokens) if known_tokens else None,
-            "feedback": _cut("\n".join(feedback), 2000),
-            "runs": [self._run(r, t, limit) for r, t in zip(runs, tokens, strict=True)],
+            "feedback": _cut("\n".join(sorted(feedback)), 2000),
+            "runs": [self._run(r, limit) for r in runs],
         }
 
     @staticmethod
-    def _tokens(run: dict[str, Any]) -> int | None:
-        usage = run.get("usage") if isinstance(run.get("usage"), dict) else \
-            (run.get("session_digest") or {}).get("usage")
-        if isinstance(usage, dict):
-            parts = [_num(usage.get(k)) for k in ("input_tokens", "output_tokens")]
-            if any(p is not None for p in parts):
-                return int(sum(p for p in parts if p is not None))
-        digest = run.get("session_digest") or {}
-        total = _num(digest.get("tokens_total")) if isinstance(digest, dict) else None
-        return int(total) if total is not None else None
-
-    def _run(self, run: dict[str, Any], tokens: int | None, limit: int) -> dict[str, Any]:
-        validations = []
-        for name, v in sorted((run.get("validations") or {}).items()):
-            validations.append({"name": name, "type": v.get("type"), "passed": v.get("passed") is True,
-                                "score": _num(v.get("score")), "feedback": _cut(v.get("feedback"), limit)})
-        digest = run.get("session_digest") or {}
-        tool_events = run.get("tool_events")
-        if tool_events is None and isinstance(digest, dict):
-            tool_events = digest.get("tool_calls")  # older files: the digest's tool calls
-        return {
-            "number": run.get("run_number"), "status": run.get("status"), "score": ResultsView.run_score(run),
-            "attempts": run.get("attempts"), "duration_ms": _num(run.get("duration_ms")), "tokens": tokens,
-            "error": _cut(run.get("error_msg"), limit),
-            "output": _cut(run.get("final_output"), limit),
-            "transcript": _cut_list(run.get("transcript"), limit),
-            "tool_events": _cut_list(tool_events, limit),
-            "validations": validations,
-        }
+    def _run(run: dict[str, Any], limit: int) -> dict[str, Any]:
+        """The fields of a run the page shows, as the results file has them (the page reads
+        both our files and waza's); long outputs and errors are cut. Transcripts and tool
+        events are kept whole, as in the results file: checking every entry of 20,000
+        runs cost more than the rest of the report."""
+        out = {k: run[k] for k in RUN_FIELDS if k in run}
+        for key in ("final_output", "error_msg"):
+            value = out.get(key)
+            if isinstance(value, str) and len(value) > limit:
+                out[key] = _cut(value, limit)
+            elif value is not None and not isinstance(value, str):
+                out[key] = json.dumps(value, default=str)
+        digest = run.get("session_digest")
+        if isinstance(digest, dict):
+            if "tool_events" not in out and isinstance(digest.get("tool_calls"), list):
+                out["tool_events"] = digest["tool_calls"]  # older files: the digest's tool calls
+            if "usage" not in out or not isinstance(out["usage"], dict):
+                out["session_digest"] = {k: digest[k] for k in DIGEST_TOKENS if k in digest}
+        return out
 
     # -- optimizer reports -----------------------------------------------------------
     def optimizer_payload(self, report: dict[str, Any]) -> dict[str, Any]:

@@ -37,10 +37,32 @@
   document.title = DATA.title;
   if (DATA.kind === "optimizer-report") renderOptimizer(); else renderResults();
 
+  function isNum(v) { return typeof v === "number" && isFinite(v); }
+  // A run as the results file has it (ours or waza's): derive number, score, tokens, graders.
+  function prepareRun(r, k) {
+    r.number = isNum(r.run_number) ? r.run_number : k + 1;
+    var vals = r.validations && typeof r.validations === "object" ? r.validations : {};
+    r.graders = Object.keys(vals).sort().filter(function (n) { return vals[n] && typeof vals[n] === "object"; })
+      .map(function (n) { var v = vals[n]; return { name: n, type: v.type, passed: v.passed === true, score: v.score, feedback: v.feedback }; });
+    var scores = r.graders.map(function (g) { return g.score; }).filter(isNum);
+    r.score = scores.length ? scores.reduce(function (a, b) { return a + b; }, 0) / scores.length : null;
+    var u = r.usage || (r.session_digest && r.session_digest.usage), d = r.session_digest || {};
+    r.tokens = null;
+    if (u && (isNum(u.input_tokens) || isNum(u.output_tokens))) r.tokens = (u.input_tokens || 0) + (u.output_tokens || 0);
+    else if (isNum(d.tokens_total)) r.tokens = d.tokens_total;
+    else if (isNum(d.tokens_in) || isNum(d.tokens_out)) r.tokens = (d.tokens_in || 0) + (d.tokens_out || 0);
+  }
+
   // -- results files ----------------------------------------------------------------
   function renderResults() {
     var h = DATA.header, s = h.summary || {}, tasks = DATA.tasks;
-    tasks.forEach(function (t, i) { t._index = i; t._hay = [t.id, t.name, t.status, (t.tags || []).join(" "), t.feedback].join("\n").toLowerCase(); });
+    tasks.forEach(function (t, i) {
+      t._index = i;
+      t._hay = [t.id, t.name, t.status, (t.tags || []).join(" "), t.feedback].join("\n").toLowerCase();
+      var total = null;
+      t.runs.forEach(function (r, k) { prepareRun(r, k); if (r.tokens !== null) total = (total || 0) + r.tokens; });
+      t.tokens = total;
+    });
     var failing = (s.failed || 0) + (s.errors || 0);
     app.appendChild(el("h1", null, [DATA.title]));
     app.appendChild(el("p", { "class": "meta" }, [[
@@ -189,12 +211,12 @@
         el("span", { "class": statusClass(r.status) }, ["Trial " + r.number + ": " + r.status]),
         " · score " + num(r.score, 3) + " · " + ms(r.duration_ms) + (r.attempts > 1 ? " · " + r.attempts + " attempts" : "") +
         (r.tokens !== null && r.tokens !== undefined ? " · " + r.tokens + " tokens" : "")])]);
-      if (r.error) box.appendChild(el("pre", { "class": "s-error" }, [r.error]));
-      if (r.validations.length) {
+      if (r.error_msg) box.appendChild(el("pre", { "class": "s-error" }, [r.error_msg]));
+      if (r.graders.length) {
         var gt = el("table", { "class": "graders" }, [el("thead", null, [el("tr", null, [el("th", null, ["Grader"]),
           el("th", null, ["Type"]), el("th", null, ["Result"]), el("th", { "class": "num" }, ["Score"]), el("th", null, ["Feedback"])])])]);
         var gb = el("tbody");
-        r.validations.forEach(function (v) {
+        r.graders.forEach(function (v) {
           gb.appendChild(el("tr", null, [el("td", null, [v.name]), el("td", null, [v.type || ""]),
             el("td", { "class": statusClass(v.passed ? "passed" : "failed") }, [v.passed ? "passed" : "failed"]),
             el("td", { "class": "num" }, [num(v.score, 2)]), el("td", { "class": "feedback" }, [text(v.feedback)])]));
@@ -203,7 +225,7 @@
         box.appendChild(gt);
       }
       box.appendChild(el("h3", null, ["Output"]));
-      box.appendChild(r.output ? el("pre", { "class": "output" }, [r.output]) : el("p", { "class": "empty" }, ["(no output)"]));
+      box.appendChild(r.final_output ? el("pre", { "class": "output" }, [r.final_output]) : el("p", { "class": "empty" }, ["(no output)"]));
       box.appendChild(listDetails("Transcript", r.transcript, function (entry) {
         if (entry && typeof entry === "object" && ("role" in entry || "type" in entry)) {
           var head = [entry.role || entry.type, entry.name || entry.tool_name].filter(Boolean).join(" · ");
