@@ -51,7 +51,8 @@ def big_results(tasks: int = 4000, trials: int = 5) -> dict[str, Any]:
         "summary": {"total_tests": tasks, "succeeded": ok,
                     "failed": sum(1 for t in entries if t["status"] == "failed"),
                     "errors": sum(1 for t in entries if t["status"] == "error"), "skipped": 0,
-                    "success_rate": ok / tasks, "aggregate_score": sum(t["stats"]["avg_score"] for t in entries) / tasks,
+                    "success_rate": ok / tasks,
+                    "aggregate_score": sum(t["stats"]["avg_score"] for t in entries) / tasks,
                     "duration_ms": 123456},
         "metrics": {}, "tasks": entries, "incomplete": False,
     }

@@ -16,7 +16,8 @@ from tests.conftest import REPO
 
 pytestmark = pytest.mark.browser
 
-NAMES = ["Stable pass", "Always fails", "Flaky task", "Errors on trial two", "Hostile <b>name</b> | pipe `tick` @octocat"]
+NAMES = ["Stable pass", "Always fails", "Flaky task", "Errors on trial two",
+         "Hostile <b>name</b> | pipe `tick` @octocat"]
 
 
 @pytest.fixture(scope="module")
