@@ -109,7 +109,7 @@ jobs:
         working-directory: {suite_dir}
         run: |
           set +e
-          waza run eval.yaml -o results.json \\
+          waza run eval.yaml -o results.json --cache \\
             --reporter markdown:summary.md --reporter junit:results.xml --reporter html:report.html
           echo "exit_code=$?" >> "$GITHUB_OUTPUT"
       - name: Job summary

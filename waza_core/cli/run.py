@@ -42,11 +42,14 @@ def run(
     plugin: List[str] = typer.Option([], "-p", "--plugin", help=PLUGIN_OPTION_HELP),
     reporters: List[str] = typer.Option([], "--reporter", help=REPORTER_HELP),
     reporter_options: List[str] = typer.Option([], "--reporter-option", help=REPORTER_OPTION_HELP),
+    cache: bool = typer.Option(False, "--cache", help="Reuse runs whose inputs are unchanged (docs/ci.md)."),
+    cache_dir: Path = typer.Option(Path(".waza-cache"), "--cache-dir", help="The result cache folder."),
 ) -> None:
     """Run an eval suite. Exit 0 when every task passed, 1 when one failed or errored, 2 on bad input."""
     from waza_core.cli.common import configure_logging, fail
     from waza_core.plugins import get_registry
     from waza_core.results import console, reports
+    from waza_core.results.cache import attach as attach_cache
     from waza_core.results.io import check_writable_target, dumps, write_atomic
     from waza_core.run.engine import Engine, RunOptions, exit_code
     from waza_core.suite.load import load_suite
@@ -86,11 +89,14 @@ def run(
             on_task_done=reporter.task_done,
         )
         engine = Engine(suite, registry, options)
+        run_cache = attach_cache(engine, cache_dir, _warn) if cache else None
         reporter.start(suite, engine)
         try:
             outcome = engine.run()
         finally:
             reporter.stop()  # also when a run could not start: give the terminal its cursor back
+        if run_cache is not None and run_cache.active:
+            run_cache.mark(outcome)
         if output_dir is not None:
             stamp = outcome["timestamp"].replace(":", "").replace("-", "")
             target = output_dir / f"{_safe(suite.name)}-{stamp}-{outcome['eval_id'].rsplit('-', 1)[-1]}.json"
@@ -107,6 +113,12 @@ def run(
     if outcome["incomplete"] and engine.cancel.is_set():
         raise typer.Exit(130)
     raise typer.Exit(exit_code(outcome))
+
+
+def _warn(message: str) -> None:
+    import sys
+
+    sys.stderr.write(f"waza: warning: {message}\n")
 
 
 def _safe(name: str) -> str:

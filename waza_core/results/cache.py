@@ -175,3 +175,73 @@ def run_key(*, config: Any, task: Any, graders: list[Any], files: Any, fixture: 
 def nondeterministic_graders(graders: list[Any]) -> list[str]:
     """Names of the graders whose verdict may change on the same evidence (they turn the cache off)."""
     return sorted({f"{g.spec.name} ({g.spec.type})" for g in graders if not getattr(g, "deterministic", True)})
+
+
+# -- attaching the cache to a run ---------------------------------------------------------
+
+class RunCache:
+    """The cache as one ``waza run`` uses it: built once from the engine, then wrapping the
+    function that executes and grades one trial (``run_once(task, run_number)``).
+
+    It reads only what the engine decided (tasks, graders, inputs, model, executor,
+    trials), so it attaches to any loop that calls a per-run function.
+    """
+
+    def __init__(self, engine: Any, directory: str | os.PathLike[str], warn: Callable[[str], None]) -> None:
+        self.engine = engine
+        self.store = ResultCache(directory, warn)
+        graders = list(engine.global_graders) + [g for t in engine.tasks for g in engine.task_graders[t.id]]
+        moody = nondeterministic_graders(graders)
+        self.off_reason = (f"the result cache is off: grader(s) {', '.join(moody)} are not deterministic"
+                           if moody else None)
+        self.from_cache: set[tuple[str, int]] = set()
+
+    @property
+    def active(self) -> bool:
+        return self.off_reason is None
+
+    def key(self, task: Any, run_number: int) -> str:
+        e = self.engine
+        files, fixture = e.inputs[task.id]
+        config = e.suite.config
+        return run_key(config=config, task=task,
+                       graders=[g.spec for g in list(e.global_graders) + list(e.task_graders[task.id])],
+                       files=files, fixture=fixture, model=e.model, executor=e.executor_name, trials=e.trials,
+                       run_number=run_number,
+                       extra={"skill_directories": e.options.skill_directories,
+                              "skip_graders": e.options.skip_graders, "context_dir": e.options.context_dir,
+                              "judge_model": getattr(e.options, "judge_model", None)})
+
+    def wrap(self, run_once: Callable[[Any, int], dict[str, Any]]) -> Callable[[Any, int], dict[str, Any]]:
+        if not self.active:
+            return run_once
+
+        def cached_run_once(task: Any, run_number: int) -> dict[str, Any]:
+            key = self.key(task, run_number)
+            hit = self.store.get(key)
+            if hit is not None:
+                self.from_cache.add((task.id, run_number))
+                return {**hit, "cached": True}
+            run = run_once(task, run_number)
+            self.store.put(key, run)
+            return run
+
+        return cached_run_once
+
+    def mark(self, outcome: dict[str, Any]) -> None:
+        """Say in the results which runs came from the cache: run and task ``cached``, ``summary.cached_runs``."""
+        for task in outcome.get("tasks", []):
+            runs = task.get("runs", [])
+            if runs and all((task["test_id"], r.get("run_number")) in self.from_cache for r in runs):
+                task["cached"] = True
+        outcome["summary"]["cached_runs"] = len(self.from_cache)
+
+
+def attach(engine: Any, directory: str | os.PathLike[str], warn: Callable[[str], None]) -> RunCache:
+    """Turn the cache on for ``engine`` (or say why it stays off)."""
+    cache = RunCache(engine, directory, warn)
+    if cache.active:
+        engine.run_once = cache.wrap(engine.run_once)
+    else:
+        warn(cache.off_reason)
+    return cache
