@@ -141,3 +141,14 @@ def test_shell_completion_is_on():
     assert b"--install-completion" in proc.stdout and b"--show-completion" in proc.stdout
     proc = run_waza(env={"_WAZA_COMPLETE": "complete_bash", "COMP_WORDS": "waza ga", "COMP_CWORD": "1"})
     assert proc.stdout.split() == [b"gate"]
+
+
+def test_the_example_workflow_is_what_init_writes_and_the_pair_regresses(tmp_path):
+    from tests.conftest import REPO
+
+    assert run_waza("init", str(tmp_path / "p")).returncode == 0
+    written = (tmp_path / "p" / ".github/workflows/waza.yml").read_text("utf-8")
+    assert (REPO / "examples/ci/waza.yml").read_text("utf-8") == written
+    proc = run_waza("gate", "--baseline", str(REPO / "examples/ci/baseline.json"),
+                    "--current", str(REPO / "examples/ci/current.json"), "-f", "json")
+    assert proc.returncode == 1 and json.loads(proc.stdout)["regression_pct"] == 50.0

@@ -104,6 +104,12 @@ jobs:
           python-version: "3.12"
       # Install waza for Python: a release, or your checkout (pip install ./path/to/waza).
       - run: pip install waza
+      # waza's own keys decide what is reused (docs/ci.md); this only carries the folder over
+      - uses: actions/cache@v4
+        with:
+          path: {suite_dir}/.waza-cache
+          key: waza-cache-${{{{ github.sha }}}}
+          restore-keys: waza-cache-
       - name: Run the suite
         id: run
         working-directory: {suite_dir}
