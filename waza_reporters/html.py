@@ -112,7 +112,7 @@ class HtmlReporter(Reporter):
             "<noscript><p>This report needs JavaScript to show its data (no network access is needed).</p>"
             "</noscript>\n<main id=\"app\" aria-live=\"polite\"></main>\n"
         )
-        out.write(page.encode("utf-8"))
+        out.write(page.encode("utf-8", "replace"))  # a lone surrogate in a name: "?" in <title>
         out.write(b'<script id="waza-data" type="application/json">')
         out.write(json_island(data))
         out.write(f"</script>\n<script>{js}</script>\n</body>\n</html>\n".encode("utf-8"))

@@ -120,6 +120,15 @@ def _run(run: dict[str, Any], index: int) -> dict[str, Any]:
     run["validations"] = {k: v for k, v in run["validations"].items() if isinstance(v, dict)}
     if not _is_number(run.get("duration_ms")):
         run["duration_ms"] = 0
+    for key in ("session_digest", "usage"):
+        if key in run and not isinstance(run[key], dict):
+            run[key] = None
+    for key in ("tool_events", "transcript"):
+        if key in run and run[key] is not None and not isinstance(run[key], list):
+            run[key] = None
+    for key in ("final_output", "error_msg"):
+        if key in run and run[key] is not None and not isinstance(run[key], str):
+            run[key] = text(run[key])
     return run
 
 
