@@ -180,68 +180,99 @@ def nondeterministic_graders(graders: list[Any]) -> list[str]:
 # -- attaching the cache to a run ---------------------------------------------------------
 
 class RunCache:
-    """The cache as one ``waza run`` uses it: built once from the engine, then wrapping the
-    function that executes and grades one trial (``run_once(task, run_number)``).
+    """The cache as one ``waza run`` uses it: it wraps the run's backend
+    (:class:`CachingBackend`), so a unit whose key is stored never reaches the backend.
 
-    It reads only what the engine decided (tasks, graders, inputs, model, executor,
-    trials), so it attaches to any loop that calls a per-run function.
+    It reads only what the prepared suite decided (task, graders, inputs, settings), so
+    the same key comes out wherever the run would have run.
     """
 
-    def __init__(self, engine: Any, directory: str | os.PathLike[str], warn: Callable[[str], None]) -> None:
-        self.engine = engine
+    def __init__(self, prepared: Any, directory: str | os.PathLike[str], warn: Callable[[str], None]) -> None:
+        self.prepared = prepared
         self.store = ResultCache(directory, warn)
-        graders = list(engine.global_graders) + [g for t in engine.tasks for g in engine.task_graders[t.id]]
-        moody = nondeterministic_graders(graders)
+        moody = nondeterministic_graders(prepared.all_graders())
         self.off_reason = (f"the result cache is off: grader(s) {', '.join(moody)} are not deterministic"
                            if moody else None)
-        self.from_cache: set[tuple[str, int]] = set()
+        self.from_cache = 0
 
     @property
     def active(self) -> bool:
         return self.off_reason is None
 
-    def key(self, task: Any, run_number: int) -> str:
-        e = self.engine
-        files, fixture = e.inputs[task.id]
-        config = e.suite.config
-        return run_key(config=config, task=task,
-                       graders=[g.spec for g in list(e.global_graders) + list(e.task_graders[task.id])],
-                       files=files, fixture=fixture, model=e.model, executor=e.executor_name, trials=e.trials,
-                       run_number=run_number,
-                       extra={"skill_directories": e.options.skill_directories,
-                              "skip_graders": e.options.skip_graders, "context_dir": e.options.context_dir,
-                              "judge_model": getattr(e.options, "judge_model", None)})
+    def key(self, unit: Any) -> str:
+        p = self.prepared
+        task = p.tasks[unit.task_id]
+        inputs = p.inputs[unit.task_id]
+        return run_key(config=p.suite.config, task=task, graders=[g.spec for g in p.graders_of(unit.task_id)],
+                       files=inputs.files, fixture=inputs.fixture, model=unit.model,
+                       executor=p.settings.executor, trials=0, run_number=unit.trial,
+                       extra={"settings": p.settings, "max_attempts": unit.max_attempts,
+                              "skill_directories": p.skill_directories(task)})
 
-    def wrap(self, run_once: Callable[[Any, int], dict[str, Any]]) -> Callable[[Any, int], dict[str, Any]]:
-        if not self.active:
-            return run_once
+    def wrap_backend(self, backend: Any) -> Any:
+        return CachingBackend(backend, self) if self.active else backend
 
-        def cached_run_once(task: Any, run_number: int) -> dict[str, Any]:
-            key = self.key(task, run_number)
-            hit = self.store.get(key)
-            if hit is not None:
-                self.from_cache.add((task.id, run_number))
-                return {**hit, "cached": True}
-            run = run_once(task, run_number)
-            self.store.put(key, run)
-            return run
-
-        return cached_run_once
-
-    def mark(self, outcome: dict[str, Any]) -> None:
+    def mark(self, doc: Any) -> None:
         """Say in the results which runs came from the cache: run and task ``cached``, ``summary.cached_runs``."""
-        for task in outcome.get("tasks", []):
-            runs = task.get("runs", [])
-            if runs and all((task["test_id"], r.get("run_number")) in self.from_cache for r in runs):
-                task["cached"] = True
-        outcome["summary"]["cached_runs"] = len(self.from_cache)
+        for task in doc.tasks:
+            if task.runs and all(r.extra.get("cached") is True for r in task.runs):
+                task.extra["cached"] = True
+        if doc.summary is not None:
+            doc.summary.extra["cached_runs"] = self.from_cache
 
 
-def attach(engine: Any, directory: str | os.PathLike[str], warn: Callable[[str], None]) -> RunCache:
-    """Turn the cache on for ``engine`` (or say why it stays off)."""
-    cache = RunCache(engine, directory, warn)
-    if cache.active:
-        engine.run_once = cache.wrap(engine.run_once)
-    else:
-        warn(cache.off_reason)
-    return cache
+class CachingBackend:
+    """A backend in front of another: stored runs come back at once, the others are run
+    by the inner backend and stored as they finish."""
+
+    def __init__(self, inner: Any, cache: RunCache) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.hits: list[Any] = []
+        self.keys: dict[tuple[str, int, str], str] = {}
+        self.submitted = False
+
+    def submit(self, units: Any) -> None:
+        from waza_core.results.codec import decode_run
+        from waza_core.run.backend import CompletedRun
+
+        misses = []
+        for unit in units:
+            key = self.cache.key(unit)
+            stored = self.cache.store.get(key)
+            run = decode_run(stored, "cached run") if stored is not None else None
+            if run is None:
+                self.keys[(unit.task_id, unit.trial, unit.model)] = key
+                misses.append(unit)
+                continue
+            run.extra["cached"] = True
+            self.hits.append(CompletedRun(unit, run))
+        if misses:
+            self.inner.submit(misses)
+            self.submitted = True
+
+    def results(self) -> Any:
+        from waza_core.results.codec import run_to_json
+
+        while self.hits:
+            self.cache.from_cache += 1
+            yield self.hits.pop(0)
+        if not self.submitted:
+            return
+        for done in self.inner.results():
+            key = self.keys.get((done.unit.task_id, done.unit.trial, done.unit.model))
+            if key is not None:
+                self.cache.store.put(key, run_to_json(done.run))
+            yield done
+
+    def cancel(self) -> int:
+        dropped = len(self.hits)
+        self.hits.clear()
+        return dropped + (self.inner.cancel() if self.submitted else 0)
+
+    def interrupt(self) -> None:
+        self.hits.clear()
+        self.inner.interrupt()
+
+    def close(self) -> None:
+        self.inner.close()

@@ -59,8 +59,7 @@ class Reporter:
             f"weighted {s['weighted_score']:.3f}   duration {s['duration_ms']} ms",
         ]
         if "cached_runs" in s:
-            total_runs = sum(len(t["runs"]) for t in outcome["tasks"])
-            lines.append(f"  {s['cached_runs']} of {total_runs} run(s) from the result cache")
+            lines.append(f"  {s['cached_runs']} run(s) from the result cache")
         problems = [t for t in outcome["tasks"] if t["status"] in ("failed", "error")]
         if problems:
             lines.append("")
