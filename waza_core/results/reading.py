@@ -2,8 +2,10 @@
 
 These commands must read every results file waza (Go) ever wrote (``schemaVersion``
 absent, or any 1.x) as well as ours, including hand-made ones that carry only a few
-fields (waza's grader-challenge samples have no ``summary``). So the reader is
-tolerant: a field of the wrong type counts as absent, a missing ``summary`` is
+fields (waza's grader-challenge samples have no ``summary``). The file goes through
+the core's one tolerant decoder (:func:`waza_core.results.codec.decode_results`: a
+field of the wrong type takes its default with a warning) and back to plain JSON,
+then :func:`normalize` fills what these readers need: a missing ``summary`` is
 computed from the tasks, a missing task status from its runs. What it refuses: a
 file that is not JSON, not an object, has no ``tasks`` list, or declares another
 major schema version (waza points at ``waza migrate`` then; so do we).
@@ -43,20 +45,44 @@ def load_json_document(path: str | Path, what: str = "results file") -> dict[str
 
 
 def read_document(path: str | Path) -> dict[str, Any]:
-    """A results file (normalized by :func:`normalize`) or an optimizer ``report.json`` (as is)."""
+    """A results file (decoded, then normalized) or an optimizer ``report.json`` (as is)."""
     doc = load_json_document(path)
     if doc.get("kind") == OPTIMIZER_REPORT_KIND:
         return doc
-    return normalize(doc, str(path))
+    return normalize(decode(doc, str(path)), str(path))
 
 
 def read_results(path: str | Path) -> dict[str, Any]:
-    """A results file, normalized; an optimizer report is refused with a clear message."""
+    """A results file, decoded and normalized; an optimizer report is refused with a clear message."""
     doc = load_json_document(path)
     if doc.get("kind") == OPTIMIZER_REPORT_KIND:
         raise WazaError(f"{path} is a `waza optimize` report, not a results file; "
                         "its evaluations' results files are under evidence/ beside it")
-    return normalize(doc, str(path))
+    return normalize(decode(doc, str(path)), str(path))
+
+
+#: most decoder warnings printed per file (the rest are counted)
+MAX_WARNINGS = 5
+
+
+def decode(doc: dict[str, Any], where: str) -> dict[str, Any]:
+    """Through the core's tolerant decoder and back to plain JSON; its warnings go to stderr."""
+    import sys
+
+    from waza_core.results.codec import decode_results, results_to_json
+
+    check_schema_version(doc, where)
+    if not isinstance(doc.get("tasks"), list):
+        raise WazaError(f"{where} has no 'tasks' list: is it a waza results file?")
+    warnings: list[str] = []
+    out = results_to_json(decode_results(doc, warnings))
+    for line in warnings[:MAX_WARNINGS]:
+        sys.stderr.write(f"waza: warning: {where}: {line}\n")
+    if len(warnings) > MAX_WARNINGS:
+        sys.stderr.write(f"waza: warning: {where}: … and {len(warnings) - MAX_WARNINGS} more\n")
+    if "summary" not in doc:
+        out.pop("summary", None)  # computed by normalize, from the tasks
+    return out
 
 
 def check_schema_version(doc: dict[str, Any], where: str) -> None:
