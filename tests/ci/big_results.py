@@ -46,7 +46,7 @@ def big_results(tasks: int = 4000, trials: int = 5) -> dict[str, Any]:
     ok = sum(1 for t in entries if t["status"] == "passed")
     return {
         "schemaVersion": "1.5", "eval_id": "bench-report", "skill": "bench", "eval_name": "bench-report",
-        "timestamp": "2026-01-01T00:00:00Z", "waza_version": "bench",
+        "timestamp": "2026-01-01T00:00:00Z", "waza_version": "0.1.0",
         "config": {"runs_per_test": trials, "model_id": "mock-model", "engine_type": "mock"},
         "summary": {"total_tests": tasks, "succeeded": ok,
                     "failed": sum(1 for t in entries if t["status"] == "failed"),
