@@ -45,6 +45,12 @@ def test_a_change_to_a_task_a_grader_or_a_fixture_runs_it_again(ci_suite, tmp_pa
     assert doc["summary"]["cached_runs"] == 0
     _, doc = _run(ci_suite, cache, tmp_path / "d.json", "--model", "other")
     assert doc["summary"]["cached_runs"] == 0
+    _, doc = _run(ci_suite, cache, tmp_path / "e.json")
+    assert doc["summary"]["cached_runs"] == 9
+    # anything of eval.yaml counts (suite-level mocks and inputs live beside config there)
+    ci_suite.write_text(ci_suite.read_text().replace("description: passing", "description: now passing"))
+    _, doc = _run(ci_suite, cache, tmp_path / "f.json")
+    assert doc["summary"]["cached_runs"] == 0
 
 
 def test_fixture_bytes_are_part_of_the_key(tmp_path):

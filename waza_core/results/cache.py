@@ -2,8 +2,9 @@
 depends on has changed.
 
 The key of a run (:func:`run_key`) is the SHA-256 of a canonical JSON of everything
-that could change its result: the suite's config (executor and its options, model,
-timeouts, attempts, skill folders, mocks), the task's definition, every grader that
+that could change its result: the whole eval.yaml mapping (config, executor options,
+model, timeouts, attempts, skill folders, suite-level mocks and inputs), the task's
+definition (with its mocks), every grader that
 judges it (type, name, weight, config), the bytes of its input files and of its
 fixture folder, the trial number and the waza version. A suite with a grader that is
 not deterministic (``Grader.deterministic = False``: ``prompt``, ``behavior``) is not
@@ -207,7 +208,10 @@ class RunCache:
                        files=inputs.files, fixture=inputs.fixture, model=unit.model,
                        executor=p.settings.executor, trials=0, run_number=unit.trial,
                        extra={"settings": p.settings, "max_attempts": unit.max_attempts,
-                              "skill_directories": p.skill_directories(task)})
+                              "skill_directories": p.skill_directories(task),
+                              # the whole eval.yaml mapping: suite-level mocks (command_mocks,
+                              # mcp_mocks), inputs and hooks live there, not in config
+                              "suite": p.suite.raw})
 
     def wrap_backend(self, backend: Any) -> Any:
         return CachingBackend(backend, self) if self.active else backend
