@@ -67,6 +67,8 @@ class Engine:
         # what the console shows before the first run
         self.tasks, self.trials, self.model = list(plan.tasks), plan.trials, plan.model
         self.executor_name = plan.executor_name
+        #: a function that may put another backend in front of the chosen one (the result cache)
+        self.wrap_backend = None
 
     @property
     def cancel(self):
@@ -92,9 +94,12 @@ class Engine:
         prepared, plan = self.prepared, self.plan
         backend = make_backend(self.options.backend, BackendJob(prepared, self.recipe, plan.parallel, plan.workers,
                                                                 dict(self.options.backend_options)))
+        local_runs = backend.local_runs
+        if self.wrap_backend is not None:
+            backend = self.wrap_backend(backend)
         try:
             todo = self._take_prior()
-            if todo and backend.local_runs:
+            if todo and local_runs:
                 prepared.start()
             backend.submit(todo)
             self._collect(backend)
