@@ -106,3 +106,11 @@ def test_copilot_sdk_forwards_its_token_variable_only():
 
     assert CopilotSdkExecutor(None, {"github_token_env": "MY_TOKEN"}).environment_allow_list() == ("MY_TOKEN",)
     assert CopilotSdkExecutor(None, {}).environment_allow_list() == ()
+
+
+def test_optimize_takes_the_backend_flag(no_ray, tmp_path):
+    from tests.optimize.conftest import Suite, files
+
+    r = Suite(tmp_path).run([files("alpha beta gamma")], backend="ray")
+    assert r.category == "invalid_config"
+    assert 'pip install "waza[ray]"' in r.message

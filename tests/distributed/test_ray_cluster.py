@@ -194,6 +194,26 @@ def test_sigterm_stops_the_remote_runs_and_resume_finishes(cluster, tmp_path):
     assert set(after) == {f"t{i:02d}" for i in range(1, 17)}
 
 
+def test_optimize_evaluates_on_the_cluster(cluster, tmp_path):
+    """The optimizer's evaluations (a candidate's files materialized in a fresh folder)
+    run on the workers with --backend ray; this process is the driver."""
+    import ray
+
+    from tests.optimize.conftest import Suite, files
+
+    c, _workers = cluster
+    try:
+        r = Suite(tmp_path).run([files("alpha beta gamma delta")], backend="ray", ray_address=c.address)
+    finally:
+        ray.shutdown()
+    assert r.outcome == "accepted", r.message
+    workers = set()
+    for path in (r.out / "evidence").rglob("*.json"):
+        doc = json.loads(path.read_bytes())
+        workers |= {run["worker"] for t in doc.get("tasks", ()) for run in t["runs"]}
+    assert workers and all(len(w) == 56 for w in workers), workers  # Ray node ids, not "local"
+
+
 def test_a_worker_node_removed_mid_run_loses_nothing_and_doubles_nothing(cluster, tmp_path):
     c, workers = cluster
     log = tmp_path / "graded.log"

@@ -124,10 +124,10 @@ def test_candidates_are_stored_before_evaluation(suite, monkeypatch):
     seen = []
     real = ev.run_engine
 
-    def spy(suite_, registry, cand, target, task_ids, context_dir):
+    def spy(suite_, registry, cand, target, task_ids, context_dir, **placement):
         folder = out_dir[0] / "candidates" / cand.prefix
         seen.append((folder / "candidate.json").is_file() and (folder / "files" / "checklist.md").is_file())
-        return real(suite_, registry, cand, target, task_ids, context_dir)
+        return real(suite_, registry, cand, target, task_ids, context_dir, **placement)
 
     out_dir = [suite.root / "out1"]
     monkeypatch.setattr(ev, "run_engine", spy)

@@ -59,6 +59,8 @@ def run(
                                           help="Allow adapters and executors that may cost money."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Print only the outcome."),
     plugin: List[str] = typer.Option([], "-p", "--plugin", help=PLUGIN_OPTION_HELP),
+    backend: Optional[str] = typer.Option(None, "--backend", help="Where evaluation runs run: local or ray."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster to use (else RAY_ADDRESS)."),
 ) -> None:
     """Propose, evaluate and qualify candidates. Exit 0: accepted, no_improvement, rejected;
     1: not_qualified, failed, incomplete (report.json says why); 2: unusable --output-dir."""
@@ -78,7 +80,7 @@ def run(
         adapter_timeout=adapter_timeout, min_improvement=min_improvement, allow_paid_calls=allow_paid_calls,
         adapter_options=AdapterOptions(fake_script=fake_script, command=adapter_command, args=tuple(adapter_arg),
                                        env_names=tuple(adapter_env), reflect_model=reflect_model),
-        plugins=list(plugin), progress=progress,
+        plugins=list(plugin), progress=progress, backend=backend, ray_address=ray_address,
     )
     code = run_optimizer(cfg)
     sys.stderr.write(f"waza optimize: report: {output_dir / 'report.json'}\n")

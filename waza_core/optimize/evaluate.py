@@ -158,8 +158,11 @@ def skill_resolution_problem(cand: Candidate, skill: str) -> str | None:
 
 
 def run_engine(suite, registry, cand: Candidate, target: str, task_ids: tuple[str, ...],
-               context_dir: Path) -> dict[str, Any]:
-    """The harness part of an evaluation: fresh materialization, fresh engine."""
+               context_dir: Path, placement: tuple[str, dict, tuple[str, ...]] = ("local", {}, ())) -> dict[str, Any]:
+    """The harness part of an evaluation: fresh materialization, fresh engine.
+
+    ``placement``: (backend, its options, plugin modules) of ``--backend``; the plugin
+    modules let a worker elsewhere load the suite again."""
     from waza_core.errors import WazaError
     from waza_core.run.engine import Engine, RunOptions
 
@@ -173,8 +176,9 @@ def run_engine(suite, registry, cand: Candidate, target: str, task_ids: tuple[st
             options = RunOptions(task_ids=list(task_ids), context_dir=mat.dir)
         else:
             options = RunOptions(task_ids=list(task_ids), skill_directories=(str(mat.dir),))
+        options.backend, options.backend_options, plugins = placement[0], dict(placement[1]), placement[2]
         try:
-            engine = Engine(suite, registry, options)
+            engine = Engine(suite, registry, options, plugins=plugins)
         except WazaError as exc:
             raise _EngineSetup(str(exc)) from None
         started, t0 = time.time(), time.perf_counter()
@@ -250,7 +254,8 @@ def _evaluate(ctx, rec: EvalRecord, cand: Candidate) -> EvalRecord:
             return rec
     failure: OptimizeFailure | None = None
     try:
-        results = run_engine(ctx.suite, ctx.registry, cand, ctx.target, task_ids, ctx.context_dir)
+        results = run_engine(ctx.suite, ctx.registry, cand, ctx.target, task_ids, ctx.context_dir,
+                             placement=ctx.placement)
     except _EngineSetup as exc:
         rec.state, rec.reason = "evaluation_incomplete", f"the harness refused the candidate: {exc}"
         return rec

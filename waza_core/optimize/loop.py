@@ -86,6 +86,8 @@ class OptimizeConfig:
     allow_paid_calls: bool = False
     adapter_options: AdapterOptions = attrs.field(factory=AdapterOptions)
     plugins: list[str] = attrs.field(factory=list)
+    backend: str | None = None  # --backend: where evaluation runs run (as waza run --backend)
+    ray_address: str | None = None  # --ray-address
     cwd: Path | None = None
     progress: Any = None  # callable(str) for progress lines on stderr
 
@@ -171,6 +173,8 @@ class OptimizerRun:
         self.intr: Interrupts | None = None
         self.current: EvalRecord | None = None
         self.cwd = cfg.cwd or Path(os.getcwd())
+        #: (backend, its options, plugin modules) of every evaluation (``--backend``; set up in _setup)
+        self.placement: tuple[str, dict, tuple[str, ...]] = ("local", {}, ())
 
     # -- helpers used by evaluate() ------------------------------------------------
     def interrupted(self) -> str | None:
@@ -277,6 +281,13 @@ class OptimizerRun:
             raise OptimizeFailure("invalid_suite", "the suite does not load:\n  " + "\n  ".join(exc.problems)) from None
         except WazaError as exc:
             raise OptimizeFailure("invalid_suite", str(exc)) from None
+        try:
+            from waza_core.run.command import requested_plugins, resolve_backend
+
+            backend, backend_options = resolve_backend(cfg.backend, cfg.ray_address, None, self.suite)
+        except WazaError as exc:
+            raise OptimizeFailure("invalid_config", str(exc)) from None
+        self.placement = (backend, backend_options, tuple(requested_plugins(cfg.plugins)))
         unused = [flag for field, flag in ADAPTER_FLAGS.items()
                   if getattr(cfg.adapter_options, field) and field not in getattr(adapter_cls, "options_used", ())]
         if unused:

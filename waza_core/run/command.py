@@ -141,19 +141,23 @@ def check_targets(cmd: RunCommand) -> None:
 
 
 def pick_backend(cmd: RunCommand, suite) -> tuple[str, dict]:
-    """The backend (--backend, else .waza.yaml defaults.backend, else config.backend, else
-    local) and its options; exit 2 when it cannot be used here (Ray not installed)."""
+    return resolve_backend(cmd.backend, cmd.ray_address, cmd.workers, suite)
+
+
+def resolve_backend(flag: str | None, address_flag: str | None, workers: int | None, suite) -> tuple[str, dict]:
+    """The backend (``--backend``, else .waza.yaml defaults.backend, else config.backend,
+    else local) and its options; exit 2 when it cannot be used here (Ray not installed)."""
     from waza_core.run.backend import check_backend
     from waza_core.suite.project_config import run_default
 
-    name = cmd.backend or run_default("backend") or suite.config.backend or "local"
+    name = flag or run_default("backend") or suite.config.backend or "local"
     check_backend(name)
     if name != "ray":
-        if cmd.ray_address:
+        if address_flag:
             raise WazaError("--ray-address needs --backend ray")
         return name, {}
-    address = cmd.ray_address or os.environ.get("RAY_ADDRESS") or run_default("rayAddress") or None
-    return name, {"address": address, "workers": cmd.workers}
+    address = address_flag or os.environ.get("RAY_ADDRESS") or run_default("rayAddress") or None
+    return name, {"address": address, "workers": workers}
 
 
 def requested_plugins(names: list[str]) -> list[str]:
