@@ -226,3 +226,12 @@ def test_a_journal_in_use_is_exit_2(finished_journal):
     finally:
         os.close(fd)
     assert proc.returncode == 2 and b"another waza run is writing this journal" in proc.stderr
+
+
+def test_the_example_suite_runs_with_a_journal(tmp_path):
+    from tests.conftest import REPO
+
+    journal = tmp_path / "runs.jsonl"
+    proc = cli("run", str(REPO / "examples" / "distributed"), "--workers", "8", "--journal", str(journal), "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(journal_tasks(journal)) == [f"explain-{i}" for i in range(1, 9)]
