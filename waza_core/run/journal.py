@@ -235,38 +235,47 @@ def resume(path: Path, fingerprint: str, settings: dict[str, Any]) -> tuple[Jour
 
 def read(path: Path, fingerprint: str, settings: dict[str, Any]) -> tuple[list[CompletedRun], int | None]:
     """The runs of the journal at ``path`` (first of each unit), and the length to cut the
-    file to when its last line is torn (else None)."""
+    file to when its last line is torn (else None). Read line by line: a journal of a
+    100,000-run suite is not held twice in memory."""
     from waza_core.results.codec import decode_run
 
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise WazaError(f"--resume {path}: cannot read: {exc.strerror}") from None
-    end = data.rfind(b"\n") + 1
-    torn = end < len(data)
-    lines = data[:end].split(b"\n")[:-1]
-    if not lines:
-        raise WazaError(f"--resume {path}: not a waza run journal (no first line)")
-    _check_header(path, lines[0], fingerprint, settings)
     runs: list[CompletedRun] = []
     seen: set[tuple[str, int, str]] = set()
-    for number, raw in enumerate(lines[1:], start=2):
-        try:
-            obj = json.loads(raw)
-            key = (obj["task_id"], obj["trial"], obj["model"])
-            if not (isinstance(key[0], str) and isinstance(key[1], int) and isinstance(key[2], str)):
-                raise TypeError
-            run = decode_run(obj["run"], f"{path}:{number}")
-        except (ValueError, KeyError, TypeError):
-            raise WazaError(f"{path}:{number}: not a journal entry (the journal is damaged; "
-                            "remove the line to resume without it)") from None
-        if run is None:
-            raise WazaError(f"{path}:{number}: the run is not a JSON object")
-        if key in seen:
-            continue
-        seen.add(key)
-        runs.append(CompletedRun(RunUnit(key[0], key[1], key[2]), run))
-    return runs, end if torn else None
+    complete = 0  # bytes up to the end of the last complete line
+    try:
+        with open(path, "rb") as fh:
+            for number, raw in enumerate(fh, start=1):
+                if not raw.endswith(b"\n"):
+                    break  # a write the crash cut short: ignored, cut off by resume()
+                complete += len(raw)
+                if number == 1:
+                    _check_header(path, raw, fingerprint, settings)
+                    continue
+                key, run = _entry(path, number, raw, decode_run)
+                if key not in seen:
+                    seen.add(key)
+                    runs.append(CompletedRun(RunUnit(*key), run))
+            size = fh.tell()
+    except OSError as exc:
+        raise WazaError(f"--resume {path}: cannot read: {exc.strerror}") from None
+    if complete == 0:
+        raise WazaError(f"--resume {path}: not a waza run journal (no first line)")
+    return runs, complete if complete < size else None
+
+
+def _entry(path: Path, number: int, raw: bytes, decode_run) -> tuple[tuple[str, int, str], Any]:
+    try:
+        obj = json.loads(raw)
+        key = (obj["task_id"], obj["trial"], obj["model"])
+        if not (isinstance(key[0], str) and isinstance(key[1], int) and isinstance(key[2], str)):
+            raise TypeError
+        run = decode_run(obj["run"], f"{path}:{number}")
+    except (ValueError, KeyError, TypeError):
+        raise WazaError(f"{path}:{number}: not a journal entry (the journal is damaged; "
+                        "remove the line to resume without it)") from None
+    if run is None:
+        raise WazaError(f"{path}:{number}: the run is not a JSON object")
+    return key, run
 
 
 def _check_header(path: Path, raw: bytes, fingerprint: str, settings: dict[str, Any]) -> None:
