@@ -8,7 +8,8 @@ from typing import Callable
 
 import typer
 
-PLUGIN_OPTION_HELP = "Load an extra plugin module (repeatable; also WAZA_PLUGINS=a,b)."
+PLUGIN_OPTION_HELP = ("Load a plugin module, or disable one with no:NAME (repeatable; "
+                      "also WAZA_PLUGINS=a,b and WAZA_DISABLED_PLUGINS=a,b).")
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
