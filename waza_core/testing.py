@@ -150,7 +150,10 @@ def _at(path: tuple, message: str) -> str:
 
 def _grader_class(grader: type[Grader] | str) -> type[Grader]:
     if isinstance(grader, str):
-        registry = make_registry()
+        from waza_core.plugins import get_registry
+
+        with _env(WAZA_DISABLE_PLUGIN_AUTOLOAD="1"):
+            registry = get_registry([])  # the built-ins, built once per process
         cls = registry.get("grader", grader)
         if cls is None:
             raise WazaError(registry.unknown("grader", grader))
