@@ -5,9 +5,9 @@ installed: the class is registered for each call).
 """
 
 import pytest
+from waza_wordcount import WordCountGrader
 
 from waza_core import SuiteError, testing
-from waza_wordcount import WordCountGrader
 
 
 def test_counts_words_within_bounds():
