@@ -141,3 +141,17 @@ def test_option_problems_checks_keys_and_repeats():
         "--adapter-option two is not an option of --adapter a (its options: many, one)"]
     assert A.option_problems(AdapterOptions.of({"one": ["1", "2"]})) == [
         "--adapter-option one given 2 times; --adapter a takes one"]
+
+
+def test_waza_plugins_options_lists_declared_options():
+    from tests.conftest import run_waza
+
+    proc = run_waza("plugins", "--options")
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout.decode()
+    assert "optimizer adapter command (waza optimize run --adapter NAME --adapter-option KEY=VALUE)" in text
+    assert "  script  Strict JSON file of proposals" in text
+    assert "config.cli.command" in text
+    doc = json.loads(run_waza("plugins", "--options", "--json").stdout)
+    by = {(e["kind"], e["name"]): e["options"] for e in doc["options"]}
+    assert set(by[("optimizer_adapter", "command")]) == {"command", "arg", "env"}

@@ -16,6 +16,8 @@ def register(app: typer.Typer) -> None:
 @user_errors
 def plugins(
     as_json: bool = typer.Option(False, "--json", help="Print JSON for machines."),
+    options: bool = typer.Option(False, "--options",
+                                 help="List the options each optimizer adapter, reporter and executor declares."),
     plugin: List[str] = typer.Option([], "-p", "--plugin", help=PLUGIN_OPTION_HELP),
 ) -> None:
     """List every plugin: name, distribution, version, what it registers, and broken or disabled ones.
@@ -30,6 +32,9 @@ def plugins(
     from waza_core.plugins import get_registry
 
     registry = get_registry(plugin)
+    if options:
+        _print_options(registry, as_json)
+        raise typer.Exit(ExitCode.OK)
     rows = [attrs.asdict(p) for p in registry.plugins]
     if as_json:
         typer.echo(json.dumps({"plugins": rows, "conflicts": registry.conflicts}, indent=2))
@@ -43,3 +48,55 @@ def plugins(
         for c in registry.conflicts:
             typer.echo(f"CONFLICT: {c}")
     raise typer.Exit(ExitCode.USAGE if registry.conflicts else ExitCode.OK)
+
+
+#: plugin kind -> how its options are given
+_OPTION_SYNTAX = {
+    "optimizer_adapter": "waza optimize run --adapter NAME --adapter-option KEY=VALUE",
+    "reporter": "--reporter-option NAME.KEY=VALUE",
+    "executor": "keys of eval.yaml",
+}
+
+
+def declared_options(registry) -> list[dict]:
+    """Every declared plugin option: adapters' and reporters' ``option_help``, and the
+    top-level keys of each executor's ``config_schema`` (with their ``description``)."""
+    found = []
+    for kind in _OPTION_SYNTAX:
+        for name in registry.names(kind):
+            cls = registry.get(kind, name)
+            if kind == "executor":
+                if not cls.config_key:
+                    continue
+                props = cls.config_schema.get("properties") or {}
+                opts = {f"config.{cls.config_key}.{key}": _describe(spec)
+                        for key, spec in props.items() if isinstance(spec, dict)}
+            else:
+                opts = dict(cls.option_help)
+            found.append({"kind": kind, "name": name, "syntax": _OPTION_SYNTAX[kind], "options": opts})
+    return found
+
+
+def _describe(spec: dict) -> str:
+    if spec.get("description"):
+        return str(spec["description"])
+    if "enum" in spec:
+        return "one of: " + ", ".join(map(str, spec["enum"]))
+    return str(spec.get("type") or "")
+
+
+def _print_options(registry, as_json: bool) -> None:
+    import json
+
+    found = declared_options(registry)
+    if as_json:
+        typer.echo(json.dumps({"options": found}, indent=2))
+        return
+    for entry in found:
+        human = entry["kind"].replace("_", " ")
+        typer.echo(f"{human} {entry['name']} ({entry['syntax']})")
+        width = max((len(k) for k in entry["options"]), default=0)
+        for key, text in entry["options"].items():
+            typer.echo(f"  {key:<{width}}  {text}")
+        if not entry["options"]:
+            typer.echo("  (no options)")
