@@ -62,7 +62,9 @@ def grade(
         report = regrade(suite, registry, doc, task_id=task, workspace_dir=workspace, on_run=progress)
     except KeyboardInterrupt:
         sys.stderr.write("waza: interrupted; nothing was written\n")
-        raise typer.Exit(130) from None
+        from waza_core.errors import ExitCode
+
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
     for warning in report.warnings:
         sys.stderr.write(f"waza: warning: {warning}\n")
     if output is not None:

@@ -41,6 +41,7 @@ def run(
 ) -> None:
     """Run an eval suite. Exit 0 when every task passed, 1 when one failed or errored, 2 on bad input."""
     from waza_core.cli.common import configure_logging, fail
+    from waza_core.errors import ExitCode
     from waza_core.plugins import get_registry
     from waza_core.results import console
     from waza_core.results.io import check_writable_target, dumps, write_atomic
@@ -91,7 +92,7 @@ def run(
         write_atomic(target, dumps(outcome))
     reporter.summary(outcome, target)
     if outcome["incomplete"] and engine.cancel.is_set():
-        raise typer.Exit(130)
+        raise typer.Exit(ExitCode.INTERRUPTED)
     raise typer.Exit(exit_code(outcome))
 
 
