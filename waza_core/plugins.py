@@ -132,6 +132,8 @@ class Registry:
         self.items: dict[str, dict[str, Registration]] = {kind: {} for kind in KINDS}
         #: what disabled built-ins would have registered, for a helpful message
         self.disabled_items: dict[str, dict[str, str]] = {kind: {} for kind in KINDS}
+        #: config keys of executors in disabled built-ins -> plugin name
+        self.disabled_config_keys: dict[str, str] = {}
         self.conflicts: list[str] = []
 
     def get(self, kind: str, name: str) -> Any | None:
@@ -175,6 +177,22 @@ class Registry:
                         f"{p.disabled_by}: remove that to enable it")
             elif p.source != "builtin":  # not imported, so what it registers is unknown
                 msg += f"; the plugin {p.name!r} may provide it but is disabled by {p.disabled_by}"
+        broken = self.broken()
+        if broken:
+            msg += "; plugins that failed to load: " + ", ".join(f"{p.name} ({p.error})" for p in broken)
+        return msg
+
+    def config_key_note(self, key: str) -> str:
+        """Why ``config.<key>`` of a suite may be unknown: the executor that reads it is
+        in a disabled plugin (or a plugin that failed to load). Empty when none."""
+        owner = self.disabled_config_keys.get(key)
+        msg = ""
+        for p in self.disabled():
+            if p.name == owner:
+                msg += (f"; config.{key} belongs to an executor of the plugin {p.name!r}, disabled by "
+                        f"{p.disabled_by}: remove that to enable it")
+            elif p.source != "builtin":
+                msg += f"; the plugin {p.name!r} may read it but is disabled by {p.disabled_by}"
         broken = self.broken()
         if broken:
             msg += "; plugins that failed to load: " + ", ".join(f"{p.name} ({p.error})" for p in broken)
@@ -301,7 +319,13 @@ def _record_disabled_builtin(info: PluginInfo, registry: Registry) -> None:
     for kind, (hook_name, _) in KINDS.items():
         hook = getattr(module, hook_name, None)
         if callable(hook):
-            hook(register=lambda cls, _k=kind: registry.disabled_items[_k].setdefault(cls.name, info.name))
+            hook(register=lambda cls, _k=kind: _note_disabled(registry, _k, cls, info.name))
+
+
+def _note_disabled(registry: Registry, kind: str, cls: Any, plugin: str) -> None:
+    registry.disabled_items[kind].setdefault(cls.name, plugin)
+    if kind == "executor" and getattr(cls, "config_key", ""):
+        registry.disabled_config_keys.setdefault(cls.config_key, plugin)
 
 
 def _collect(pm: pluggy.PluginManager, registry: Registry) -> None:

@@ -446,16 +446,18 @@ def run_suite(suite: str | os.PathLike | SuiteText, tasks: Mapping[str, SuiteTex
 # -- reporters -------------------------------------------------------------------------
 
 def render_report(reporter: type | str, results: Mapping[str, Any] | SuiteRun,
-                  options: Mapping[str, str] | None = None, *, plugins: Iterable[PluginLike] = ()) -> bytes:
+                  options: Mapping[str, str] | None = None, *, plugins: Iterable[PluginLike] = (),
+                  autoload: bool = False) -> bytes:
     """The bytes a reporter writes for a results document (or a :class:`SuiteRun`).
 
-    ``reporter`` is a reporter class or a registered name; ``options`` are its options
+    ``reporter`` is a reporter class or a name registered by the built-ins, ``plugins``
+    or (with ``autoload``) an installed plugin; ``options`` are its options
     (``--reporter-option``), checked first: a problem raises :class:`WazaError`.
     """
     from waza_core.results.reporting import Reporter, ResultsView
 
     if isinstance(reporter, str):
-        registry = make_registry(plugins)
+        registry = make_registry(plugins, autoload=autoload)
         cls = registry.get("reporter", reporter)
         if cls is None:
             raise WazaError(registry.unknown("reporter", reporter))

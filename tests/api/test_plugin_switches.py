@@ -158,3 +158,13 @@ def test_short_names_are_for_builtins_only(tmp_path, monkeypatch):
     for name in ("shouter", "shoutpkg.grader"):
         registry = build_plugin_manager([f"no:{name}"])[1]
         assert next(p for p in registry.plugins if p.name == "shouter").disabled_by == f"-p no:{name}"
+
+
+def test_the_config_key_of_a_disabled_executor_names_the_plugin(make_suite):
+    ev = ("name: s\nskill: x\nconfig:\n  executor: cli\n  cli: {command: [echo, '{prompt}']}\n"
+          "tasks: ['tasks/*.yaml']\n")
+    suite = str(make_suite(ev, {"tasks/t.yaml": TASK}))
+    assert run_waza("validate", suite).returncode == 0
+    assert_clean_exit_2(run_waza("validate", suite, "-p", "no:cli_agent"), "unknown key 'cli'",
+                        "config.cli belongs to an executor of the plugin 'waza_adapters.cli_agent', "
+                        "disabled by -p no:cli_agent")

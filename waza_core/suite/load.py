@@ -67,6 +67,8 @@ def _check_schema(kind: str, data: dict, text: str, file: Path, registry, proble
         for path, key, message in schemas.describe(err, kind):
             if message.startswith("unknown grader type"):
                 message += registry.unavailable_note("grader", str(_value_at(data, path)))
+            elif message.startswith("unknown key") and path == ("config",) and key:
+                message += registry.config_key_note(key)
             if (path, message) in seen:
                 continue
             seen.add((path, message))
