@@ -244,18 +244,3 @@ def test_render_report(tmp_path):
     with pytest.raises(WazaError, match="unknown reporter"):
         testing.render_report("nope", run)
 
-
-def test_the_wordcount_example_tests_pass_with_these_helpers():
-    """examples/plugins/waza-wordcount/tests is what a plugin author writes: run it as they would."""
-    import os
-    import subprocess
-    import sys
-
-    from tests.conftest import REPO
-
-    plugin = REPO / "examples" / "plugins" / "waza-wordcount"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin), str(REPO)]), "WAZA_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=plugin,
-                          env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert "5 passed" in proc.stdout
