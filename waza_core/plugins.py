@@ -324,8 +324,9 @@ def _record_disabled_builtin(info: PluginInfo, registry: Registry) -> None:
 
 def _note_disabled(registry: Registry, kind: str, cls: Any, plugin: str) -> None:
     registry.disabled_items[kind].setdefault(cls.name, plugin)
-    if kind == "executor" and getattr(cls, "config_key", ""):
-        registry.disabled_config_keys.setdefault(cls.config_key, plugin)
+    key: Any = getattr(cls, "config_key", None)
+    if kind == "executor" and isinstance(key, str) and key:
+        registry.disabled_config_keys.setdefault(key, plugin)
 
 
 def _collect(pm: pluggy.PluginManager, registry: Registry) -> None:
@@ -343,7 +344,7 @@ def _collect(pm: pluggy.PluginManager, registry: Registry) -> None:
                 if not (isinstance(cls, type) and issubclass(cls, base)):
                     raise PluginError(f"plugin {_plugin!r} registered {cls!r} as a {_human}, but it does not "
                                       f"derive from waza_core.{BASES[_kind]}")
-                name = cls.name
+                name = getattr(cls, "name", None)
                 if not isinstance(name, str) or not name:
                     raise PluginError(f"plugin {_plugin!r} registered an unnamed {_human}")
                 table = registry.items[_kind]

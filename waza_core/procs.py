@@ -317,6 +317,7 @@ class _Supervisor:
         self.stdin_fd = None
 
     def _write_stdin(self) -> None:
+        assert self.stdin_fd is not None  # only called while stdin is registered
         try:
             n = os.write(self.stdin_fd, self.input[self.input_pos : self.input_pos + _CHUNK])
         except BlockingIOError:

@@ -31,9 +31,9 @@ import os
 import tempfile
 import threading
 import types
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Union
 
 import attrs
 
@@ -41,6 +41,9 @@ from waza_core.errors import ExecutorError, SuiteError, WazaError
 from waza_core.grading.base import Grader, GraderSetup, GradingContext
 from waza_core.model import GraderResult, GraderSpec, RunEvidence, Suite, SuiteConfig, TaskSpec
 from waza_core.run.execution import ExecutionRequest, Executor
+
+if TYPE_CHECKING:
+    from waza_core.plugins import Registry
 
 __all__ = [
     "Answer",
@@ -57,11 +60,13 @@ __all__ = [
 
 #: a plugin for :func:`make_registry`: a plugin class, a module, or a module name
 PluginLike = Union[type, types.ModuleType, str, object]
+#: a file or folder path
+PathArg = Union[str, "os.PathLike[str]"]
 
 
 # -- registries ------------------------------------------------------------------------
 
-def make_registry(plugins: Iterable[PluginLike] = (), *, autoload: bool = False):
+def make_registry(plugins: Iterable[PluginLike] = (), *, autoload: bool = False) -> Registry:
     """The built-ins plus ``plugins``; installed plugins too when ``autoload`` is true.
 
     A plugin is a class derived from one of the plugin base classes (``Grader``,
@@ -101,7 +106,7 @@ def _class_plugin(kind: str, cls: type) -> object:
 
     hook_name = KINDS[kind][0]
 
-    def hook(register):
+    def hook(register: Callable[[type], None]) -> None:
         register(cls)
 
     hook.__name__ = hook_name
@@ -144,7 +149,7 @@ def config_problems(grader: type[Grader] | str, config: Mapping[str, Any] | None
     return problems
 
 
-def _at(path: tuple, message: str) -> str:
+def _at(path: tuple[Any, ...], message: str) -> str:
     return f"config.{'.'.join(map(str, path))}: {message}" if path else message
 
 
@@ -154,7 +159,7 @@ def _grader_class(grader: type[Grader] | str) -> type[Grader]:
 
         with _env(WAZA_DISABLE_PLUGIN_AUTOLOAD="1"):
             registry = get_registry([])  # the built-ins, built once per process
-        cls = registry.get("grader", grader)
+        cls: type[Grader] | None = registry.get("grader", grader)
         if cls is None:
             raise WazaError(registry.unknown("grader", grader))
         return cls
@@ -164,9 +169,9 @@ def _grader_class(grader: type[Grader] | str) -> type[Grader]:
 
 
 def grade(grader: type[Grader] | str, output: str = "", *, config: Mapping[str, Any] | None = None,
-          evidence: RunEvidence | None = None, workspace: str | os.PathLike | Mapping[str, str | bytes] | None = None,
+          evidence: RunEvidence | None = None, workspace: PathArg | Mapping[str, str | bytes] | None = None,
           prompt: str = "", task: TaskSpec | None = None, name: str | None = None, weight: float = 1.0,
-          suite_dir: str | os.PathLike | None = None, setup: GraderSetup | None = None,
+          suite_dir: PathArg | None = None, setup: GraderSetup | None = None,
           baseline_output: str | None = None) -> GraderResult:
     """Grade one run with one grader, as the run loop would, and return its result.
 
@@ -204,7 +209,7 @@ def grade(grader: type[Grader] | str, output: str = "", *, config: Mapping[str, 
 
 
 @contextlib.contextmanager
-def _workspace(workspace) -> Iterator[str | None]:
+def _workspace(workspace: PathArg | Mapping[str, str | bytes] | None) -> Iterator[str | None]:
     if workspace is None:
         yield None
     elif isinstance(workspace, Mapping):
@@ -327,7 +332,7 @@ def scripted_executor(script: Mapping[str, Reply] | None = None, *, default: Rep
 SuiteText = Union[Mapping[str, Any], str]
 
 
-def write_suite(folder: str | os.PathLike, suite: SuiteText, tasks: Mapping[str, SuiteText]
+def write_suite(folder: PathArg, suite: SuiteText, tasks: Mapping[str, SuiteText]
                 | Sequence[Mapping[str, Any]] | None = None, files: Mapping[str, str | bytes] | None = None) -> Path:
     """Write ``eval.yaml``, task files and other files into ``folder``; returns eval.yaml.
 
@@ -368,10 +373,12 @@ class SuiteRun:
 
     @property
     def summary(self) -> dict[str, Any]:
-        return self._results()["summary"]
+        summary: dict[str, Any] = self._results()["summary"]
+        return summary
 
     def task(self, task_id: str) -> dict[str, Any]:
         """The results entry of one task."""
+        entry: dict[str, Any]
         for entry in self._results()["tasks"]:
             if entry["test_id"] == task_id:
                 return entry
@@ -379,11 +386,13 @@ class SuiteRun:
 
     def run(self, task_id: str, number: int = 1) -> dict[str, Any]:
         """One run (trial ``number``, from 1) of a task."""
-        return self.task(task_id)["runs"][number - 1]
+        run: dict[str, Any] = self.task(task_id)["runs"][number - 1]
+        return run
 
     def validation(self, task_id: str, grader: str, number: int = 1) -> dict[str, Any]:
         """One grader's result in one run, as the results file stores it."""
-        return self.run(task_id, number)["validations"][grader]
+        result: dict[str, Any] = self.run(task_id, number)["validations"][grader]
+        return result
 
     def _results(self) -> dict[str, Any]:
         if self.results is None:
@@ -391,10 +400,10 @@ class SuiteRun:
         return self.results
 
 
-def run_suite(suite: str | os.PathLike | SuiteText, tasks: Mapping[str, SuiteText] | Sequence[Mapping[str, Any]]
+def run_suite(suite: PathArg | SuiteText, tasks: Mapping[str, SuiteText] | Sequence[Mapping[str, Any]]
               | None = None, *, files: Mapping[str, str | bytes] | None = None,
               executor: type[Executor] | str | None = None, plugins: Iterable[PluginLike] = (),
-              args: Sequence[str] = (), folder: str | os.PathLike | None = None,
+              args: Sequence[str] = (), folder: PathArg | None = None,
               autoload: bool = False) -> SuiteRun:
     """Run a suite with the real ``waza run`` command, in this process.
 
