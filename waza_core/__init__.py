@@ -12,9 +12,13 @@ Names are resolved lazily on first use, so ``import waza_core`` (and ``waza
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from waza_core._version import __version__
+
+#: ``typing`` costs a few ms to import; ``waza --version`` goes through this module, so the
+#: names it needs exist for type checkers only (mypy treats TYPE_CHECKING as true)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: public name -> module that defines it
 _EXPORTS: dict[str, str] = {
