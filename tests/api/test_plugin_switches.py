@@ -72,7 +72,8 @@ def test_disabling_a_plugin_that_does_not_exist_is_an_error():
 def test_a_missing_plugin_module_is_an_error_not_a_warning(make_suite, env):
     args = ("-p", "no_such_module") if not env else ()
     suite = str(make_suite(BASIC_EVAL, {"tasks/t.yaml": TASK}))
-    for command in (("run", suite), ("validate", suite), ("plugins",), ("schema", "eval")):
+    for command in (("run", suite), ("validate", suite), ("plugins",), ("schema", "eval"), ("interop", "list"),
+                    ("optimize", "capabilities")):
         assert_clean_exit_2(run_waza(*command, *args, env=env), "no module named 'no_such_module'")
 
 
