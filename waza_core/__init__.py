@@ -73,6 +73,10 @@ _EXPORTS: dict[str, str] = {
     "resolve_inside": "waza_core.paths",
     "PathEscape": "waza_core.paths",
     "program_timeout": "waza_core.suite.project_config",
+    # RE2 regexes (waza's regex semantics) for every plugin that takes a pattern
+    "compile_regex": "waza_core.regex",
+    "Regex": "waza_core.regex",
+    "RegexError": "waza_core.regex",
     # errors and exit codes
     "WazaError": "waza_core.errors",
     "SuiteError": "waza_core.errors",
@@ -104,7 +108,8 @@ __all__ = [
     "Conversion", "InteropError", "find_template_marker", "yaml_quote", "quote_for_message", "StrictDocument",
     "StrictYamlError", "load_strict_yaml", "describe_yaml_type", "Reporter", "ResultsView", "run_process",
     "ProcessResult", "ProcessStartError", "CancelEvent", "display_path", "resolve_inside", "PathEscape",
-    "program_timeout", "WazaError", "SuiteError", "PluginError", "GraderError", "ExecutorError", "ExitCode",
+    "program_timeout", "compile_regex", "Regex", "RegexError", "WazaError", "SuiteError", "PluginError",
+    "GraderError", "ExecutorError", "ExitCode",
 ]
 
 
@@ -165,6 +170,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from waza_core.procs import ProcessStartError as ProcessStartError
     from waza_core.procs import ProcResult as ProcessResult
     from waza_core.procs import run as run_process
+    from waza_core.regex import Regex as Regex
+    from waza_core.regex import RegexError as RegexError
+    from waza_core.regex import compile_regex as compile_regex
     from waza_core.results.reporting import Reporter as Reporter
     from waza_core.results.reporting import ResultsView as ResultsView
     from waza_core.run.execution import ExecutionRequest as ExecutionRequest

@@ -14,6 +14,7 @@ from typing import Any
 from waza_core.errors import SuiteError
 from waza_core.model import FileInput, GraderSpec, Suite, SuiteConfig, TaskSpec
 from waza_core.paths import display_path
+from waza_core.suite import mocks as mock_checks
 from waza_core.suite import schema as schemas
 from waza_core.suite import yamlio
 from waza_core.suite.cache import SuiteCache, stat_key
@@ -139,6 +140,7 @@ def _load_checked(file: Path, kind: str, registry, problems: _Problems, cache) -
     if data is None:
         return None
     _check_schema(kind, data, text, file, registry, problems)
+    mock_checks.check_document(kind, data, file, text, problems)
     _check_graders(data.get("graders") or [], ("graders",), text, file, registry, problems)
     if len(problems.items) > before:
         return None
@@ -174,6 +176,7 @@ def load_suite(path: str | Path, registry) -> Suite:
             tasks.append(task)
     _check_unique_ids(tasks, problems)
     _check_grader_names(graders, tasks, file, problems)
+    mock_checks.check_suite(data, file, tasks, problems)
     cache.save()
     if problems.items:
         raise SuiteError(problems.items)
