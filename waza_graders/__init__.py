@@ -3,4 +3,9 @@
 PLUGINS = (
     "waza_graders.text",
     "waza_graders.program",
+    "waza_graders.code",
+    "waza_graders.file",
+    "waza_graders.diff",
+    "waza_graders.json_schema",
+    "waza_graders.trigger",
 )

@@ -47,3 +47,10 @@ def ctx(output: str = "", workspace: Path | str | None = None, prompt: str = "p"
     task = TaskSpec(id="t", name="t", prompt=prompt, file=Path("t.yaml"))
     return GradingContext(task=task, evidence=RunEvidence(output=output, **evidence),
                           workspace_dir=str(workspace) if workspace is not None else None, suite=suite)
+
+
+def suite_at(folder: Path):
+    """A minimal Suite whose eval.yaml lives in ``folder`` (graders use ``suite.dir``)."""
+    from waza_core.model import Suite, SuiteConfig
+
+    return Suite(name="s", skill="k", file=Path(folder) / "eval.yaml", config=SuiteConfig(), tasks=())

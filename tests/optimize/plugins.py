@@ -1,8 +1,9 @@
 """Test-only plugins for the optimizer tests (loaded with ``-p tests.optimize.plugins``).
 
-Grader stubs named like graders the seed's admission rules talk about (diff,
-json_schema, prompt, trigger) so the rules can be exercised on their config dicts, and
-executors that echo the skill, report usage, sleep, or interrupt the run.
+A stand-in for a grader the seed's admission rules talk about that has no real plugin
+yet (``prompt``: registered only while waza_graders has none; diff, json_schema and
+trigger are tested with the real graders), and executors that echo the skill, report
+usage, sleep, or interrupt the run.
 """
 
 from __future__ import annotations
@@ -26,20 +27,8 @@ class _Stub(Grader):
         return self.result(1.0, True, "ok")
 
 
-class DiffStub(_Stub):
-    name = "diff"
-
-
-class JsonSchemaStub(_Stub):
-    name = "json_schema"
-
-
 class PromptStub(_Stub):
     name = "prompt"
-
-
-class TriggerStub(_Stub):
-    name = "trigger"
 
 
 class BoomGrader(Grader):
@@ -154,10 +143,17 @@ class ShutdownFails(Executor):
         raise RuntimeError("engine shutdown failed")
 
 
+def _no_builtin(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(f"waza_graders.{name}") is None
+
+
 @hookimpl
 def waza_register_graders(register):
-    for cls in (DiffStub, JsonSchemaStub, PromptStub, TriggerStub, BoomGrader):
-        register(cls)
+    for cls in (PromptStub, BoomGrader):
+        if cls is BoomGrader or _no_builtin(cls.name):
+            register(cls)
 
 
 @hookimpl

@@ -164,7 +164,8 @@ def test_path_fields_must_stay_in_pinned_dirs(make, value):
 
 @pytest.mark.parametrize("level", ["eval", "task", "checkpoint"])
 def test_diff_update_snapshots_is_rejected_at_every_level(make, level, tmp_path):
-    g = grader("diff", update_snapshots=True, context_dir=str(tmp_path / "suite"))
+    g = grader("diff", update_snapshots=True, context_dir=str(tmp_path / "suite"),
+               expected_files=[{"path": "a.txt", "contains": ["+x"]}])
     if level == "eval":
         s = make(eval_extra=g)
         r = s.run([], plugins=["tests.optimize.plugins"])
@@ -199,7 +200,7 @@ def test_diff_update_snapshots_is_rejected_at_every_level(make, level, tmp_path)
     ("prompt", {"prompt": "judge", "rubric_file": "rubric.md"}, "rubric_file"),
     ("prompt", {"prompt": "judge", "rubric": "rubrics/quality.md"}, "rubric"),
     ("trigger", {"skill_path": "SKILL.md", "mode": "positive"}, "skill_path"),
-    ("diff", {"context_dir": "snapshots"}, "context_dir"),
+    ("diff", {"context_dir": "snapshots", "expected_files": [{"path": "a.txt", "contains": ["x"]}]}, "context_dir"),
     ("diff", {"expected_files": [{"path": "a.txt", "snapshot": "a.snap"}]}, "snapshot"),
 ])
 def test_cwd_relative_grader_files_are_rejected(make, gtype, config, needle):
@@ -217,8 +218,27 @@ def test_rubric_file_outside_pinned_dirs_is_rejected_but_builtin_names_pass(make
 
 
 def test_absolute_grader_files_inside_the_suite_are_fine(make, tmp_path):
-    s = make(eval_extra=grader("json_schema", schema_file=str(tmp_path / "suite" / "schema.json")))
-    assert s.run([]).code == 0
+    """The real json_schema, trigger and diff graders, reading pinned files by absolute path."""
+    suite = tmp_path / "suite"
+    write(suite / "schema.json", '{"type": "string"}')
+    write(suite / "skill" / "SKILL.md", "---\nname: checklist\n---\nRead the checklist.\n")
+    write(suite / "snapshots" / "a.txt", "unused\n")
+    graders = "graders:\n" + "".join(
+        grader(t, **c).replace("graders:\n", "").replace("name: g", f"name: {t}") for t, c in [
+            ("json_schema", {"schema_file": str(suite / "schema.json")}),
+            ("trigger", {"skill_path": str(suite / "skill"), "mode": "positive"}),
+            ("diff", {"context_dir": str(suite / "snapshots"),
+                      "expected_files": [{"path": "checklist.md", "snapshot": "a.txt"}]})])
+    r = make(eval_extra=graders).run([])
+    assert r.code == 0, r.report["failure"]
+    assert r.report["failure"] is None
+    import json
+
+    evidence = json.loads(next((r.out / "evidence" / "optimization").glob("*.json")).read_text())
+    v = evidence["tasks"][0]["runs"][0]["validations"]
+    assert v["json_schema"]["feedback"].startswith("Output is not valid JSON: invalid character 'M'")
+    assert v["trigger"]["feedback"] == "Prompt is trigger-aligned (score 1.00 >= 0.60)"
+    assert (v["diff"]["score"], v["diff"]["feedback"]) == (0.5, "File checklist.md does not match snapshot a.txt")
 
 
 @pytest.mark.parametrize("config,needle", [

@@ -41,6 +41,7 @@ class RunCommand:
     workers: int | None = None
     fail_fast: bool = False
     keep_workspaces: bool = False
+    update_snapshots: bool = False
     skip_graders: bool = False
     quiet: bool = False
     log_format: str = "console"
@@ -104,7 +105,7 @@ def run_options(cmd: RunCommand, reporter) -> RunOptions:
         executor=cmd.executor, model=cmd.model, trials=cmd.trials,
         parallel=True if cmd.parallel or (cmd.workers is not None and cmd.workers != 1) else None,
         workers=cmd.workers, task_globs=list(cmd.task), tag_globs=list(cmd.tags), context_dir=cmd.context_dir,
-        keep_workspaces=cmd.keep_workspaces, skip_graders=cmd.skip_graders,
+        keep_workspaces=cmd.keep_workspaces, skip_graders=cmd.skip_graders, update_snapshots=cmd.update_snapshots,
         fail_fast=True if cmd.fail_fast else None,
         on_task_done=None if cmd.quiet else
         lambda index, total, entry: reporter.task_done(index, total, _console_task(entry)),

@@ -21,7 +21,7 @@ UNSUPPORTED = {
     (): {"tasks_from", "range", "adversarial", "agent", "scenario"},
     ("config",): {"group_by", "instruction_files"},
     ("expected",): {"outcomes", "behavior", "tool_calls", "should_trigger", "max_response_time_ms"},
-    ("__task__",): {"checkpoints", "assertions"},
+    ("__task__",): {"checkpoints"},
 }
 
 
