@@ -100,6 +100,23 @@ CASES: list[Case] = [
          {"language": "javascript", "assertions": JS_ASSERTIONS}, env={"WAZA_CODE_WARM": "1"}),
     Case("program", "python3 -S script",
          {"command": sys.executable, "args": ["-S", "-c", "import sys; sys.stdin.read()"]}),
+    Case("prompt", "cli judge (python3 -S), verdict lines", {"prompt": "Did the deployment succeed?", "judge": {
+        "executor": "cli", "options": {"command": [sys.executable, "-S", "-c",
+                                                   "print('{{\"waza_grade\": \"pass\"}}')"]}}}),  # {{ }}: braces
+    Case("behavior", "4 rules, 20 calls", {"max_tool_calls": 50, "required_tools": ["bash"],
+                                           "forbidden_tools": ["rm"], "max_duration_ms": 60000}),
+    Case("action_sequence", "in order, 5 of 20 calls", {"matching_mode": "in_order_match",
+                                                         "expected_actions": ["bash"] * 5}),
+    Case("skill_invocation", "any order, 2 skills", {"required_skills": ["deploy-helper", "tester"],
+                                                     "mode": "any_order", "allow_extra": False}),
+    Case("tool_constraint", "expect/reject/allow_only + args, 20 calls", {
+        "expect_tools": [{"tool": "^bash$", "command_pattern": "pytest -k t1\\d"}],
+        "reject_tools": [{"tool": "bash", "command_pattern": "rm\\s+-rf"}],
+        "allow_only": [{"tool": "bash", "args": {"command": {"regex": "^pytest"}}}]}),
+    Case("tool_calls", "required/max + 2 expectations, 20 calls", {
+        "required_tools": ["bash"], "max_calls": 30,
+        "expect": [{"tool": "bash", "args": {"command": {"regex": "t19$"}}},
+                   {"tool": "bash", "args": {"command": {"contains": "-k t7"}}}]}),
 ]
 
 
@@ -113,7 +130,9 @@ def measure(case: Case, registry, folder: Path, repeat: int) -> list[float]:
         config = case.config(folder) if callable(case.config) else case.config
         suite = Suite(name="bench", skill="bench", file=folder / "eval.yaml", config=SuiteConfig(), tasks=())
         grader = registry.get("grader", case.gtype)(GraderSpec(case.gtype, "g", config=config), suite)
-        grader.start(GraderSetup())
+        from waza_core.run.prepared import executor_factory
+
+        grader.start(GraderSetup(new_executor=executor_factory(suite, registry)))  # a judge's executor
         task = TaskSpec(id="t", name="t", prompt=case.prompt, file=folder / "t.yaml")
         evidence = RunEvidence(output=case.output, transcript=TRANSCRIPT, tool_calls=TOOL_CALLS, duration_ms=1200)
         ctx = GradingContext(task=task, evidence=evidence, workspace_dir=str(folder / "ws"), suite=suite)

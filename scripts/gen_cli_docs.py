@@ -10,8 +10,9 @@ Each command's help lives in docs/cli.md as a block
 
 This script rewrites the inside of every such block from the command itself, and adds
 a section with a block for a command that has none yet (a new command lands under
-its parent's section, a new top-level command before "## Exit codes"; move and
-describe it as you like, the block is found wherever it is). The prose around the
+its parent's section, a new top-level command before "## Exit codes", unless a heading
+"## waza NAME" exists already: then right under it; move and describe it as you like, the
+block is found wherever it is). The prose around the
 blocks is left alone.
 
     python scripts/gen_cli_docs.py          # update docs/cli.md
@@ -81,6 +82,10 @@ def render(text: str, helps: dict[tuple[str, ...], str]) -> str:
 
 
 def _insert(text: str, path: tuple[str, ...], help_text: str) -> str:
+    block = f"```console\n$ {_name(path)} --help\n{help_text}```\n"
+    heading = re.search(rf"^#{{2,4}} {re.escape(_name(path))}\n", text, re.M)
+    if heading:  # a section for the command exists: its help goes first in it
+        return text[:heading.end()] + "\n" + block + text[heading.end():]
     level = "#" * (1 + len(path))
     section = f"{level} {_name(path)}\n\n```console\n$ {_name(path)} --help\n{help_text}```\n\n"
     parent = f"\n{'#' * len(path)} {_name(path[:-1])}\n" if len(path) > 1 else None

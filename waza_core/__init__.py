@@ -63,6 +63,10 @@ _EXPORTS: dict[str, str] = {
     # reporters
     "Reporter": "waza_core.results.reporting",
     "ResultsView": "waza_core.results.reporting",
+    # the json reporter writes exactly the bytes of `waza run -o`
+    "results_json_bytes": "waza_core.results.io",
+    # reporters, gate and compare show foreign text in markdown the same safe way
+    "escape_markdown": "waza_core.results.markdown_text",
     # child processes (argv, no shell, bounded output, whole-group kill)
     "run_process": "waza_core.procs",
     "ProcessResult": "waza_core.procs",
@@ -96,6 +100,7 @@ _RENAMED = {
     "yaml_quote": "quote",
     "quote_for_message": "show",
     "ProcessResult": "ProcResult",
+    "results_json_bytes": "dumps",
 }
 
 #: a literal list, so type checkers see every re-export (tests/core/test_public_api.py keeps it
@@ -106,7 +111,8 @@ __all__ = [
     "OptimizerAdapter", "AdapterOptions", "AdapterReply", "AdapterFailure", "ADAPTER_STDOUT_LIMIT",
     "ADAPTER_RESPONSE_KIND", "HARNESS_CAPABILITIES", "StrictJSONError", "strict_json_loads", "Dialect",
     "Conversion", "InteropError", "find_template_marker", "yaml_quote", "quote_for_message", "StrictDocument",
-    "StrictYamlError", "load_strict_yaml", "describe_yaml_type", "Reporter", "ResultsView", "run_process",
+    "StrictYamlError", "load_strict_yaml", "describe_yaml_type", "Reporter", "ResultsView", "results_json_bytes",
+    "escape_markdown", "run_process",
     "ProcessResult", "ProcessStartError", "CancelEvent", "display_path", "resolve_inside", "PathEscape",
     "program_timeout", "compile_regex", "Regex", "RegexError", "WazaError", "SuiteError", "PluginError",
     "GraderError", "ExecutorError", "ExitCode",
@@ -173,6 +179,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from waza_core.regex import Regex as Regex
     from waza_core.regex import RegexError as RegexError
     from waza_core.regex import compile_regex as compile_regex
+    from waza_core.results.io import dumps as results_json_bytes
+    from waza_core.results.markdown_text import escape_markdown as escape_markdown
     from waza_core.results.reporting import Reporter as Reporter
     from waza_core.results.reporting import ResultsView as ResultsView
     from waza_core.run.execution import ExecutionRequest as ExecutionRequest

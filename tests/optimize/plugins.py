@@ -1,9 +1,8 @@
 """Test-only plugins for the optimizer tests (loaded with ``-p tests.optimize.plugins``).
 
-A stand-in for a grader the seed's admission rules talk about that has no real plugin
-yet (``prompt``: registered only while waza_graders has none; diff, json_schema and
-trigger are tested with the real graders), and executors that echo the skill, report
-usage, sleep, or interrupt the run.
+A grader that cannot judge, and executors that echo the skill, report usage, sleep, or
+interrupt the run. The graders the seed's admission rules talk about (diff,
+json_schema, prompt, trigger) are the real ones.
 """
 
 from __future__ import annotations
@@ -18,17 +17,6 @@ from waza_core.grading.base import Grader
 from waza_core.hookspecs import hookimpl
 from waza_core.model import RunEvidence
 from waza_core.run.execution import Executor
-
-
-class _Stub(Grader):
-    config_schema = {"type": "object"}
-
-    def grade(self, ctx):
-        return self.result(1.0, True, "ok")
-
-
-class PromptStub(_Stub):
-    name = "prompt"
 
 
 class BoomGrader(Grader):
@@ -143,17 +131,9 @@ class ShutdownFails(Executor):
         raise RuntimeError("engine shutdown failed")
 
 
-def _no_builtin(name: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(f"waza_graders.{name}") is None
-
-
 @hookimpl
 def waza_register_graders(register):
-    for cls in (PromptStub, BoomGrader):
-        if cls is BoomGrader or _no_builtin(cls.name):
-            register(cls)
+    register(BoomGrader)
 
 
 @hookimpl

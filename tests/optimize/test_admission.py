@@ -197,7 +197,7 @@ def test_diff_update_snapshots_is_rejected_at_every_level(make, level, tmp_path)
 
 @pytest.mark.parametrize("gtype,config,needle", [
     ("json_schema", {"schema_file": "schema.json"}, "schema_file"),
-    ("prompt", {"prompt": "judge", "rubric_file": "rubric.md"}, "rubric_file"),
+    ("prompt", {"prompt": "judge", "rubric": "./rubric.md"}, "rubric './rubric.md' is relative to the working"),
     ("prompt", {"prompt": "judge", "rubric": "rubrics/quality.md"}, "rubric"),
     ("trigger", {"skill_path": "SKILL.md", "mode": "positive"}, "skill_path"),
     ("diff", {"context_dir": "snapshots", "expected_files": [{"path": "a.txt", "contains": ["x"]}]}, "context_dir"),
@@ -215,6 +215,29 @@ def test_rubric_file_outside_pinned_dirs_is_rejected_but_builtin_names_pass(make
 
     s2 = Suite(tmp_path / "other", eval_extra=grader("prompt", prompt="judge", rubric="helpfulness"))
     assert s2.run([]).code == 0
+
+
+def test_prompt_grader_rubric_and_prompt_file_with_the_real_grader(make, tmp_path):
+    """The real prompt grader: an absolute rubric path inside the suite and a prompt_file
+    (suite-relative, confined to the suite) are admitted; a rubric file the seed calls
+    cwd-relative is what the grader really reads from the working directory."""
+    from waza_graders.prompt import PromptGrader, is_rubric_path
+
+    assert PromptGrader.name == "prompt" and is_rubric_path("rubrics/quality.md")
+    suite = tmp_path / "suite"
+    write(suite / "rubrics" / "quality.md", "---\nname: q\nversion: 1.0.0\nscale: pass-fail\n"
+                                            "description: d\n---\nIs it good?\n")
+    write(suite / "judge.md", "Is it good?\n")
+    graders = ("graders:\n" + grader("prompt", rubric=str(suite / "rubrics" / "quality.md")).replace("graders:\n", "")
+               + grader("prompt", prompt_file="judge.md").replace("graders:\n", "").replace("name: g", "name: g2"))
+    r = make(eval_extra=graders).run([])
+    assert r.code == 0, r.report["failure"]
+    assert r.report["failure"] is None
+
+
+def test_prompt_file_leaving_the_suite_is_invalid(make):
+    s = make(eval_extra=grader("prompt", prompt_file="../judge.md"))
+    assert_invalid(s.run([]), "prompt_file '../judge.md' must stay inside the suite folder")
 
 
 def test_absolute_grader_files_inside_the_suite_are_fine(make, tmp_path):
