@@ -11,12 +11,14 @@ class TsvReporter(Reporter):
 
     def check_options(self):
         problems = super().check_options()  # unknown keys
-        if self.options.get("header", "true") not in ("true", "false"):
-            problems.append(f"reporter 'tsv' option 'header' must be true or false, not {self.options['header']!r}")
+        try:
+            self.option_flag("header", default=True)
+        except ValueError as exc:  # checked before the run, not halfway through the report
+            problems.append(str(exc))
         return problems
 
     def write(self, results, out):
-        if self.options.get("header", "true") == "true":
+        if self.option_flag("header", default=True):
             out.write(b"task\tstatus\tscore\n")
         for task in results.tasks():
             score = (task.get("stats") or {}).get("avg_score", 0.0)
