@@ -97,7 +97,7 @@ def test_workers_get_only_what_the_allow_lists_name(monkeypatch, tmp_path):
     suite = load_suite(root / "eval.yaml", registry)
     prepared = PreparedSuite(suite, registry, UnitSettings(executor="cli"), list(suite.tasks))
     env = forwarded_environment(prepared)
-    assert env == {"DEMO_KEY": "k", "DEMO_GROUP_A": "a", "WAZA_PLUGINS": "",
+    assert env == {"DEMO_KEY": "k", "DEMO_GROUP_A": "a", "WAZA_PLUGINS": "", "WAZA_DISABLED_PLUGINS": "",
                    "WAZA_DISABLE_PLUGIN_AUTOLOAD": env["WAZA_DISABLE_PLUGIN_AUTOLOAD"]}
 
 
@@ -114,3 +114,11 @@ def test_optimize_takes_the_backend_flag(no_ray, tmp_path):
     r = Suite(tmp_path).run([files("alpha beta gamma")], backend="ray")
     assert r.category == "invalid_config"
     assert 'pip install "waza[ray]"' in r.message
+
+
+def test_the_workers_load_the_drivers_plugins(monkeypatch):
+    from waza_core.run.command import requested_plugins
+
+    monkeypatch.setenv("WAZA_PLUGINS", "env_plugin")
+    monkeypatch.setenv("WAZA_DISABLED_PLUGINS", "text")
+    assert requested_plugins(["my_plugin", "no:code"]) == ["my_plugin", "env_plugin", "no:code", "no:text"]

@@ -161,11 +161,13 @@ def resolve_backend(flag: str | None, address_flag: str | None, workers: int | N
 
 
 def requested_plugins(names: list[str]) -> list[str]:
-    """The plugin modules of this run: ``-p`` and then ``WAZA_PLUGINS`` (what a worker
-    elsewhere must load to rebuild the suite)."""
-    from waza_core.plugins import _requested_modules
+    """The ``-p`` values that load this run's plugins again elsewhere: ``-p`` and
+    ``WAZA_PLUGINS`` modules, then ``no:NAME`` for each disabled one (``-p no:NAME``,
+    ``WAZA_DISABLED_PLUGINS``); what a worker must load to rebuild the suite."""
+    from waza_core.plugins import DISABLE_PREFIX, PluginRequest
 
-    return _requested_modules(names)
+    request = PluginRequest.parse(names)
+    return [*request.modules, *(f"{DISABLE_PREFIX}{name}" for name, _ in request.disabled)]
 
 
 def load(cmd: RunCommand):

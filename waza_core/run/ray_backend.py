@@ -143,7 +143,8 @@ def forwarded_environment(prepared) -> dict[str, str]:
     for grader in prepared.all_graders():
         patterns.extend(grader.environment_allow_list())
     env = {k: v for k, v in os.environ.items() if any(fnmatch.fnmatchcase(k, p) for p in patterns)}
-    env["WAZA_PLUGINS"] = ""  # the recipe names every plugin module the driver loaded
+    # the recipe names every plugin module the driver loaded and every one it disabled
+    env["WAZA_PLUGINS"] = env["WAZA_DISABLED_PLUGINS"] = ""
     env["WAZA_DISABLE_PLUGIN_AUTOLOAD"] = os.environ.get("WAZA_DISABLE_PLUGIN_AUTOLOAD", "")
     return env
 
