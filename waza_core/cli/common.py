@@ -27,9 +27,16 @@ def user_errors(fn: Callable) -> Callable:
         try:
             return fn(*args, **kwargs)
         except WazaError as exc:
+            print_warnings(getattr(exc, "warnings", ()))
             raise fail(str(exc), exc.exit_code) from None
 
     return wrapper
+
+
+def print_warnings(lines) -> None:
+    """Print suite warnings (``file:line:col: warning: ...``) on stderr, one per line."""
+    for line in lines:
+        sys.stderr.write(f"{line}\n")
 
 
 _LOG_SETTINGS = {"format": "console", "quiet": False}

@@ -70,6 +70,9 @@ def run(
         for p in broken:
             get_logger().warning("plugin failed to load", plugin=p.name, error=p.error)
     suite = load_suite(eval_file, registry)
+    from waza_core.cli.common import print_warnings
+
+    print_warnings(suite.warnings)
     reporter = console.Reporter(quiet=quiet)
     options = RunOptions(
         executor=executor, model=model, trials=trials,

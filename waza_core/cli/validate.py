@@ -17,12 +17,15 @@ def register(app: typer.Typer) -> None:
 @user_errors
 def validate(
     eval_file: Path = typer.Argument(..., help="The suite's eval.yaml (or its folder)."),
+    strict: bool = typer.Option(False, "--strict",
+                                help="Treat warnings (unknown keys of a 1.x eval, globs without files...) as errors."),
     plugin: List[str] = typer.Option([], "-p", "--plugin", help=PLUGIN_OPTION_HELP),
 ) -> None:
     """Check a suite as `waza run` would before its first run, without running anything.
 
-    Exit 0 when valid, 2 with every problem listed.
+    Exit 0 when valid (warnings are printed on stderr), 2 with every problem listed.
     """
+    from waza_core.cli.common import print_warnings
     from waza_core.errors import SuiteError
     from waza_core.paths import display_path
     from waza_core.plugins import get_registry
@@ -31,12 +34,16 @@ def validate(
 
     registry = get_registry(plugin)
     try:
-        suite = load_suite(eval_file, registry)
+        suite = load_suite(eval_file, registry, strict=strict)
     except SuiteError as exc:
+        print_warnings(exc.warnings)
         for line in exc.problems:
             typer.echo(line, err=True)
         typer.echo(f"waza: {len(exc.problems)} problem(s) found", err=True)
         raise typer.Exit(2) from None
+    print_warnings(suite.warnings)
     # everything `waza run` checks before the first run: executor, graders, input files, skills
     Engine(suite, registry)
-    typer.echo(f"{display_path(suite.file)}: valid ({len(suite.tasks)} task(s), {len(suite.graders)} global grader(s))")
+    warned = f", {len(suite.warnings)} warning(s)" if suite.warnings else ""
+    typer.echo(f"{display_path(suite.file)}: valid ({len(suite.tasks)} task(s), "
+               f"{len(suite.graders)} global grader(s){warned})")

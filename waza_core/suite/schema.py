@@ -16,13 +16,12 @@ from importlib import resources
 from typing import Any
 
 #: keys that waza (Go) defines and that waza for Python parses but does not support yet,
-#: by the JSON path of the object that holds them.
+#: by the JSON path of the object that holds them. They stay errors even where unknown
+#: keys are only warnings, so a suite never silently loses a feature.
 UNSUPPORTED = {
-    (): {"tasks_from", "range", "adversarial", "command_mocks", "agent", "scenario"},
-    ("config",): {"group_by", "instruction_files"},
-    ("inputs",): {"repos", "environment"},
-    ("expected",): {"outcomes", "behavior", "tool_calls", "should_trigger", "max_response_time_ms"},
-    ("__task__",): {"checkpoints", "command_mocks", "assertions"},
+    (): {"command_mocks", "mcp_mocks"},
+    ("inputs",): {"repos", "environment", "workdir"},
+    ("__task__",): {"command_mocks"},
 }
 
 
@@ -113,13 +112,44 @@ def plain_validator(name: str):
 
 def describe(error, kind: str) -> list[tuple[tuple, str | None, str]]:
     """Turn a jsonschema error into [(path, key, message)]; ``key`` points at a mapping key."""
+    return [(path, key, message) for path, key, message, _ in classify(error, kind)]
+
+
+def classify(error, kind: str) -> list[tuple[tuple, str | None, str, str]]:
+    """Like :func:`describe`, with a category: ``unknown`` (a key the schema does not
+    know), ``unsupported`` (a key of waza Go that waza for Python does not support yet)
+    or ``invalid`` (anything else). The loader turns some ``unknown`` into warnings."""
     path = tuple(error.absolute_path)
-    v = error.validator
-    if v == "additionalProperties":
+    if error.validator == "additionalProperties":
         known = list(error.schema.get("properties", {}))
-        return [(path, str(key), _unknown_key(str(key), known, path, kind))
-                for key in error.instance if key not in error.schema.get("properties", {})]
-    return [(path, None, _message(error, path))]
+        out = []
+        for key in error.instance:
+            if key in error.schema.get("properties", {}):
+                continue
+            message = _unknown_key(str(key), known, path, kind)
+            out.append((path, str(key), message, "unsupported" if "not supported yet" in message else "unknown"))
+        return out
+    return [(path, None, _message(error, path), "invalid")]
+
+
+#: hints for unknown keys that users write for a reason
+KEY_HINTS = {
+    "agent": "waza (Go) has no agent key: a custom agent is named with skill: (its eval.yaml sits next to "
+             "the .agent.md)",
+}
+
+
+def unknown_key_message(key: str, known: list[str]) -> str:
+    """``unknown key 'x'`` with the nearest known key, or the list of known keys."""
+    msg = f"unknown key {key!r}"
+    if key in KEY_HINTS:
+        return f"{msg}: {KEY_HINTS[key]}"
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    if close:
+        msg += f" (did you mean {close[0]!r}?)"
+    elif known:
+        msg += f"; expected one of: {', '.join(sorted(known))}"
+    return msg
 
 
 def _unknown_key(key: str, known: list[str], path: tuple, kind: str) -> str:
@@ -130,13 +160,7 @@ def _unknown_key(key: str, known: list[str], path: tuple, kind: str) -> str:
         holder = (path[0],) if path and path[0] in ("inputs", "expected") else (("__task__",) if not path else None)
     if holder is not None and key in UNSUPPORTED.get(holder, set()):
         return f"key {key!r} is recognised but not supported yet by waza for Python; remove it"
-    msg = f"unknown key {key!r}"
-    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-    if close:
-        msg += f" (did you mean {close[0]!r}?)"
-    elif known:
-        msg += f"; expected one of: {', '.join(sorted(known))}"
-    return msg
+    return unknown_key_message(key, known)
 
 
 def _message(error, path: tuple) -> str:
@@ -154,10 +178,6 @@ def _message(error, path: tuple) -> str:
         return f"{_dotted(path) or 'value'}: expected {want}, got {_kind_of(error.instance)} {_short(error.instance)}"
     if v == "minProperties" and error.validator_value == 1:
         return f"{_dotted(path) or 'config'}: must not be empty"
-    if v == "maxProperties" and path == ("hooks",):
-        return "hooks are recognised but not supported yet by waza for Python; remove them"
-    if v == "const" and path == ("baseline",):
-        return "baseline: true (A/B mode) is not supported yet by waza for Python"
     return f"{_dotted(path) or 'document'}: {error.message}"
 
 

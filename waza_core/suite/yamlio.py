@@ -92,3 +92,28 @@ def read_text(path: Path) -> str:
     """Read a UTF-8 file; a BOM is allowed."""
     data = path.read_bytes()
     return data.decode("utf-8-sig")
+
+
+def scalar_text(text: str, path: tuple | list) -> str | None:
+    """The source text of the scalar at ``path`` (``"1.10"``, not the float 1.1), or None.
+
+    waza (Go) reads a plain scalar into a string field as written, so ``schemaVersion:
+    1.10`` means ``"1.10"``; the safe loader would give the float 1.1."""
+    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    try:
+        node = _yaml().compose(text)
+    except Exception:
+        return None
+    for part in path:
+        nxt = None
+        if isinstance(node, MappingNode):
+            for k, v in node.value:
+                if k.value == str(part):
+                    nxt = v
+        elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            nxt = node.value[part]
+        if nxt is None:
+            return None
+        node = nxt
+    return node.value if isinstance(node, ScalarNode) else None
