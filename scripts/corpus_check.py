@@ -25,7 +25,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-
 #: eval.yaml, eval.yml, eval-1.4.yaml, eval.semantic.yaml; not evaluate-x.yaml (a task)
 EVAL_NAME = re.compile(r"^eval([.-][^/]*)?\.ya?ml$")
 

@@ -424,7 +424,7 @@ class _Reporter:
     def __call__(self, file: Path, message: str, where=None, warning: bool = False) -> None:
         add = self.problems.warn if warning else self.problems.add
         if where and isinstance(where[0], str):
-            add(file, message, None, (), where[0])  # a key of eval.yaml
+            add(file, message, None, (where[0],), None)  # the value of a key of eval.yaml
         else:
             add(file, message, pos=where)
 

@@ -120,7 +120,7 @@ def _csv_rows(fh) -> Iterator[tuple[int, int, dict[str, str]]]:
     old_limit = csv.field_size_limit()
     csv.field_size_limit(min(MAX_FIELD_BYTES, sys.maxsize))
     try:
-        reader = csv.reader(fh)
+        reader = csv.reader(fh, strict=True)
         header = None
         number = 0
         try:
@@ -136,7 +136,8 @@ def _csv_rows(fh) -> Iterator[tuple[int, int, dict[str, str]]]:
                                        f"(the header has {len(header)}: {', '.join(header)})", reader.line_num)
                 yield number, reader.line_num, dict(zip(header, record, strict=True))
         except csv.Error as exc:
-            raise DatasetError(f"invalid CSV: {exc}", reader.line_num) from None
+            hint = " (a quoted field is never closed)" if "unexpected end of data" in str(exc) else ""
+            raise DatasetError(f"invalid CSV: {exc}{hint}", reader.line_num) from None
         if header is None:
             raise DatasetError("the file is empty (no header row)")
     finally:

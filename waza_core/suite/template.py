@@ -134,6 +134,8 @@ def _evaluate(body: str, ctx: Context, text: str, start: int) -> str:
     head = words[0]
     if head == "index":
         return _index(words, ctx, where)
+    if head.startswith("$"):
+        raise TemplateError(f"{where}: template variables ({head}) are not supported")
     if head in _KEYWORDS:
         raise TemplateError(f"{where}: {{{{{head}}}}} is not supported: waza for Python templates have no "
                             "control structures; put the value in a tasks_from column instead")
@@ -141,8 +143,6 @@ def _evaluate(body: str, ctx: Context, text: str, start: int) -> str:
         raise TemplateError(f"{where}: {{{{{body}}}}} is not supported: waza for Python templates take one "
                             "field (.Vars.name, .TaskName, .JobID, .Timestamp, .Iteration, .Attempt) or "
                             "index .Vars \"name\"")
-    if head.startswith("$"):
-        raise TemplateError(f"{where}: template variables ({head}) are not supported")
     if head[:1] in "\"`'-+0123456789" or head in ("true", "false", "nil"):
         raise TemplateError(f"{where}: constants are not supported in templates; write the text directly")
     if not head.startswith("."):
