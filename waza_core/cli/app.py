@@ -14,7 +14,7 @@ def _version(value: bool) -> None:
 
 
 def build_app() -> typer.Typer:
-    from waza_core.cli import grade, interop, optimize, plugins_cmd, run, schema, validate
+    from waza_core.cli import grade, interop, migrate, optimize, plugins_cmd, run, schema, validate
 
     app = typer.Typer(
         name="waza",
@@ -35,6 +35,7 @@ def build_app() -> typer.Typer:
     run.register(app)
     grade.register(app)
     validate.register(app)
+    migrate.register(app)
     schema.register(app)
     plugins_cmd.register(app)
     app.add_typer(interop.app, name="interop")
