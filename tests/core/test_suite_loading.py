@@ -139,13 +139,6 @@ def test_all_problems_reported_at_once(make_suite, registry):
     assert any("trials_per_task" in p for p in out)
 
 
-def test_recognised_but_unsupported_keys_are_errors(make_suite, registry):
-    """A key of waza (Go) that waza for Python cannot honour yet is an error, never a warning."""
-    entry = "graders:\n  - {type: text, name: g, ref: shared/g, config: {contains: [x]}}\n"
-    out = problems(make_suite, registry, eval_yaml=BASIC_EVAL + entry)
-    assert "grader 'g': ref (a grader reference) is recognised but not supported yet" in out[0]
-
-
 def test_disabled_tasks_are_dropped(make_suite, registry):
     path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK,
                                    "tasks/b.yaml": "id: b\nenabled: false\ninputs: {prompt: x}\n"})

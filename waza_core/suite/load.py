@@ -116,17 +116,6 @@ def _check_schema(kind: str, data: dict, text: str, file: Path, registry, proble
     return not errors
 
 
-def _entry_config(entry: dict) -> Any:
-    """A grader entry's config; a ``code`` grader's top-level ``assertions`` join
-    ``config.assertions`` (waza Go reads them from both places)."""
-    config = entry.get("config")
-    config = {} if config is None else config
-    if entry.get("type") == "code" and isinstance(entry.get("assertions"), list) and isinstance(config, dict):
-        config = dict(config)
-        config["assertions"] = list(config.get("assertions") or []) + list(entry["assertions"])
-    return config
-
-
 def grader_names(entries: Any) -> list[str | None]:
     """The name of each grader entry: its ``name``, else its ``type`` (``type_N`` when
     that is taken in the list). waza (Go) keys a nameless grader by ``""``, so two
@@ -162,15 +151,8 @@ def _check_graders(entries: Any, base_path: tuple, text: str, file: Path, regist
         if "name" not in entry:
             problems.warn(file, f"grader without a name; it is named {name!r} (its results are keyed by name)",
                           text, base_path + (i,), None)
-        if "ref" in entry:
-            problems.add(file, f"grader {name!r}: ref (a grader reference) is recognised but not "
-                         "supported yet by waza for Python; declare the grader with type and config",
-                         text, base_path + (i,), "ref")
-        if "assertions" in entry and entry.get("type") != "code":
-            problems.warn(file, f"grader {name!r}: assertions are read by code graders only; ignored",
-                          text, base_path + (i,), "assertions")
         cls = registry.get("grader", entry.get("type")) if isinstance(entry.get("type"), str) else None
-        config = _entry_config(entry)
+        config = entry.get("config") or {}
         if cls is not None and isinstance(config, dict):
             _check_grader_config(cls, name, config, base_path + (i, "config"), text, file, problems)
         if name in names:
@@ -202,7 +184,7 @@ def _grader_specs(entries: list, file: Path, base: str = "graders") -> list[Grad
     """Grader specs of a checked document."""
     where = display_path(file)
     return [GraderSpec(type=e["type"], name=name, weight=_weight(e.get("weight")),
-                       config=_entry_config(e), where=f"{where} ({base}[{i}])")
+                       config=e.get("config") or {}, where=f"{where} ({base}[{i}])")
             for i, (e, name) in enumerate(zip(entries, grader_names(entries), strict=True))]
 
 
@@ -266,7 +248,7 @@ def _check_eval(file: Path, data: dict, text: str, registry, problems: _Problems
     _check_graders(data.get("graders") or [], ("graders",), text, file, registry, problems)
     if version is None:
         return
-    for key in versions.EVAL_FEATURES:
+    for key in ("adversarial",):  # mcp_mocks and command_mocks are gated with their other checks (suite/mocks.py)
         if key in data:
             message = versions.feature_problem(version, key)
             if message:
