@@ -7,9 +7,9 @@ from tests.suite.conftest import LEGACY, SCENARIO, TASK
 
 def test_legacy_eval_warns_with_position_and_suggestion(load):
     suite = load(LEGACY.replace("executor: mock", "executor: mock\n  paralel: true") + "descripton: x\n")
-    assert [w.split("eval.yaml:", 1)[1] for w in suite.warnings] == [
-        "7:1: warning: unknown key 'descripton' (did you mean 'description'?); ignored",
+    assert [w.split("eval.yaml:", 1)[1] for w in suite.warnings] == [  # in file order
         "5:3: warning: unknown key 'paralel' (did you mean 'parallel'?); ignored",
+        "7:1: warning: unknown key 'descripton' (did you mean 'description'?); ignored",
     ]
     assert suite.config.parallel is False  # ignored, really
 

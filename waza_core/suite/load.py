@@ -353,7 +353,7 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
     _check_unique_ids(tasks, problems)
     _check_grader_names(graders, tasks, file, problems)
     cache.save()
-    warnings = list(problems.warnings)
+    warnings = sorted(problems.warnings, key=_position_key)
     if strict and warnings:
         problems.items.extend(w.replace(": warning: ", ": ", 1).removesuffix("; ignored") + " (an error with --strict)"
                               for w in warnings)
@@ -395,6 +395,14 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
         schema_version=version.effective, scenario=_scalar(data, "scenario", text) if version.scenario else None,
         adversarial=data.get("adversarial"), trigger_tests=triggers, warnings=tuple(warnings),
     )
+
+
+def _position_key(line: str) -> tuple:
+    """Sort key of a ``file:line:col: ...`` line: by file, then line and column."""
+    import re
+
+    m = re.match(r"(.*?):(\d+):(\d+): ", line)
+    return (m.group(1), int(m.group(2)), int(m.group(3))) if m else (line.split(": ", 1)[0], 0, 0)
 
 
 class _Reporter:
