@@ -25,6 +25,8 @@ def grade(
                                         "(WAZA_WORKSPACE_DIR); the original workspace is gone."),
     output: Optional[Path] = typer.Option(None, "-o", "--output",
                                           help="Also write a full results file with recomputed stats here."),
+    judge_model: Optional[str] = typer.Option(None, "--judge-model",
+                                              help="Model for judge graders (overrides config.judge_model)."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Print each graded run on stderr."),
     plugin: List[str] = typer.Option([], "-p", "--plugin", help=PLUGIN_OPTION_HELP),
 ) -> None:
@@ -39,7 +41,8 @@ def grade(
     from waza_core.errors import WazaError
     from waza_core.grading.regrade import regrade
     from waza_core.plugins import get_registry
-    from waza_core.results.io import check_writable_target, dumps, load_results, write_atomic
+    from waza_core.results.codec import encode_results, read_results
+    from waza_core.results.io import check_writable_target, write_atomic
     from waza_core.suite.load import load_suite
 
     if not workspace.is_dir():
@@ -48,23 +51,25 @@ def grade(
         check_writable_target(output)
     registry = get_registry(plugin)
     suite = load_suite(eval_file, registry)
-    doc = load_results(results)
-    if doc.get("eval_name") not in (None, suite.name):
-        sys.stderr.write(f"waza: warning: {results} holds runs of {doc.get('eval_name')!r}, "
+    warnings: list[str] = []
+    doc = read_results(results, warnings)
+    if doc.eval_name and doc.eval_name != suite.name:
+        sys.stderr.write(f"waza: warning: {results} holds runs of {doc.eval_name!r}, "
                          f"grading them with suite {suite.name!r}\n")
 
-    def progress(task_id: str, run: dict) -> None:
+    def progress(task_id: str, run) -> None:
         if verbose:
-            extra = f": {run['error_msg']}" if run.get("error_msg") else ""
-            sys.stderr.write(f"waza: {task_id} run {run['run_number']}: {run['status']}{extra}\n")
+            extra = f": {run.error_msg}" if run.error_msg else ""
+            sys.stderr.write(f"waza: {task_id} run {run.run_number}: {run.status}{extra}\n")
 
     try:
-        report = regrade(suite, registry, doc, task_id=task, workspace_dir=workspace, on_run=progress)
+        report = regrade(suite, registry, doc, task_id=task, workspace_dir=workspace, on_run=progress,
+                         judge_model=judge_model)
     except KeyboardInterrupt:
         sys.stderr.write("waza: interrupted; nothing was written\n")
         raise typer.Exit(130) from None
-    for warning in report.warnings:
+    for warning in warnings + report.warnings:
         sys.stderr.write(f"waza: warning: {warning}\n")
     if output is not None:
-        write_atomic(output, dumps(report.outcome))
+        write_atomic(output, encode_results(report.outcome))
     typer.echo(json.dumps(report.summary, indent=2))

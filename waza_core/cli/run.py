@@ -1,4 +1,8 @@
-"""``waza run``: run an eval suite and write a results file."""
+"""``waza run``: run an eval suite and write a results file.
+
+This module only maps flags onto :class:`waza_core.run.command.RunCommand`; the work
+is :func:`waza_core.run.command.run_command`. One line per flag.
+"""
 
 from __future__ import annotations
 
@@ -40,63 +44,24 @@ def run(
     plugin: List[str] = typer.Option([], "-p", "--plugin", help=PLUGIN_OPTION_HELP),
 ) -> None:
     """Run an eval suite. Exit 0 when every task passed, 1 when one failed or errored, 2 on bad input."""
-    from waza_core.cli.common import configure_logging, fail
-    from waza_core.plugins import get_registry
-    from waza_core.results import console
-    from waza_core.results.io import check_writable_target, dumps, write_atomic
-    from waza_core.run.engine import Engine, RunOptions, exit_code
-    from waza_core.suite.load import load_suite
+    from waza_core.run.command import RunCommand, run_command
 
-    if output and output_dir:
-        raise fail("use either -o/--output or --output-dir, not both")
-    if log_format not in ("console", "json"):
-        raise fail("--log-format must be 'console' or 'json'")
-    configure_logging(log_format, quiet)
-    target = output
-    if output_dir is not None:
-        import os
-
-        if not output_dir.is_dir():
-            raise fail(f"--output-dir {output_dir}: no such folder")
-        if not os.access(output_dir, os.W_OK | os.X_OK):
-            raise fail(f"--output-dir {output_dir}: folder is not writable")
-    if target is not None:
-        check_writable_target(target)
-    registry = get_registry(plugin)
-    broken = registry.broken()
-    if broken:
-        from waza_core.cli.common import get_logger
-
-        for p in broken:
-            get_logger().warning("plugin failed to load", plugin=p.name, error=p.error)
-    suite = load_suite(eval_file, registry)
-    from waza_core.cli.common import print_warnings
-
-    print_warnings(suite.warnings)
-    reporter = console.Reporter(quiet=quiet)
-    options = RunOptions(
-        executor=executor, model=model, trials=trials,
-        parallel=True if parallel or (workers is not None and workers != 1) else None,
-        workers=workers, task_globs=list(task), tag_globs=list(tags), context_dir=context_dir,
-        keep_workspaces=keep_workspaces, skip_graders=skip_graders, fail_fast=True if fail_fast else None,
-        on_task_done=reporter.task_done,
-    )
-    engine = Engine(suite, registry, options)
-    reporter.start(suite, engine)
-    try:
-        outcome = engine.run()
-    finally:
-        reporter.stop()  # also when a run could not start: give the terminal its cursor back
-    if output_dir is not None:
-        stamp = outcome["timestamp"].replace(":", "").replace("-", "")
-        target = output_dir / f"{_safe(suite.name)}-{stamp}-{outcome['eval_id'].rsplit('-', 1)[-1]}.json"
-    if target is not None:
-        write_atomic(target, dumps(outcome))
-    reporter.summary(outcome, target)
-    if outcome["incomplete"] and engine.cancel.is_set():
-        raise typer.Exit(130)
-    raise typer.Exit(exit_code(outcome))
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "-" for c in name) or "results"
+    raise typer.Exit(run_command(RunCommand(
+        eval_file=eval_file,
+        output=output,
+        output_dir=output_dir,
+        context_dir=context_dir,
+        task=task,
+        tags=tags,
+        trials=trials,
+        executor=executor,
+        model=model,
+        parallel=parallel,
+        workers=workers,
+        fail_fast=fail_fast,
+        keep_workspaces=keep_workspaces,
+        skip_graders=skip_graders,
+        quiet=quiet,
+        log_format=log_format,
+        plugins=plugin,
+    )))

@@ -20,9 +20,11 @@ from waza_core.errors import WazaError
 PRETTY_MAX_RUNS = 500
 
 
-def dumps(doc: Any) -> bytes:
-    runs = sum(len(t.get("runs", ())) for t in doc.get("tasks", ())) if isinstance(doc, dict) else 0
-    if runs > PRETTY_MAX_RUNS:
+def dumps(doc: Any, compact: bool | None = None) -> bytes:
+    """JSON bytes of ``doc``: indented, or compact when asked or when it holds many runs."""
+    if compact is None:
+        compact = isinstance(doc, dict) and sum(len(t.get("runs", ())) for t in doc.get("tasks", ())) > PRETTY_MAX_RUNS
+    if compact:
         return (json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
@@ -65,18 +67,3 @@ def check_writable_target(path: str | Path) -> None:
         raise WazaError(f"cannot write results to {path}: folder {parent} is not writable")
     if Path(path).is_dir():
         raise WazaError(f"cannot write results to {path}: it is a folder (use --output-dir for a folder)")
-
-
-def load_results(path: str | Path) -> dict:
-    """Read a results file, with a clear error for a missing or malformed one."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise WazaError(f"cannot read results file {path}: {exc.strerror}") from None
-    try:
-        doc = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise WazaError(f"results file {path} is not valid JSON: {exc}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("tasks"), list):
-        raise WazaError(f"results file {path} has no 'tasks' list: is it a waza results file?")
-    return doc
