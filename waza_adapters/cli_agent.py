@@ -185,6 +185,7 @@ class CliExecutor(Executor):
 
     name = "cli"
     paid = True
+    reports_turns = True  # request.on_turn after each turn (task checkpoints)
     config_key = "cli"
     config_schema = CONFIG_SCHEMA
 
@@ -309,6 +310,11 @@ class CliExecutor(Executor):
                     session_id = evidence.session_id = sid
                 if problem:
                     raise _TurnFailed(problem)
+                if request.on_turn is not None and request.on_turn(turn, RunEvidence(
+                        output="\n".join(o for o in outputs if o), transcript=list(evidence.transcript),
+                        tool_calls=list(evidence.tool_calls), usage=evidence.usage, session_id=evidence.session_id,
+                        duration_ms=int((time.monotonic() - started) * 1000))):
+                    break  # a checkpoint asked to stop the conversation after this turn
             if self.usage_path is not None and evidence.usage is not None:
                 evidence.usage["turns"] = len(prompts)
         except _TurnFailed as exc:

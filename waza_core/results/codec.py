@@ -174,6 +174,13 @@ def decode_results(obj: Any, warnings: list[str] | None = None) -> ResultsDocume
     """A results document from parsed JSON. Problems are appended to ``warnings``."""
     if not isinstance(obj, dict) or not isinstance(obj.get("tasks"), list):
         raise WazaError("not a waza results document: no 'tasks' list")
+    if isinstance(obj.get("schemaVersion"), str):  # any 1.x (or none) reads; another major does not
+        from waza_core.suite.versions import VersionError, check_results
+
+        try:
+            check_results(obj["schemaVersion"])
+        except VersionError as exc:
+            raise WazaError(str(exc)) from None
     d = _Decoder(warnings if warnings is not None else [])
     fields, extra = d.fields(obj, _DOC_FIELDS, "", _DOC_NESTED)
     tasks = []

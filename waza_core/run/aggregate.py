@@ -15,6 +15,7 @@ from waza_core.model import Suite, TaskSpec
 from waza_core.results import stats as stats_mod
 from waza_core.results.model import ResultsDocument, RunConfig, RunResult, TaskResult
 from waza_core.run.backend import CompletedRun
+from waza_core.run.finish import decorate_task, finish_summary
 from waza_core.run.plan import RunOptions, RunPlan
 
 
@@ -35,6 +36,7 @@ class Aggregator:
         self.remaining: dict[str, int] = {}
         self.finished: dict[str, TaskResult] = {}  # task id -> entry, in finishing order
         self.saw_failure = False
+        self.group_by = ""  # config.group_by, set by the engine
 
     def add(self, done: CompletedRun) -> TaskResult | None:
         """Take one finished run; return its task's entry when that was the task's last run."""
@@ -50,6 +52,7 @@ class Aggregator:
             return None
         del self.slots[tid], self.remaining[tid]
         entry = task_result(self.by_id[tid], slots)  # type: ignore[arg-type]  # every slot is filled
+        decorate_task(entry, self.by_id[tid], self.plan.model, self.group_by)
         self.finished[tid] = entry
         if entry.status != "passed":
             self.saw_failure = True
@@ -66,7 +69,7 @@ class Aggregator:
 
         tasks = self.tasks()
         plan, cfg = self.plan, suite.config
-        return ResultsDocument(
+        doc = ResultsDocument(
             eval_id=f"run-{int(started)}-{secrets.token_hex(3)}",
             skill=suite.skill,
             eval_name=suite.name,
@@ -88,3 +91,5 @@ class Aggregator:
             tasks=tasks,
             incomplete=incomplete or len(tasks) < len(plan.tasks),
         )
+        finish_summary(doc, self.by_id, self.group_by, plan.trials)
+        return doc

@@ -58,6 +58,7 @@ class Engine:
             str(suite.file), tuple(plugins), settings, tuple(t.id for t in plan.tasks))
         self.prepared = PreparedSuite(suite, registry, settings, list(plan.tasks), recipe=self.recipe)
         self.aggregator = Aggregator(plan, options)
+        self.aggregator.group_by = suite.config.group_by
         self.incomplete = False
         # what the console shows before the first run
         self.tasks, self.trials, self.model = list(plan.tasks), plan.trials, plan.model

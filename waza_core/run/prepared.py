@@ -101,6 +101,8 @@ class PreparedSuite:
         self.needs_workspace = {t.id: self._needs_workspace(t) for t in tasks}
         #: setting it also kills every running child process group of this process
         self.cancel = CancelEvent()
+        #: graders that features add (checkpoint graders): started and closed with the others
+        self.extra_graders: list[Grader] = []
         self.preparers = run_preparers(self)
         self.workspaces: Workspaces | None = None  # from start() to close()
         self.started = False  # the executor started: close() must shut it down
@@ -111,7 +113,7 @@ class PreparedSuite:
         return self.global_graders + self.task_graders[task_id]
 
     def all_graders(self) -> list[Grader]:
-        return self.global_graders + [g for gs in self.task_graders.values() for g in gs]
+        return self.global_graders + [g for gs in self.task_graders.values() for g in gs] + self.extra_graders
 
     def fixtures_dir(self, task: TaskSpec) -> Path:
         if task.context_dir:

@@ -50,9 +50,16 @@ def task_inputs(prepared: PreparedSuite) -> RunPreparer | None:
     return fill_workspace
 
 
+def _checkpoints(prepared: PreparedSuite) -> RunPreparer | None:
+    from waza_core.run.checkpoints import checkpoints
+
+    return checkpoints(prepared)
+
+
 #: every per-run feature, in the order its preparer runs; one line per feature
 PREPARER_FACTORIES: list[Callable[[PreparedSuite], RunPreparer | None]] = [
     task_inputs,
+    _checkpoints,
 ]
 
 

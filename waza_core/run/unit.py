@@ -70,6 +70,10 @@ class RunSetup:
     path_prepend: list[str] = attrs.field(factory=list)
     mcp_servers: dict[str, dict] = attrs.field(factory=dict)
     workdir: str | None = None
+    #: ``fn(turn, evidence so far) -> stop?`` after each turn (see ExecutionRequest.on_turn)
+    turn_listeners: list[Callable[[int, RunEvidence], bool]] = attrs.field(factory=list)
+    #: fields a feature adds to this run's entry in the results (``checkpoints``)
+    result_fields: dict = attrs.field(factory=dict)
     _collectors: list[Callable[[RunEvidence], None]] = attrs.field(factory=list)
     _cleanups: list[Callable[[], None]] = attrs.field(factory=list)
 
@@ -90,7 +94,14 @@ class RunSetup:
             run_number=self.unit.trial, attempt=self.attempt, files=prepared.inputs[task.id].files,
             environment=self.environment, path_prepend=tuple(self.path_prepend),
             mcp_servers=self.mcp_servers, workdir=self.workdir,
+            on_turn=self._on_turn if self.turn_listeners else None,
         )
+
+    def _on_turn(self, turn: int, evidence: RunEvidence) -> bool:
+        stop = False
+        for listen in self.turn_listeners:
+            stop = bool(listen(turn, evidence)) or stop
+        return stop
 
     def run_cleanups(self) -> None:
         problems = []
@@ -131,13 +142,16 @@ def run_attempt(prepared: PreparedSuite, task: TaskSpec, unit: RunUnit, attempt:
             collect(evidence)
         kept = ws if keep else None
         if evidence.error:
-            return RunResult.from_evidence(evidence, unit.trial, attempt, "error", {}, evidence.error, kept, worker)
-        if prepared.settings.skip_graders:
-            return RunResult.from_evidence(evidence, unit.trial, attempt, "n/a", {}, None, kept, worker)
-        ctx = GradingContext(task=task, evidence=evidence, workspace_dir=ws, suite=prepared.suite,
-                             cancel=prepared.cancel)
-        validations, status, error = grade_run(prepared.graders_of(task.id), ctx)
-        return RunResult.from_evidence(evidence, unit.trial, attempt, status, validations, error, kept, worker)
+            result = RunResult.from_evidence(evidence, unit.trial, attempt, "error", {}, evidence.error, kept, worker)
+        elif prepared.settings.skip_graders:
+            result = RunResult.from_evidence(evidence, unit.trial, attempt, "n/a", {}, None, kept, worker)
+        else:
+            ctx = GradingContext(task=task, evidence=evidence, workspace_dir=ws, suite=prepared.suite,
+                                 cancel=prepared.cancel)
+            validations, status, error = grade_run(prepared.graders_of(task.id), ctx)
+            result = RunResult.from_evidence(evidence, unit.trial, attempt, status, validations, error, kept, worker)
+        result.extra.update(setup.result_fields)
+        return result
     finally:
         try:
             setup.run_cleanups()

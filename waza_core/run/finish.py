@@ -1,0 +1,110 @@
+"""The results fields of schema 1.1-1.5 that come from the suite rather than from one run.
+
+Called by the aggregate stage (:mod:`waza_core.run.aggregate`, :class:`Engine`):
+
+* :func:`decorate_task` as each task finishes: ``golden`` (written only when true, as
+  waza Go's ``omitempty``) and ``group`` (``config.group_by``);
+* :func:`finish_summary` once, on the finished document: ``summary.groups`` and
+  ``summary.statistics`` (``success_rate_ci``, ``pass_hat_k``, ``bootstrap_ci``).
+
+These fields live in the ``extra`` dicts of the typed results, so every reader and
+``waza grade`` keeps them as they are.
+
+``group_by: tags`` (fixed in waza Go v0.40.1, whose semantics our notes could not
+read) is decided here: every tag of a task is a group and the task counts in each of
+them; a task without tags is in the group ``untagged``; the task's ``group`` field
+lists its tags joined by ``,``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from waza_core.model import TaskSpec
+from waza_core.results import stats as stats_mod
+from waza_core.results.model import ResultsDocument, TaskResult
+
+UNTAGGED = "untagged"
+
+
+def decorate_task(entry: TaskResult, task: TaskSpec, model: str, group_by: str) -> TaskResult:
+    """Add the suite-level fields of one finished task."""
+    if task.golden:
+        entry.extra["golden"] = True
+    group = task_group(task, model, group_by)
+    if group:
+        entry.extra["group"] = group
+    return entry
+
+
+def task_group(task: TaskSpec, model: str, group_by: str) -> str:
+    if group_by == "model":
+        return model
+    if group_by == "tags":
+        return ",".join(task.tags) or UNTAGGED
+    return ""
+
+
+def finish_summary(doc: ResultsDocument, by_id: dict[str, TaskSpec], group_by: str, trials: int) -> None:
+    """``summary.groups`` and ``summary.statistics`` of a finished document, in place."""
+    if doc.summary is None:
+        return
+    groups = group_stats(doc.tasks, by_id, group_by)
+    if groups:
+        doc.summary.extra["groups"] = groups
+    statistics = suite_statistics(doc.tasks, trials)
+    if statistics is not None:
+        doc.summary.extra["statistics"] = statistics
+
+
+def group_stats(tasks: list[TaskResult], by_id: dict[str, TaskSpec], group_by: str) -> list[dict[str, Any]]:
+    """``[{name, passed, total, avg_score}]`` in order of first appearance (waza Go
+    ``computeGroupStats``); ``avg_score`` averages the tasks that have statistics."""
+    acc: dict[str, list] = {}
+    for t in tasks:
+        spec = by_id.get(t.test_id)
+        if group_by == "tags" and spec is not None:
+            names = list(dict.fromkeys(spec.tags)) or [UNTAGGED]
+        else:
+            name = t.extra.get("group")
+            names = [name] if isinstance(name, str) and name else []
+        for name in names:
+            a = acc.setdefault(name, [0, 0, 0.0, 0])  # passed, total, score sum, scored tasks
+            a[1] += 1
+            if t.status == "passed":
+                a[0] += 1
+            if t.stats is not None:
+                a[2] += t.stats.get("avg_score", 0.0)
+                a[3] += 1
+    return [{"name": name, "passed": a[0], "total": a[1], "avg_score": a[2] / a[3] if a[3] else 0.0}
+            for name, a in acc.items()]
+
+
+def suite_statistics(tasks: list[TaskResult], trials: int) -> dict[str, Any] | None:
+    """``summary.statistics`` (schema 1.5): present when trials > 1 and at least two tasks
+    have statistics, as in waza (Go). ``is_significant`` is no longer written."""
+    scored = [t for t in tasks if t.stats is not None]
+    if trials <= 1 or len(scored) < 2:
+        return None
+    succeeded = sum(1 for t in tasks if t.status == "passed")
+    ci = stats_mod.wilson(succeeded, len(tasks))
+    out: dict[str, Any] = {"bootstrap_ci": stats_mod.bootstrap([t.stats["avg_weighted_score"] for t in scored])}
+    if ci is not None:
+        out["success_rate_ci"] = {"lower": ci["lower"], "upper": ci["upper"], "mean": succeeded / len(tasks),
+                                  "confidence_level": ci["confidence_level"]}
+    curve = pass_hat_k([(t.stats.get("passed_runs", 0), t.stats.get("total_runs", 0)) for t in scored])
+    if curve:
+        out["pass_hat_k"] = curve
+    return out
+
+
+def pass_hat_k(counts: list[tuple[int, int]]) -> list[float]:
+    """The pass^k curve (tau-bench): element k-1 is the chance that k fresh trials of a
+    task all pass, averaged over tasks; per task the unbiased C(c, k) / C(n, k). The
+    curve runs to the fewest trials any task ran."""
+    counts = [(c, n) for c, n in counts if n > 0]
+    if not counts:
+        return []
+    kmax = min(n for _, n in counts)
+    return [sum(math.comb(c, k) / math.comb(n, k) for c, n in counts) / len(counts) for k in range(1, kmax + 1)]
