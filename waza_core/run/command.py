@@ -112,7 +112,14 @@ def run_options(cmd: RunCommand, reporter) -> RunOptions:
         fail_fast=True if cmd.fail_fast else None,
         on_task_done=None if cmd.quiet else
         lambda index, total, entry: reporter.task_done(index, total, _console_task(entry)),
+        on_warning=_print_warning,
     )
+
+
+def _print_warning(message: str) -> None:
+    import sys
+
+    sys.stderr.write(f"waza: warning: {message}\n")
 
 
 def write_results(cmd: RunCommand, doc: ResultsDocument) -> Path | None:

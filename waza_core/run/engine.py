@@ -59,6 +59,13 @@ class Engine:
         self.prepared = PreparedSuite(suite, registry, settings, list(plan.tasks), recipe=self.recipe)
         self.aggregator = Aggregator(plan, options)
         self.aggregator.group_by = suite.config.group_by
+        from waza_core.run.hooks import Hooks
+
+        #: lifecycle hooks (the preparer of before_task made them when the suite has any)
+        self.hooks = getattr(self.prepared, "hooks", None) or Hooks(suite, self.prepared.cancel)
+        self.hooks.warn = self._warn
+        #: warnings of this run (hooks that failed without error_on_fail), in order
+        self.warnings: list[str] = []
         self.incomplete = False
         # what the console shows before the first run
         self.tasks, self.trials, self.model = list(plan.tasks), plan.trials, plan.model
@@ -82,9 +89,27 @@ class Engine:
     def finished(self) -> dict:
         return self.aggregator.finished
 
+    def _warn(self, message: str) -> None:
+        self.warnings.append(message)
+        if self.options.on_warning is not None:
+            self.options.on_warning(message)
+
     def run(self) -> ResultsDocument:
+        from waza_core.errors import WazaError
+
         started = time.time()
         t0 = time.perf_counter()
+        try:
+            problem = self.hooks.run("before_run")
+            if problem is not None:
+                raise WazaError(f"before_run hook failed: {problem}")
+            return self._run(started, t0)
+        finally:  # after_run runs even when the run failed, as in waza (Go); it only warns
+            problem = self.hooks.run("after_run")
+            if problem is not None:
+                self._warn(f"after_run hook error: {problem}")
+
+    def _run(self, started: float, t0: float) -> ResultsDocument:
         prepared, plan = self.prepared, self.plan
         backend = make_backend(self.options.backend, BackendJob(prepared, self.recipe, plan.parallel, plan.workers))
         try:
@@ -106,7 +131,11 @@ class Engine:
         stream = backend.results()
         try:
             for done in stream:
-                self.aggregator.add(done)
+                entry = self.aggregator.add(done)
+                if entry is not None and self.hooks.has("after_task"):
+                    problem = self.hooks.run("after_task", f"task {entry.test_id!r}")
+                    if problem is not None:
+                        self._warn(f"after_task hook error for {entry.test_id!r}: {problem}")
                 if self.plan.fail_fast and self.aggregator.saw_failure and backend.cancel():
                     self.incomplete = True
         finally:

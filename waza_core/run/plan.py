@@ -51,6 +51,8 @@ class RunOptions:
     backend: str = "local"
     #: called on the driver as each task finishes: (finished count, task count, task entry)
     on_task_done: Callable[[int, int, TaskResult], None] | None = None
+    #: called with each warning of the run (a hook that failed without error_on_fail)
+    on_warning: Callable[[str], None] | None = None
 
 
 @attrs.frozen

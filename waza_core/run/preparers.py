@@ -50,6 +50,12 @@ def task_inputs(prepared: PreparedSuite) -> RunPreparer | None:
     return fill_workspace
 
 
+def _task_hooks(prepared: PreparedSuite) -> RunPreparer | None:
+    from waza_core.run.hooks import task_hooks
+
+    return task_hooks(prepared)
+
+
 def _checkpoints(prepared: PreparedSuite) -> RunPreparer | None:
     from waza_core.run.checkpoints import checkpoints
 
@@ -58,6 +64,7 @@ def _checkpoints(prepared: PreparedSuite) -> RunPreparer | None:
 
 #: every per-run feature, in the order its preparer runs; one line per feature
 PREPARER_FACTORIES: list[Callable[[PreparedSuite], RunPreparer | None]] = [
+    _task_hooks,
     task_inputs,
     _checkpoints,
 ]

@@ -74,6 +74,9 @@ class RunSetup:
     turn_listeners: list[Callable[[int, RunEvidence], bool]] = attrs.field(factory=list)
     #: fields a feature adds to this run's entry in the results (``checkpoints``)
     result_fields: dict = attrs.field(factory=dict)
+    #: set by a preparer to skip the agent: the run is an ``error`` with this message
+    #: (a failed ``before_task`` hook)
+    abort: str | None = None
     _collectors: list[Callable[[RunEvidence], None]] = attrs.field(factory=list)
     _cleanups: list[Callable[[], None]] = attrs.field(factory=list)
 
@@ -137,6 +140,11 @@ def run_attempt(prepared: PreparedSuite, task: TaskSpec, unit: RunUnit, attempt:
     try:
         for prepare in prepared.preparers:
             prepare(setup)
+            if setup.abort is not None:
+                result = RunResult(run_number=unit.trial, attempts=attempt, status="error", error_msg=setup.abort,
+                                   worker=worker)
+                result.extra.update(setup.result_fields)
+                return result
         evidence = execute(prepared, setup.request())
         for collect in setup._collectors:
             collect(evidence)
