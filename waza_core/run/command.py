@@ -36,7 +36,10 @@ class RunCommand:
     tags: list[str] = attrs.field(factory=list)
     trials: int | None = None
     executor: str | None = None
-    model: str | None = None
+    #: ``--model`` (repeatable): one run of the suite per model; empty = config.models / config.model
+    models: list[str] = attrs.field(factory=list)
+    #: ``--baseline``: an A/B run (also ``baseline: true`` in eval.yaml)
+    baseline: bool = False
     parallel: bool = False
     workers: int | None = None
     fail_fast: bool = False
@@ -48,23 +51,78 @@ class RunCommand:
 
 
 def run_command(cmd: RunCommand) -> int:
-    """Run ``waza run``; the exit code. User mistakes raise :class:`WazaError` (exit 2)."""
+    """Run ``waza run``; the exit code. User mistakes raise :class:`WazaError` (exit 2).
+
+    Several models (``--model a --model b``, ``config.models``) run the suite once each
+    (:mod:`waza_core.run.multimodel`); an A/B run runs it twice per model
+    (:mod:`waza_core.run.baseline`)."""
     from waza_core.cli.common import configure_logging
     from waza_core.results import console
+    from waza_core.run import baseline, multimodel
 
     check_targets(cmd)
     configure_logging(cmd.log_format, cmd.quiet)
     suite, registry = load(cmd)
+    models = multimodel.models_to_run(cmd.models, suite)
     reporter = console.Reporter(quiet=cmd.quiet)
-    engine = Engine(suite, registry, run_options(cmd, reporter), plugins=tuple(cmd.plugins))
-    reporter.start(suite, engine)
+    code, done = ExitCode.OK, []
+    for model in models:
+        doc, engine = run_model(cmd, suite, registry, reporter, model)
+        if len(models) > 1:
+            doc.extra["models"] = list(models)
+        target = write_results(cmd, doc, model if len(models) > 1 else None)
+        reporter.summary(_console_outcome(doc), target)
+        if doc.extra.get("is_baseline") and not cmd.quiet:
+            import sys
+
+            sys.stdout.write(baseline.impact_report(doc))
+        done.append((model, doc))
+        model_code = exit_code_of(doc, engine)
+        if model_code == ExitCode.INTERRUPTED:
+            return model_code
+        code = max(code, model_code)  # a failing model does not stop the others, as in waza (Go)
+    if len(models) > 1 and not cmd.quiet:
+        import sys
+
+        sys.stdout.write(multimodel.comparison_table(done))
+    return code
+
+
+class _Interrupted(Exception):
+    def __init__(self, doc: ResultsDocument) -> None:
+        self.doc = doc
+
+
+def run_model(cmd: RunCommand, suite, registry, reporter, model: str) -> tuple[ResultsDocument, Engine]:
+    """One model's run (two passes for an A/B run); the document and the last engine."""
+    from waza_core.run import baseline
+
+    engines: list[Engine] = []
+
+    def run_pass(the_suite, skills_off: bool) -> ResultsDocument:
+        options = run_options(cmd, reporter)
+        options.model = model
+        if skills_off:
+            options.skill_directories = ()
+        engine = Engine(the_suite, registry, options, plugins=tuple(cmd.plugins))
+        engines.append(engine)
+        reporter.start(the_suite, engine)
+        try:
+            doc = engine.run()
+        finally:
+            reporter.stop()  # also when a run could not start: give the terminal its cursor back
+        if engine.cancel.is_set():
+            raise _Interrupted(doc)  # no second pass after Ctrl-C
+        return doc
+
     try:
-        doc = engine.run()
-    finally:
-        reporter.stop()  # also when a run could not start: give the terminal its cursor back
-    target = write_results(cmd, doc)
-    reporter.summary(_console_outcome(doc), target)
-    return exit_code_of(doc, engine)
+        if cmd.baseline or suite.baseline:
+            doc = baseline.run_baseline(run_pass, suite, _print_warning)
+        else:
+            doc = run_pass(suite, False)
+    except _Interrupted as stop:
+        doc = stop.doc
+    return doc, engines[-1]
 
 
 def check_targets(cmd: RunCommand) -> None:
@@ -105,7 +163,7 @@ def load(cmd: RunCommand):
 
 def run_options(cmd: RunCommand, reporter) -> RunOptions:
     return RunOptions(
-        executor=cmd.executor, model=cmd.model, trials=cmd.trials,
+        executor=cmd.executor, model=cmd.models[0] if cmd.models else None, trials=cmd.trials,
         parallel=True if cmd.parallel or (cmd.workers is not None and cmd.workers != 1) else None,
         workers=cmd.workers, task_globs=list(cmd.task), tag_globs=list(cmd.tags), context_dir=cmd.context_dir,
         keep_workspaces=cmd.keep_workspaces, skip_graders=cmd.skip_graders,
@@ -122,15 +180,20 @@ def _print_warning(message: str) -> None:
     sys.stderr.write(f"waza: warning: {message}\n")
 
 
-def write_results(cmd: RunCommand, doc: ResultsDocument) -> Path | None:
-    """Write the results file (-o, or a new name in --output-dir); where it went."""
+def write_results(cmd: RunCommand, doc: ResultsDocument, model: str | None = None) -> Path | None:
+    """Write the results file (-o, or a new name in --output-dir); where it went. In a
+    multi-model run ``model`` names the file of that model (``results_<model>.json``)."""
     from waza_core.results.codec import encode_results
     from waza_core.results.io import write_atomic
+    from waza_core.run.multimodel import per_model_path, sanitize
 
     target = cmd.output
+    if target is not None and model is not None:
+        target = per_model_path(target, model)
     if cmd.output_dir is not None:
         stamp = doc.timestamp.replace(":", "").replace("-", "")
-        target = cmd.output_dir / f"{_safe(doc.eval_name)}-{stamp}-{doc.eval_id.rsplit('-', 1)[-1]}.json"
+        label = f"-{sanitize(model)}" if model is not None else ""
+        target = cmd.output_dir / f"{_safe(doc.eval_name)}{label}-{stamp}-{doc.eval_id.rsplit('-', 1)[-1]}.json"
     if target is not None:
         write_atomic(target, encode_results(doc))
     return target

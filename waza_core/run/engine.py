@@ -66,6 +66,8 @@ class Engine:
         self.hooks.warn = self._warn
         #: warnings of this run (hooks that failed without error_on_fail), in order
         self.warnings: list[str] = []
+        #: the results of trigger_tests.yaml once they ran (None: not run)
+        self.trigger_results: list[dict] | None = None
         self.incomplete = False
         # what the console shows before the first run
         self.tasks, self.trials, self.model = list(plan.tasks), plan.trials, plan.model
@@ -116,6 +118,8 @@ class Engine:
             prepared.start()
             backend.submit(plan.units())
             self._collect(backend)
+            if self.suite.trigger_tests is not None and not self.cancel.is_set():
+                self.trigger_results = self._trigger_tests()
         except KeyboardInterrupt:
             backend.interrupt()
             self.incomplete = True
@@ -141,6 +145,19 @@ class Engine:
         finally:
             stream.close()
 
+    def _trigger_tests(self) -> list[dict]:
+        """trigger_tests.yaml: fabricated under mock, else each prompt through the executor."""
+        from waza_core.run import triggers
+
+        spec = self.suite.trigger_tests
+        if self.plan.executor_name == "mock":
+            return triggers.fabricated(spec)
+        return triggers.run_prompts(self.prepared, spec, self.plan.model, self.plan.workers)
+
     def outcome(self, started: float, duration_ms: int) -> ResultsDocument:
         """The results document of the runs finished so far."""
-        return self.aggregator.document(self.suite, started, duration_ms, self.incomplete)
+        from waza_core.run import triggers
+
+        doc = self.aggregator.document(self.suite, started, duration_ms, self.incomplete)
+        triggers.attach(doc, self.suite, self.trigger_results)
+        return doc
