@@ -97,7 +97,7 @@ class PreparedSuite:
         self.executor: Executor = executor_cls(suite, dict(options))
         self.global_graders = [build_grader(s, suite, registry) for s in suite.graders]
         self.task_graders = {t.id: [build_grader(s, suite, registry) for s in t.graders] for t in tasks}
-        self.inputs = {t.id: load_inputs(t, self.fixtures_dir(t)) for t in tasks}
+        self.inputs = {t.id: load_inputs(t, self.fixtures_dir(t), suite.dir) for t in tasks}
         self.needs_workspace = {t.id: self._needs_workspace(t) for t in tasks}
         #: setting it also kills every running child process group of this process
         self.cancel = CancelEvent()
@@ -182,7 +182,7 @@ class PreparedSuite:
                            new_executor=executor_factory(self.suite, self.registry), cancel=self.cancel)
 
 
-def load_inputs(task: TaskSpec, base: Path) -> TaskInputs:
+def load_inputs(task: TaskSpec, base: Path, suite_dir: Path | None = None) -> TaskInputs:
     """Read a task's input files; every problem is a config error now, not later."""
     problems, files = [], []
     for f in task.files:
@@ -202,19 +202,41 @@ def load_inputs(task: TaskSpec, base: Path) -> TaskInputs:
     fixture = None
     name = task.context.get("fixture")
     if isinstance(name, str):
-        fixture = base / name
-        if os.path.isabs(name) or ".." in Path(name).parts:
-            problems.append(f"inputs.context.fixture {name!r} must be relative to the fixtures folder, "
-                            "without '..'")
-        elif not fixture.is_dir():
-            problems.append(f"inputs.context.fixture {name!r}: no such directory {fixture}")
-        elif not os.access(fixture, os.R_OK | os.X_OK):
-            problems.append(f"inputs.context.fixture {name!r}: directory {fixture} is not readable")
+        fixture, problem = _find_fixture(name, suite_dir, base)
+        if problem:
+            problems.append(problem)
     if problems:
         from waza_core.paths import display_path
 
         raise WazaError(f"task {task.id!r} ({display_path(task.file)}): " + "; ".join(problems))
     return TaskInputs(tuple(files), fixture)
+
+
+def _find_fixture(name: str, suite_dir: Path | None, base: Path) -> tuple[Path | None, str | None]:
+    """``inputs.context.fixture``: a file or folder, relative to the suite's folder (as in
+    waza Go since v0.33: ``fixture: fixtures/demo``), else to the fixtures folder; it
+    must stay inside that folder once links are resolved. (fixture, problem)."""
+    from waza_core.paths import PathEscape, resolve_inside
+
+    if os.path.isabs(name) or ".." in Path(name).parts:
+        return None, (f"inputs.context.fixture {name!r} must be relative to the suite's folder (or the fixtures "
+                      "folder), without '..'")
+    tried = []
+    for root in ([suite_dir] if suite_dir is not None else []) + [base]:
+        try:
+            candidate = resolve_inside(root, name)
+        except PathEscape as exc:
+            return None, f"inputs.context.fixture {name!r}: {exc}"
+        tried.append(str(root / name))
+        if candidate.is_dir():
+            if not os.access(candidate, os.R_OK | os.X_OK):
+                return None, f"inputs.context.fixture {name!r}: directory {candidate} is not readable"
+            return candidate, None
+        if candidate.is_file():
+            if not os.access(candidate, os.R_OK):
+                return None, f"inputs.context.fixture {name!r}: file {candidate} is not readable"
+            return candidate, None
+    return None, f"inputs.context.fixture {name!r}: no such file or directory ({' or '.join(tried)})"
 
 
 def build_grader(spec, suite, registry) -> Grader:

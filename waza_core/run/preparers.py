@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 
 def task_inputs(prepared: PreparedSuite) -> RunPreparer | None:
-    """Copy the task's ``inputs.context.fixture`` folder and write its ``inputs.files``."""
+    """Copy the task's ``inputs.context.fixture`` (a folder's contents, or one file) and write
+    its ``inputs.files``."""
     if not any(i.files or i.fixture is not None for i in prepared.inputs.values()):
         return None
 
@@ -35,8 +36,10 @@ def task_inputs(prepared: PreparedSuite) -> RunPreparer | None:
         if ws is None or not (inputs.files or inputs.fixture is not None):
             return
         try:
-            if inputs.fixture is not None:
+            if inputs.fixture is not None and inputs.fixture.is_dir():
                 shutil.copytree(inputs.fixture, ws, dirs_exist_ok=True, symlinks=True)
+            elif inputs.fixture is not None:  # a single file lands at the workspace root
+                shutil.copy2(inputs.fixture, os.path.join(ws, inputs.fixture.name))
             for rel, content in inputs.files:
                 dest = os.path.join(ws, rel)
                 parent = os.path.dirname(dest)
