@@ -207,3 +207,16 @@ def test_pass_hat_k_matches_waza_docs():
     assert [round(x, 4) for x in curve] == [0.7333, 0.5667, 0.4667, 0.4, 0.3333]
     assert finish.pass_hat_k([(1, 2), (3, 3)]) == [0.75, 0.5]  # runs to the fewest trials
     assert finish.pass_hat_k([]) == []
+
+
+def test_keys_the_executor_does_not_use_are_announced(waza, make_suite):
+    tasks = {"tasks/a.yaml": "id: a\ninstruction_files: [AGENTS.md]\nfirst_event_timeout_seconds: 5\n"
+                             "inputs:\n  prompt: greet\n  responder: {instructions: be brief, max_followups: 1}\n"}
+    res, doc = run(waza, make(make_suite, triggers_yaml=None, tasks=tasks))
+    assert res.returncode == 0, res.stderr
+    for key in (b"instruction_files (task 'a')", b"inputs.responder (task 'a')",
+                b"first_event_timeout_seconds (task 'a')"):
+        assert b"waza: warning: " + key + b" is not used by executor 'skill-echo'" in res.stderr
+    quiet = waza("run", str(make(make_suite, executor="mock", triggers_yaml=None, tasks=tasks)), "-q",
+                 "--executor", "mock")
+    assert b"is not used by executor" not in quiet.stderr  # the mock runs no agent

@@ -68,6 +68,10 @@ class Engine:
         self.warnings: list[str] = []
         #: the results of trigger_tests.yaml once they ran (None: not run)
         self.trigger_results: list[dict] | None = None
+        from waza_core.run.finish import executor_notices
+
+        for notice in executor_notices(suite, plan.tasks, plan.executor_name, type(self.prepared.executor)):
+            self._warn(notice)
         self.incomplete = False
         # what the console shows before the first run
         self.tasks, self.trials, self.model = list(plan.tasks), plan.trials, plan.model

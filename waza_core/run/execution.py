@@ -64,6 +64,10 @@ class Executor:
     #: whether ``execute`` calls ``request.on_turn`` after each turn (needed by task
     #: ``checkpoints``; a suite with checkpoints refuses an executor that does not)
     reports_turns: ClassVar[bool] = False
+    #: suite keys this executor honours from ``request.task`` / the suite config among
+    #: ``instruction_files``, ``responder``, ``first_event_timeout_seconds``; a run with
+    #: another one prints a warning that it is not used
+    supports: ClassVar[frozenset] = frozenset()
 
     def __init__(self, suite: Suite, options: dict | None = None) -> None:
         self.suite = suite

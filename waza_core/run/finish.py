@@ -108,3 +108,34 @@ def pass_hat_k(counts: list[tuple[int, int]]) -> list[float]:
         return []
     kmax = min(n for _, n in counts)
     return [sum(math.comb(c, k) / math.comb(n, k) for c, n in counts) / len(counts) for k in range(1, kmax + 1)]
+
+
+#: task and config keys that only an executor can honour, and how to name them
+EXECUTOR_KEYS = {
+    "instruction_files": "instruction_files",
+    "responder": "inputs.responder",
+    "first_event_timeout_seconds": "first_event_timeout_seconds",
+}
+
+
+def executor_notices(suite, tasks, executor_name: str, executor_cls) -> list[str]:
+    """Warnings for keys the chosen executor does not use (an executor lists what it
+    honours in ``supports``), so a suite never loses them without a word. The mock
+    executor runs no agent: nothing is said for it."""
+    if executor_name == "mock":
+        return []
+    supports = set(getattr(executor_cls, "supports", ()) or ())
+    used: dict[str, list[str]] = {}
+    cfg = suite.config
+    if cfg.instruction_files:
+        used.setdefault("instruction_files", []).append("config")
+    if cfg.first_event_timeout_seconds:
+        used.setdefault("first_event_timeout_seconds", []).append("config")
+    for t in tasks:
+        for key, value in (("instruction_files", t.instruction_files), ("responder", t.responder),
+                           ("first_event_timeout_seconds", t.first_event_timeout_seconds)):
+            if value:
+                used.setdefault(key, []).append(f"task {t.id!r}")
+    return [f"{EXECUTOR_KEYS[key]} ({', '.join(where[:3])}{', ...' if len(where) > 3 else ''}) is not used by "
+            f"executor {executor_name!r}; it runs without it"
+            for key, where in used.items() if key not in supports]
