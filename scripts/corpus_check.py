@@ -57,14 +57,16 @@ def schema_problem(doc) -> str | None:
 def read_problem(path: Path) -> str | None:
     """Whether ``waza grade`` could read this results file (None when it can)."""
     from waza_core.errors import WazaError
-    from waza_core.results.io import load_results
-    from waza_core.run.engine import evidence_from_run
+    from waza_core.results.codec import read_results
 
+    warnings: list[str] = []
     try:
-        doc = load_results(path)
-        for task in doc["tasks"]:
-            for run in task.get("runs") or []:
-                evidence_from_run(run)
+        doc = read_results(path, warnings)
+        for task in doc.tasks:
+            for run in task.runs:
+                run.evidence()
+        if warnings:
+            return f"read with {len(warnings)} warning(s), first: {warnings[0]}"[:160]
     except WazaError as exc:
         return str(exc)[:160]
     except Exception as exc:  # a reader crash is exactly what this check looks for
