@@ -72,10 +72,14 @@ def run_command(cmd: RunCommand) -> int:
             doc.extra["models"] = list(models)
         target = write_results(cmd, doc, model if len(models) > 1 else None)
         reporter.summary(_console_outcome(doc), target)
-        if doc.extra.get("is_baseline") and not cmd.quiet:
+        if not cmd.quiet:
             import sys
 
-            sys.stdout.write(baseline.impact_report(doc))
+            from waza_core.run.finish import console_report
+
+            sys.stdout.write(console_report(doc))
+            if doc.extra.get("is_baseline"):
+                sys.stdout.write(baseline.impact_report(doc))
         done.append((model, doc))
         model_code = exit_code_of(doc, engine)
         if model_code == ExitCode.INTERRUPTED:

@@ -139,3 +139,40 @@ def executor_notices(suite, tasks, executor_name: str, executor_cls) -> list[str
     return [f"{EXECUTOR_KEYS[key]} ({', '.join(where[:3])}{', ...' if len(where) > 3 else ''}) is not used by "
             f"executor {executor_name!r}; it runs without it"
             for key, where in used.items() if key not in supports]
+
+
+def console_report(doc: ResultsDocument) -> str:
+    """The console blocks of the 1.x fields: groups, reliability and trigger accuracy
+    (waza Go's RESULTS BY GROUP / TRIGGER ACCURACY, and the 1.5 interval and pass^k lines)."""
+    lines: list[str] = []
+    summary = doc.summary.extra if doc.summary is not None else {}
+    groups = summary.get("groups") or []
+    if groups:
+        lines += ["", "RESULTS BY GROUP"]
+        for g in groups:
+            pct = g["passed"] / g["total"] * 100 if g["total"] else 0.0
+            lines.append(f"  {g['name'] + ':':<20} {g['passed']}/{g['total']} passed ({pct:.0f}%)  "
+                         f"avg: {g['avg_score']:.2f}")
+    stats = summary.get("statistics") or {}
+    if stats:
+        lines += ["", "RELIABILITY"]
+        ci = stats.get("success_rate_ci")
+        if ci:
+            lines.append(f"  success CI95:   [{ci['lower'] * 100:.1f}%, {ci['upper'] * 100:.1f}%]")
+        curve = stats.get("pass_hat_k") or []
+        if curve:
+            lines.append("  reliability:    " + "  ".join(f"pass^{k}={v * 100:.0f}%" for k, v in enumerate(curve, 1)))
+    trigger = doc.extra.get("trigger_metrics")
+    if trigger:
+        lines += ["", "TRIGGER ACCURACY",
+                  f"  accuracy:  {trigger['accuracy'] * 100:.1f}%"
+                  + (f"   ({trigger['errors']} prompt(s) returned errors)" if trigger.get("errors") else ""),
+                  f"  precision: {trigger['precision'] * 100:.1f}%  recall: {trigger['recall'] * 100:.1f}%  "
+                  f"F1: {trigger['f1'] * 100:.1f}%",
+                  f"  TP: {trigger['true_positives']}  FP: {trigger['false_positives']}  "
+                  f"FN: {trigger['false_negatives']}  TN: {trigger['true_negatives']}"]
+        metric = doc.metrics.get("trigger_accuracy") if isinstance(doc.metrics, dict) else None
+        if metric:
+            verdict = "passed" if metric["passed"] else "FAILED"
+            lines.append(f"  threshold: {metric['threshold'] * 100:.1f}% -> {verdict}")
+    return "\n".join(lines) + "\n" if lines else ""
