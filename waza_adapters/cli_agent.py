@@ -35,7 +35,7 @@ from typing import Any
 from waza_core import ExecutionRequest, Executor, RunEvidence, WazaError, hookimpl
 
 #: placeholders an argv template may use
-PLACEHOLDERS = frozenset({"prompt", "prompt_file", "workspace", "model", "suite_dir", "session_id"})
+PLACEHOLDERS = frozenset({"prompt", "prompt_file", "workspace", "model", "suite_dir", "session_id", "mcp_config"})
 #: a JSON field path: ``result``, ``.result``, ``.messages[-1].content``, ``[0].text``
 PATH_RE = r"^\.?(?:[A-Za-z_][A-Za-z0-9_-]*|\[-?[0-9]+\])(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[-?[0-9]+\])*$"
 #: variables every agent gets from waza's environment (``env`` adds more)
@@ -54,7 +54,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
     "required": ["command"],
     "properties": {
         "command": {**_ARGV, "description": "argv template of one turn; placeholders: {prompt}, "
-                    "{prompt_file}, {workspace}, {model}, {suite_dir}"},
+                    "{prompt_file}, {workspace}, {model}, {suite_dir}, {mcp_config}"},
         "follow_up_command": {**_ARGV, "description": "argv template of follow-up turns; may also use "
                               "{session_id} (default: command)"},
         "env": {"type": "array", "items": {"type": "string", "minLength": 1},
@@ -186,6 +186,7 @@ class CliExecutor(Executor):
     name = "cli"
     paid = True
     reports_turns = True  # request.on_turn after each turn (task checkpoints)
+    supports_mocks = True
     config_key = "cli"
     config_schema = CONFIG_SCHEMA
 
@@ -252,10 +253,17 @@ class CliExecutor(Executor):
 
     # -- one run --------------------------------------------------------------------------
 
-    def _env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+    def _env(self, extra: dict[str, str] | None = None, request: ExecutionRequest | None = None) -> dict[str, str]:
+        """The agent's environment: the allowed part of waza's, ``set_env``, the run's
+        ``environment`` (``inputs.environment``, command-mock variables), waza's own
+        ``WAZA_*`` values, and the run's ``path_prepend`` folders first on PATH."""
         env = {k: v for k, v in os.environ.items() if any(fnmatch.fnmatchcase(k, p) for p in self.env_patterns)}
         env.update(self.set_env)
+        if request is not None:
+            env.update(request.environment)
         env.update(extra or {})
+        if request is not None and request.path_prepend:
+            env["PATH"] = os.pathsep.join([*request.path_prepend, *([env["PATH"]] if env.get("PATH") else [])])
         return env
 
     def execute(self, request: ExecutionRequest) -> RunEvidence:
@@ -268,6 +276,8 @@ class CliExecutor(Executor):
         outputs: list[str] = []
         private = tempfile.mkdtemp(prefix="waza-cli-")  # the prompt file lives outside the workspace
         prompt_file = os.path.join(private, "prompt.txt")
+        mcp_config = write_mcp_config(private, request.mcp_servers)
+        cwd = agent_cwd(request)
         session_id: str | None = None
         try:
             for turn, prompt in enumerate(prompts, start=1):
@@ -279,7 +289,7 @@ class CliExecutor(Executor):
                     fh.write(prompt)
                 values = {"prompt": prompt, "prompt_file": prompt_file, "workspace": request.workspace_dir,
                           "model": request.model or "", "suite_dir": self.suite_dir,
-                          "session_id": session_id or ""}
+                          "session_id": session_id or "", "mcp_config": mcp_config}
                 argv = render(template, values)
                 argv[0] = self._program(template)
                 evidence.transcript.append({"type": "user.message", "content": prompt})
@@ -292,9 +302,10 @@ class CliExecutor(Executor):
                     "WAZA_ATTEMPT": str(request.attempt), "WAZA_TURN": str(turn),
                     "WAZA_MODEL": request.model or "",
                     "WAZA_SKILL_DIRECTORIES": os.pathsep.join(request.skill_directories),
-                })
+                    **({"WAZA_MCP_CONFIG": mcp_config} if request.mcp_servers else {}),
+                }, request)
                 try:
-                    result = _run(argv, request.workspace_dir, env, prompt if self.stdin_prompt else None,
+                    result = _run(argv, cwd, env, prompt if self.stdin_prompt else None,
                                   remaining, self.max_output, self._cancel)
                 except ProcessStartError as exc:
                     raise _TurnFailed(str(exc)) from None
@@ -366,6 +377,32 @@ class CliExecutor(Executor):
 
     def _key(self, name: str) -> str:
         return f"config.cli.{name} {self.options.get(name)!r}"
+
+
+def agent_cwd(request: ExecutionRequest) -> str | None:
+    """The workspace, or its ``inputs.workdir`` subfolder (checked by the core)."""
+    if request.workdir and request.workspace_dir:
+        return os.path.join(request.workspace_dir, request.workdir)
+    return request.workspace_dir
+
+
+def write_mcp_config(folder: str, servers) -> str:
+    """The run's MCP servers as the common ``{"mcpServers": {...}}`` JSON file (the format
+    of Claude Code's ``--mcp-config``, Gemini CLI and Cursor), private to the run; its path
+    is the ``{mcp_config}`` placeholder and ``WAZA_MCP_CONFIG``. Empty when there are none."""
+    entries = {}
+    for name, server in (servers or {}).items():
+        entry = {"type": "stdio", "command": server["command"], "args": list(server.get("args") or [])}
+        if server.get("env"):
+            entry["env"] = dict(server["env"])
+        if server.get("cwd"):
+            entry["cwd"] = server["cwd"]
+        entries[name] = entry
+    path = os.path.join(folder, "mcp.json")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump({"mcpServers": entries}, fh, indent=2)
+    return path
 
 
 def _display(path) -> str:

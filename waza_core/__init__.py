@@ -69,6 +69,10 @@ _EXPORTS: dict[str, str] = {
     "resolve_inside": "waza_core.paths",
     "PathEscape": "waza_core.paths",
     "program_timeout": "waza_core.suite.project_config",
+    # RE2 regexes (waza's regex semantics) for every plugin that takes a pattern
+    "compile_regex": "waza_core.regex",
+    "Regex": "waza_core.regex",
+    "RegexError": "waza_core.regex",
     # errors and exit codes
     "WazaError": "waza_core.errors",
     "SuiteError": "waza_core.errors",
@@ -131,6 +135,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from waza_core.procs import CancelEvent, ProcessStartError
     from waza_core.procs import ProcResult as ProcessResult
     from waza_core.procs import run as run_process
+    from waza_core.regex import Regex, RegexError, compile_regex
     from waza_core.results.reporting import Reporter, ResultsView
     from waza_core.run.execution import ExecutionRequest, Executor
     from waza_core.suite.project_config import program_timeout

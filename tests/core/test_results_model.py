@@ -32,7 +32,8 @@ def _run(n: int, status: str, **kw) -> RunResult:
                                                   tool_calls=[{"name": "bash"}], usage={"input_tokens": 1},
                                                   session_id="s"),
                      final_output="out", transcript=[{"type": "message"}], outcome={"ok": True}, tool_events=[],
-                     host_lifecycle={}, command_invocations=[], user_input_requests=[], skill_invocations=[],
+                     host_lifecycle={}, command_invocations=[], mcp_invocations=[], user_input_requests=[],
+                     skill_invocations=[],
                      usage={"input_tokens": 1}, session_id="s", workspace_dir="/ws", worker="local", **kw)
 
 

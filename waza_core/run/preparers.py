@@ -16,6 +16,7 @@ import shutil
 from typing import TYPE_CHECKING
 
 from waza_core.errors import WazaError
+from waza_core.mocks.preparer import mocks_and_repos
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -69,6 +70,7 @@ def _checkpoints(prepared: PreparedSuite) -> RunPreparer | None:
 PREPARER_FACTORIES: list[Callable[[PreparedSuite], RunPreparer | None]] = [
     _task_hooks,
     task_inputs,
+    mocks_and_repos,  # inputs.repos/workdir/environment, command_mocks, mcp_mocks
     _checkpoints,
 ]
 

@@ -27,6 +27,7 @@ from typing import Any
 from waza_core.errors import SuiteError
 from waza_core.model import CheckpointSpec, FileInput, GraderSpec, Suite, SuiteConfig, TaskSpec
 from waza_core.paths import display_path
+from waza_core.suite import mocks as mock_checks
 from waza_core.suite import schema as schemas
 from waza_core.suite import versions, yamlio
 from waza_core.suite.cache import SuiteCache, stat_key
@@ -208,6 +209,7 @@ def _load_checked(file: Path, kind: str, registry, problems: _Problems, cache) -
         _check_schema(kind, data, text, file, registry, problems)
         _check_graders(data.get("graders") or [], ("graders",), text, file, registry, problems)
         _check_task(file, data, text, registry, problems)
+    mock_checks.check_document(kind, data, file, text, problems)
     if len(problems.items) > before:
         return None
     if key is not None and problems.count() == before_all:  # files with warnings are re-read to warn again
@@ -352,6 +354,7 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
     triggers = _load_trigger_tests(file, problems)
     _check_unique_ids(tasks, problems)
     _check_grader_names(graders, tasks, file, problems)
+    mock_checks.check_suite(data, file, tasks, problems)
     cache.save()
     warnings = sorted(problems.warnings, key=_position_key)
     if strict and warnings:

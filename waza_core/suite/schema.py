@@ -19,9 +19,6 @@ from typing import Any
 #: by the JSON path of the object that holds them. They stay errors even where unknown
 #: keys are only warnings, so a suite never silently loses a feature.
 UNSUPPORTED = {
-    (): {"command_mocks", "mcp_mocks"},
-    ("inputs",): {"repos", "environment", "workdir"},
-    ("__task__",): {"command_mocks"},
 }
 
 
