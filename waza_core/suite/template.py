@@ -53,10 +53,41 @@ class Context:
     attempt: int = 0
 
 
+#: ``{{ .Field }}`` / ``{{ .Vars.name }}`` with no trim marker and nothing else: the common case
+_SIMPLE = re.compile(r"\{\{[ \t]*\.(JobID|TaskName|Iteration|Attempt|Timestamp|Vars\.([^\W\d]\w*))[ \t]*\}\}")
+
+
 def render(text: str, ctx: Context) -> str:
     """``text`` with every action replaced; :class:`TemplateError` when one cannot be."""
     if "{{" not in text:
         return text
+    fast = _render_simple(text, ctx)
+    if fast is not None:
+        return fast
+    return _render(text, ctx)
+
+
+def _render_simple(text: str, ctx: Context) -> str | None:
+    """The result when every action is a plain field (one regex pass), else None."""
+    parts = _SIMPLE.split(text)
+    # split gives: literal, field, var-or-None, literal, field, var, ..., literal
+    literals = parts[::3]
+    if any("{{" in lit for lit in literals):
+        return None  # another kind of action (or an error): the full scanner says which
+    out = [literals[0]]
+    for i in range(1, len(parts), 3):
+        field, var = parts[i], parts[i + 1]
+        if var is not None:
+            if var not in ctx.vars:
+                return None  # let the full scanner report it with its position
+            out.append(ctx.vars[var])
+        else:
+            out.append(str(getattr(ctx, _FIELDS[field])))
+        out.append(parts[i + 2])
+    return "".join(out)
+
+
+def _render(text: str, ctx: Context) -> str:
     out: list[str] = []
     pos = 0
     trim_next = False

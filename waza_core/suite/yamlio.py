@@ -8,6 +8,7 @@ and walks the node tree along a JSON path.
 
 from __future__ import annotations
 
+import functools
 import threading
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,13 @@ def parse(text: str) -> Any:
         raise YamlProblem(f"invalid YAML: {exc}", None, None) from None
 
 
+@functools.lru_cache(maxsize=8)
+def _composed(text: str):
+    """The node tree of ``text``, composed once for all the positions looked up in it
+    (a file with fifty warnings would otherwise be parsed fifty times); never mutated."""
+    return _yaml().compose(text)
+
+
 def locate(text: str, path: tuple | list, key: str | None = None) -> tuple[int, int] | None:
     """1-based (line, column) of the node at ``path``; of ``key`` inside it when given.
 
@@ -64,7 +72,7 @@ def locate(text: str, path: tuple | list, key: str | None = None) -> tuple[int, 
     from ruamel.yaml.nodes import MappingNode, SequenceNode
 
     try:
-        node = _yaml().compose(text)
+        node = _composed(text)
     except Exception:
         return None
     if node is None:
@@ -102,7 +110,7 @@ def scalar_text(text: str, path: tuple | list) -> str | None:
     from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
     try:
-        node = _yaml().compose(text)
+        node = _composed(text)
     except Exception:
         return None
     for part in path:
