@@ -88,3 +88,10 @@ def test_a_warning_file_is_not_cached_so_it_warns_again(load):
     first = load(LEGACY + "descripton: x\n")
     again = load(LEGACY + "descripton: x\n")
     assert first.warnings and again.warnings == first.warnings
+
+
+def test_an_executors_own_options_are_always_strict(problems):
+    """``config.cli`` is checked by the cli executor's schema, like a grader's config."""
+    bad = LEGACY.replace("  executor: mock\n", "  executor: cli\n  cli: {command: [agent], comand: [x]}\n")
+    out = problems(bad)
+    assert "unknown key 'comand' (did you mean 'command'?)" in out[0] and ": warning: " not in out[0]

@@ -20,6 +20,7 @@ The unknown-key policy follows waza (Go):
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -95,7 +96,16 @@ def _lenient_unknown(kind: str, path: tuple, legacy: bool) -> bool:
         return False
     if len(path) == 2 and path[0] == "graders":  # a grader entry's own keys: warn in every eval
         return True
-    return legacy and not (len(path) >= 3 and path[0] == "graders" and path[2] == "config")
+    if len(path) >= 3 and path[0] == "graders" and path[2] == "config":
+        return False  # a grader's config: its own schema, always strict
+    if len(path) >= 2 and path[0] == "config" and path[1] not in _base_config_keys():
+        return False  # an executor's own options (config.cli, config.copilot): its schema, always strict
+    return legacy
+
+
+@functools.lru_cache(maxsize=1)
+def _base_config_keys() -> frozenset:
+    return frozenset(schemas.load("eval")["properties"]["config"]["properties"])
 
 
 def _check_schema(kind: str, data: dict, text: str, file: Path, registry, problems: _Problems,
