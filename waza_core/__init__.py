@@ -59,6 +59,10 @@ _EXPORTS: dict[str, str] = {
     # reporters
     "Reporter": "waza_core.results.reporting",
     "ResultsView": "waza_core.results.reporting",
+    # the json reporter writes exactly the bytes of `waza run -o`
+    "results_json_bytes": "waza_core.results.io",
+    # reporters, gate and compare show foreign text in markdown the same safe way
+    "escape_markdown": "waza_core.results.markdown_text",
     # child processes (argv, no shell, bounded output, whole-group kill)
     "run_process": "waza_core.procs",
     "ProcessResult": "waza_core.procs",
@@ -92,6 +96,7 @@ _RENAMED = {
     "yaml_quote": "quote",
     "quote_for_message": "show",
     "ProcessResult": "ProcResult",
+    "results_json_bytes": "dumps",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -136,6 +141,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from waza_core.procs import ProcResult as ProcessResult
     from waza_core.procs import run as run_process
     from waza_core.regex import Regex, RegexError, compile_regex
+    from waza_core.results.io import dumps as results_json_bytes
+    from waza_core.results.markdown_text import escape_markdown
     from waza_core.results.reporting import Reporter, ResultsView
     from waza_core.run.execution import ExecutionRequest, Executor
     from waza_core.suite.project_config import program_timeout

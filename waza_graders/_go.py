@@ -26,3 +26,13 @@ def go_upper(text: str) -> str:
         up = ch.upper()
         out.append(up if len(up) == 1 else ch)
     return "".join(out)
+
+
+#: the characters Go's unicode.IsSpace accepts (Python's str.isspace also takes \x1c-\x1f)
+_GO_SPACE = ("\t\n\v\f\r \u0085\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+             "\u200a\u2028\u2029\u202f\u205f\u3000")
+
+
+def go_trim_space(text: str) -> str:
+    """``strings.TrimSpace``."""
+    return text.strip(_GO_SPACE)

@@ -44,14 +44,15 @@ def every_field_document() -> ResultsDocument:
     runs[1].validations["h"] = _grader("h", 0.0, error={"kind": "timeout", "message": "slow"})
     runs[0].extra["checkpoints"] = [{"after_turn": 1, "status": "error", "stopped": True, "validations": {
         "g": _grader("g", 0.0, error={"kind": "timeout", "message": "slow"}).to_json()}}]
+    runs[0].extra["cached"] = True  # the result cache's marks travel in `extra` (waza_core/results/cache.py)
     task = TaskResult(test_id="t", display_name="T", status=stats.task_status(runs), runs=runs,
                       stats=stats.task_stats(runs), tags=["a"],
-                      extra={"golden": True, "group": "m",
+                      extra={"cached": True, "golden": True, "group": "m",
                              "skill_impact": {"pass_rate_with_skills": 1.0, "pass_rate_baseline": 0.5, "delta": 0.5,
                                               "percent_change": 100.0, "pairwise": {}}})
     summary = stats.summarize([task], 12)
     ci = {"lower": 0.1, "upper": 0.9, "mean": 0.5, "confidence_level": 0.95}
-    summary.extra = {"groups": [{"name": "m", "passed": 0, "total": 1, "avg_score": 0.5}],
+    summary.extra = {"cached_runs": 1, "groups": [{"name": "m", "passed": 0, "total": 1, "avg_score": 0.5}],
                      "statistics": {"bootstrap_ci": stats.bootstrap([0.5, 1.0]), "success_rate_ci": ci,
                                     "pass_hat_k": [0.5, 0.25]}}
     metric = {"identifier": "trigger_accuracy", "value": 1.0, "threshold": 0.9, "passed": True, "weight": 1.0,

@@ -99,7 +99,9 @@ class RunResult:
             command_invocations=self.command_invocations, mcp_invocations=self.mcp_invocations,
             user_input_requests=self.user_input_requests,
             skill_invocations=self.skill_invocations, outcome=self.outcome, duration_ms=self.duration_ms,
-            usage=self.usage, session_id=self.session_id if self.session_id is not None else digest.session_id,
+            # waza (Go) keeps usage only in session_digest, where its `waza grade` reads it
+            usage=self.usage if self.usage is not None else digest.usage,
+            session_id=self.session_id if self.session_id is not None else digest.session_id,
         )
 
 

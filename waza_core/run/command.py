@@ -7,7 +7,9 @@ line there, and its use in the step below that needs it:
 - :func:`check_targets`: where the results go, checked before anything runs;
 - :func:`load`: plugins and the suite;
 - :func:`run_options`: the :class:`~waza_core.run.plan.RunOptions` of the engine;
-- :func:`write_results`: the results file (and, later, reporters);
+- :func:`write_results`: the results file (``-`` is stdout); reporters
+  (:mod:`waza_core.results.reports`) are checked before the run and written after it;
+- the result cache (:mod:`waza_core.results.cache`) wraps the backend;
 - :func:`exit_code_of`: 0 / 1 / 130.
 """
 
@@ -19,7 +21,9 @@ from pathlib import Path
 import attrs
 
 from waza_core.errors import ExitCode, WazaError
+from waza_core.results.codec import results_to_json
 from waza_core.results.model import ResultsDocument, TaskResult, exit_code
+from waza_core.results.reports import STDOUT, machine_stdout, plan_for_run
 from waza_core.run.engine import Engine
 from waza_core.run.plan import RunOptions
 
@@ -44,10 +48,16 @@ class RunCommand:
     workers: int | None = None
     fail_fast: bool = False
     keep_workspaces: bool = False
+    update_snapshots: bool = False
+    judge_model: str | None = None
     skip_graders: bool = False
     quiet: bool = False
     log_format: str = "console"
     plugins: list[str] = attrs.field(factory=list)
+    reporters: list[str] = attrs.field(factory=list)  # --reporter NAME[:PATH]
+    reporter_options: list[str] = attrs.field(factory=list)  # --reporter-option NAME.KEY=VALUE
+    cache: bool = False
+    cache_dir: Path = Path(".waza-cache")
 
 
 def run_command(cmd: RunCommand) -> int:
@@ -55,40 +65,47 @@ def run_command(cmd: RunCommand) -> int:
 
     Several models (``--model a --model b``, ``config.models``) run the suite once each
     (:mod:`waza_core.run.multimodel`); an A/B run runs it twice per model
-    (:mod:`waza_core.run.baseline`)."""
+    (:mod:`waza_core.run.baseline`). Reporters write the last model's document, as in
+    waza (Go)."""
+    import sys
+
     from waza_core.cli.common import configure_logging
     from waza_core.results import console
     from waza_core.run import baseline, multimodel
+    from waza_core.run.finish import console_report
 
     check_targets(cmd)
     configure_logging(cmd.log_format, cmd.quiet)
     suite, registry = load(cmd)
     models = multimodel.models_to_run(cmd.models, suite)
-    reporter = console.Reporter(quiet=cmd.quiet)
-    code, done = ExitCode.OK, []
-    for model in models:
-        doc, engine = run_model(cmd, suite, registry, reporter, model)
-        if len(models) > 1:
-            doc.extra["models"] = list(models)
-        target = write_results(cmd, doc, model if len(models) > 1 else None)
-        reporter.summary(_console_outcome(doc), target)
-        if not cmd.quiet:
-            import sys
-
-            from waza_core.run.finish import console_report
-
-            sys.stdout.write(console_report(doc))
-            if doc.extra.get("is_baseline"):
-                sys.stdout.write(baseline.impact_report(doc))
-        done.append((model, doc))
-        model_code = exit_code_of(doc, engine)
-        if model_code == ExitCode.INTERRUPTED:
-            return model_code
-        code = max(code, model_code)  # a failing model does not stop the others, as in waza (Go)
-    if len(models) > 1 and not cmd.quiet:
-        import sys
-
-        sys.stdout.write(multimodel.comparison_table(done))
+    if len(models) > 1 and cmd.output is not None and str(cmd.output) == STDOUT:
+        raise WazaError("-o - writes one results document; with several models use -o FILE (one file per "
+                        "model) or --output-dir")
+    reports = plan_for_run(cmd.reporters, cmd.reporter_options, registry, cmd.output)
+    code, done, failures = ExitCode.OK, [], []
+    with machine_stdout(reports.uses_stdout) as machine:
+        reporter = console.Reporter(quiet=cmd.quiet)
+        for i, model in enumerate(models):
+            doc, engine = run_model(cmd, suite, registry, reporter, model)
+            if len(models) > 1:
+                doc.extra["models"] = list(models)
+            target = write_results(cmd, doc, machine.stream, model if len(models) > 1 else None)
+            if reports.requests and i == len(models) - 1:
+                failures = reports.write(results_to_json(doc), machine.stream)
+            reporter.summary(_console_outcome(doc), target)
+            if not cmd.quiet:  # stdout goes to stderr while a reporter writes to the real one
+                sys.stdout.write(console_report(doc))
+                if doc.extra.get("is_baseline"):
+                    sys.stdout.write(baseline.impact_report(doc))
+            done.append((model, doc))
+            model_code = exit_code_of(doc, engine)
+            if model_code == ExitCode.INTERRUPTED:
+                return model_code
+            code = max(code, model_code)  # a failing model does not stop the others, as in waza (Go)
+        if len(models) > 1 and not cmd.quiet:
+            sys.stdout.write(multimodel.comparison_table(done))
+    if failures:
+        raise WazaError("; ".join(failures))
     return code
 
 
@@ -110,11 +127,14 @@ def run_model(cmd: RunCommand, suite, registry, reporter, model: str) -> tuple[R
             options.skill_directories = ()
         engine = Engine(the_suite, registry, options, plugins=tuple(cmd.plugins))
         engines.append(engine)
+        cache = attach_cache(cmd, engine)
         reporter.start(the_suite, engine)
         try:
             doc = engine.run()
         finally:
             reporter.stop()  # also when a run could not start: give the terminal its cursor back
+        if cache is not None:
+            cache.mark(doc)
         if engine.cancel.is_set():
             raise _Interrupted(doc)  # no second pass after Ctrl-C
         return doc
@@ -127,6 +147,22 @@ def run_model(cmd: RunCommand, suite, registry, reporter, model: str) -> tuple[R
     except _Interrupted as stop:
         doc = stop.doc
     return doc, engines[-1]
+
+
+def attach_cache(cmd: RunCommand, engine: Engine):
+    """``--cache``: put the result cache in front of the backend (or say why it stays off)."""
+    if not cmd.cache:
+        return None
+    import sys
+
+    from waza_core.results.cache import RunCache
+
+    cache = RunCache(engine.prepared, cmd.cache_dir, lambda m: sys.stderr.write(f"waza: warning: {m}\n"))
+    if not cache.active:
+        sys.stderr.write(f"waza: warning: {cache.off_reason}\n")
+        return None
+    engine.wrap_backend = cache.wrap_backend
+    return cache
 
 
 def check_targets(cmd: RunCommand) -> None:
@@ -142,7 +178,7 @@ def check_targets(cmd: RunCommand) -> None:
             raise WazaError(f"--output-dir {cmd.output_dir}: no such folder")
         if not os.access(cmd.output_dir, os.W_OK | os.X_OK):
             raise WazaError(f"--output-dir {cmd.output_dir}: folder is not writable")
-    if cmd.output is not None:
+    if cmd.output is not None and str(cmd.output) != STDOUT:
         check_writable_target(cmd.output)
 
 
@@ -171,6 +207,7 @@ def run_options(cmd: RunCommand, reporter) -> RunOptions:
         parallel=True if cmd.parallel or (cmd.workers is not None and cmd.workers != 1) else None,
         workers=cmd.workers, task_globs=list(cmd.task), tag_globs=list(cmd.tags), context_dir=cmd.context_dir,
         keep_workspaces=cmd.keep_workspaces, skip_graders=cmd.skip_graders,
+        update_snapshots=cmd.update_snapshots, judge_model=cmd.judge_model,
         fail_fast=True if cmd.fail_fast else None,
         on_task_done=None if cmd.quiet else
         lambda index, total, entry: reporter.task_done(index, total, _console_task(entry)),
@@ -184,14 +221,19 @@ def _print_warning(message: str) -> None:
     sys.stderr.write(f"waza: warning: {message}\n")
 
 
-def write_results(cmd: RunCommand, doc: ResultsDocument, model: str | None = None) -> Path | None:
-    """Write the results file (-o, or a new name in --output-dir); where it went. In a
-    multi-model run ``model`` names the file of that model (``results_<model>.json``)."""
+def write_results(cmd: RunCommand, doc: ResultsDocument, stdout=None, model: str | None = None) -> Path | None:
+    """Write the results file (-o, or a new name in --output-dir); where it went.
+    ``-o -`` writes to ``stdout`` (the real one; the rest of the output went to stderr).
+    In a multi-model run ``model`` names the file of that model (``results_<model>.json``)."""
     from waza_core.results.codec import encode_results
     from waza_core.results.io import write_atomic
     from waza_core.run.multimodel import per_model_path, sanitize
 
     target = cmd.output
+    if target is not None and str(target) == STDOUT and stdout is not None:
+        stdout.write(encode_results(doc))
+        stdout.flush()
+        return None
     if target is not None and model is not None:
         target = per_model_path(target, model)
     if cmd.output_dir is not None:

@@ -149,15 +149,16 @@ def grader_names(entries: Any) -> list[str | None]:
 
 
 def _check_graders(entries: Any, base_path: tuple, text: str, file: Path, registry,
-                   problems: _Problems) -> None:
+                   problems: _Problems, task: bool = False) -> None:
     """Run each grader's own config schema and load-time checks.
 
-    Entries the document schema already rejected are skipped (their problem is reported).
+    Entries the document schema already rejected are skipped (their problem is reported),
+    and so are ``ref`` entries: they are checked once resolved (:func:`_expand_refs`).
     """
     names: dict[str, int] = {}
     for i, (entry, name) in enumerate(zip(entries if isinstance(entries, list) else [], grader_names(entries),
                                           strict=True)):
-        if name is None:
+        if name is None or "ref" in entry:
             continue
         if "name" not in entry:
             problems.warn(file, f"grader without a name; it is named {name!r} (its results are keyed by name)",
@@ -165,7 +166,15 @@ def _check_graders(entries: Any, base_path: tuple, text: str, file: Path, regist
         cls = registry.get("grader", entry.get("type")) if isinstance(entry.get("type"), str) else None
         config = entry.get("config") or {}
         if cls is not None and isinstance(config, dict):
-            _check_grader_config(cls, name, config, base_path + (i, "config"), text, file, problems)
+            checks = entry.get("assertions")
+            if checks is not None and not (isinstance(checks, list) and all(isinstance(c, str) for c in checks)):
+                continue  # the document schema reported it
+            config, problem = _entry_assertions(entry, config) if task else (config, None)
+            if problem:
+                problems.add(file, f"grader {name!r}: {problem}", text, base_path + (i,), "assertions")
+                continue
+            _check_grader_config(cls, name, config, base_path + (i, "config"), text, file, problems,
+                                 entry_path=base_path + (i,) if entry.get("assertions") else None)
         if name in names:
             problems.add(file, f"duplicate grader name {name!r} (also entry {names[name] + 1})",
                          text, base_path + (i, "name") if "name" in entry else base_path + (i,))
@@ -173,11 +182,16 @@ def _check_graders(entries: Any, base_path: tuple, text: str, file: Path, regist
 
 
 def _check_grader_config(cls, name: str, config: dict, config_path: tuple, text: str, file: Path,
-                         problems: _Problems) -> None:
+                         problems: _Problems, entry_path: tuple | None = None) -> None:
+    """A grader's config against its own schema, then its own load-time check. ``entry_path``:
+    the entry, when its ``assertions`` list came from the entry rather than from config."""
     schema_errors = schemas.config_errors(cls, config)
     for err in schema_errors:
         for path, key, message in schemas.describe(err, "config"):
-            problems.add(file, f"grader {name!r}: {message}", text, config_path + path, key)
+            where = config_path + path
+            if entry_path is not None and path[:1] == ("assertions",):
+                where = entry_path + path  # the list came from the entry, not from config
+            problems.add(file, f"grader {name!r}: {message}", text, where, key)
     try:
         checks = [] if schema_errors else cls.check_config(config)
     except Exception as exc:  # a plugin's check itself failed: report, don't crash
@@ -186,17 +200,84 @@ def _check_grader_config(cls, name: str, config: dict, config_path: tuple, text:
         problems.add(file, f"grader {name!r}: {message}", text, config_path + tuple(sub_path))
 
 
+def _entry_assertions(entry: dict, config: dict) -> tuple[dict, str | None]:
+    """A task grader's own ``assertions:`` list becomes its ``config.assertions``, as in waza.
+
+    waza (Go) copies a non-empty entry list over ``config.assertions`` (any grader type;
+    only ``code`` reads it). Setting both, or the list on another type, is a mistake
+    waza passes over silently; here it is a load error.
+    """
+    checks = entry.get("assertions")
+    if not checks:
+        return config, None
+    if entry.get("type") != "code":
+        return config, "assertions: only a code grader takes assertions"
+    if "assertions" in config:
+        return config, "set assertions on the grader entry or in config.assertions, not both"
+    return dict(config, assertions=list(checks)), None
+
+
 def _weight(value: Any) -> float:
     """waza (Go) ``EffectiveWeight``: a missing, zero or negative weight counts as 1."""
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 1.0
 
 
 def _grader_specs(entries: list, file: Path, base: str = "graders") -> list[GraderSpec]:
-    """Grader specs of a checked document."""
+    """Grader specs of a checked document (``ref`` entries already resolved)."""
     where = display_path(file)
     return [GraderSpec(type=e["type"], name=name, weight=_weight(e.get("weight")),
-                       config=e.get("config") or {}, where=f"{where} ({base}[{i}])")
+                       config=_entry_assertions(e, e.get("config") or {})[0], where=f"{where} ({base}[{i}])")
             for i, (e, name) in enumerate(zip(entries, grader_names(entries), strict=True))]
+
+
+def _expand_refs(file: Path, entries: list, registry, problems: _Problems) -> list:
+    """Replace each ``ref`` entry of eval.yaml by the grader it names (waza_core/suite/refs.py).
+
+    Resolved graders get the same checks as written ones; every problem is reported at the
+    entry's ``ref`` key."""
+    from waza_core.suite import refs
+
+    out = list(entries)
+    lock = None
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or "ref" not in entry:
+            continue
+        label = f"grader ref {entry['ref']!r}"
+        try:
+            lock = refs.load_lock(file) if lock is None else lock
+            grader, source = refs.resolve(entry, lock)
+        except refs.RefError as exc:
+            problems.add(file, f"{label}: {exc}", None, ("graders", i), "ref")
+            continue
+        cls = registry.get("grader", grader.get("type"))
+        config = grader.get("config") or {}
+        messages = []
+        if cls is None:
+            messages = [registry.unknown("grader", grader.get("type"))]
+        elif not isinstance(config, dict):
+            messages = ["config must be a mapping"]
+        else:
+            errors = schemas.config_errors(cls, config)
+            messages = [m for err in errors for _, _, m in schemas.describe(err, "config")]
+            messages = messages or [m for _, m in cls.check_config(config)]
+        if messages:
+            for message in messages:
+                problems.add(file, f"{label} ({display_path(source)}): {message}", None, ("graders", i), "ref")
+            continue
+        out[i] = grader
+    is_ref = [isinstance(e, dict) and "ref" in e for e in entries]
+    names: dict[str, int] = {}
+    for i, entry in enumerate(out):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if not isinstance(name, str):
+            continue
+        if name in names and (is_ref[i] or is_ref[names[name]]):
+            at = i if is_ref[i] else names[name]
+            other = names[name] if at == i else i
+            problems.add(file, f"duplicate grader name {name!r} (also entry {other + 1})", None,
+                         ("graders", at), "ref")
+        names.setdefault(name, i)
+    return out
 
 
 def _load_checked(file: Path, kind: str, registry, problems: _Problems, cache) -> dict | None:
@@ -217,7 +298,7 @@ def _load_checked(file: Path, kind: str, registry, problems: _Problems, cache) -
         _check_eval(file, data, text, registry, problems)
     else:
         _check_schema(kind, data, text, file, registry, problems)
-        _check_graders(data.get("graders") or [], ("graders",), text, file, registry, problems)
+        _check_graders(data.get("graders") or [], ("graders",), text, file, registry, problems, task=True)
         _check_task(file, data, text, registry, problems)
     mock_checks.check_document(kind, data, file, text, problems)
     if len(problems.items) > before:
@@ -345,7 +426,11 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
         data = raw if isinstance(raw, dict) else {}
     text = _text_of(file)
     version = eval_version(file, data, text, _Problems())
-    graders = _grader_specs(data.get("graders") or [], file) if eval_ok else []
+    entries = data.get("graders") or []
+    if eval_ok and any(isinstance(e, dict) and "ref" in e for e in entries):
+        entries = _expand_refs(file, entries, registry, problems)
+        eval_ok = not problems.items
+    graders = _grader_specs(entries, file) if eval_ok else []
     inputs = _inputs(data, text) if eval_ok else {}
     tasks: list[TaskSpec] = []
     if version is not None:  # another major: its tasks are not ours to read
@@ -501,7 +586,8 @@ def _check_task(file: Path, data: dict, text: str, registry, problems: _Problems
     for i, cp in enumerate(checkpoints):
         if not isinstance(cp, dict):
             continue
-        _check_graders(cp.get("graders") or [], ("checkpoints", i, "graders"), text, file, registry, problems)
+        _check_graders(cp.get("graders") or [], ("checkpoints", i, "graders"), text, file, registry, problems,
+                       task=True)
         turn = cp.get("after_turn")
         if not isinstance(turn, int) or isinstance(turn, bool):
             continue
