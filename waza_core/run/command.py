@@ -20,6 +20,7 @@ import attrs
 
 from waza_core.errors import ExitCode, WazaError
 from waza_core.results.model import ResultsDocument, TaskResult, exit_code
+from waza_core.results.writer import StreamingResultsWriter
 from waza_core.run.engine import Engine
 from waza_core.run.plan import RunOptions
 
@@ -49,22 +50,114 @@ class RunCommand:
 
 def run_command(cmd: RunCommand) -> int:
     """Run ``waza run``; the exit code. User mistakes raise :class:`WazaError` (exit 2)."""
+    import gc
+
     from waza_core.cli.common import configure_logging
     from waza_core.results import console
 
     check_targets(cmd)
     configure_logging(cmd.log_format, cmd.quiet)
-    suite, registry = load(cmd)
-    reporter = console.Reporter(quiet=cmd.quiet)
-    engine = Engine(suite, registry, run_options(cmd, reporter), plugins=tuple(cmd.plugins))
+    # Loading the suite and building the engine make objects that all live until the end:
+    # the cyclic collector cannot find garbage there, but its full passes over a growing
+    # heap took half of the start-up of a 100k-task suite. Off while building; then what
+    # was built is frozen out of its sight, so the collections during the runs only look
+    # at what the runs make.
+    thresholds = gc.get_threshold()
+    gc.set_threshold(*BUILD_GC_THRESHOLDS)
+    try:
+        suite, registry = load(cmd)
+    finally:
+        gc.set_threshold(*thresholds)
+    gc.disable()
+    try:
+        reporter = console.Reporter(quiet=cmd.quiet)
+        finished = FinishedTasks(reporter, cmd.quiet)
+        engine = Engine(suite, registry, run_options(cmd, finished.add), plugins=tuple(cmd.plugins))
+        finished.stream_if_large(engine, has_target=cmd.output is not None or cmd.output_dir is not None)
+        gc.freeze()
+    finally:
+        gc.enable()
     reporter.start(suite, engine)
     try:
-        doc = engine.run()
+        try:
+            doc = engine.run()
+        finally:
+            reporter.stop()  # also when a run could not start: give the terminal its cursor back
+        target = write_results(cmd, doc, finished.writer)
     finally:
-        reporter.stop()  # also when a run could not start: give the terminal its cursor back
-    target = write_results(cmd, doc)
-    reporter.summary(_console_outcome(doc), target)
+        finished.close()
+    reporter.summary(finished.console_outcome(doc), target)
     return exit_code_of(doc, engine)
+
+
+#: collector thresholds while loading the suite (default 700, 10, 10)
+BUILD_GC_THRESHOLDS = (50_000, 20, 100)
+
+
+class FinishedTasks:
+    """What ``waza run`` does with each task as it finishes: show it, spool it for the
+    results file when the run is large, and remember what the summary prints."""
+
+    #: the console summary details this many failed tasks and counts the others
+    SHOWN = 50
+
+    def __init__(self, reporter, quiet: bool) -> None:
+        self.reporter = reporter
+        self.quiet = quiet
+        self.writer: StreamingResultsWriter | None = None
+        self.positions: dict[str, int] = {}
+        self.problems: list[tuple[int, dict]] = []  # (-position, entry): a max-heap of the first SHOWN
+        self.problem_count = 0
+
+    def stream_if_large(self, engine: Engine, has_target: bool) -> None:
+        """Hold no finished task in memory when the file would be compact anyway (over
+        PRETTY_MAX_RUNS runs: its tasks go to a spool as they finish) or when there is no file."""
+        from waza_core.results.io import PRETTY_MAX_RUNS
+
+        self.positions = engine.aggregator.positions
+        if has_target and len(engine.plan.tasks) * engine.plan.trials <= PRETTY_MAX_RUNS:
+            return
+        engine.options.keep_tasks = False
+        if has_target:
+            self.writer = StreamingResultsWriter(self.positions)
+
+    def add(self, index: int, total: int, entry: TaskResult) -> None:
+        if self.writer is not None:
+            self.writer.add(entry)
+        if entry.status in ("failed", "error"):
+            self._remember_problem(entry)
+        if not self.quiet:
+            self.reporter.task_done(index, total, {"test_id": entry.test_id, "display_name": entry.display_name,
+                                                   "status": entry.status, "stats": entry.stats})
+
+    def _remember_problem(self, entry: TaskResult) -> None:
+        import heapq
+
+        from waza_core.results.codec import task_to_json
+
+        self.problem_count += 1
+        if self.quiet:
+            return
+        item = (-self.positions.get(entry.test_id, 0), task_to_json(entry))
+        if len(self.problems) < self.SHOWN:
+            heapq.heappush(self.problems, item)
+        elif item[0] > self.problems[0][0]:
+            heapq.heapreplace(self.problems, item)
+
+    def console_outcome(self, doc: ResultsDocument) -> dict:
+        """What the console summary reads: the header and the tasks that did not pass, the
+        first SHOWN whole, in file order, the others as one shared stub it only counts."""
+        from waza_core.results.codec import summary_to_json
+
+        shown = [entry for _, entry in sorted(self.problems, key=lambda item: -item[0])]
+        stub = {"test_id": "", "status": "failed", "runs": []}
+        tasks = shown + [stub] * (self.problem_count - len(shown))
+        return {"eval_name": doc.eval_name, "incomplete": doc.incomplete,
+                "summary": summary_to_json(doc.summary) if doc.summary is not None else {}, "tasks": tasks}
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
 
 
 def check_targets(cmd: RunCommand) -> None:
@@ -99,19 +192,17 @@ def load(cmd: RunCommand):
     return load_suite(cmd.eval_file, registry), registry
 
 
-def run_options(cmd: RunCommand, reporter) -> RunOptions:
+def run_options(cmd: RunCommand, on_task_done) -> RunOptions:
     return RunOptions(
         executor=cmd.executor, model=cmd.model, trials=cmd.trials,
         parallel=True if cmd.parallel or (cmd.workers is not None and cmd.workers != 1) else None,
         workers=cmd.workers, task_globs=list(cmd.task), tag_globs=list(cmd.tags), context_dir=cmd.context_dir,
         keep_workspaces=cmd.keep_workspaces, skip_graders=cmd.skip_graders,
-        fail_fast=True if cmd.fail_fast else None,
-        on_task_done=None if cmd.quiet else
-        lambda index, total, entry: reporter.task_done(index, total, _console_task(entry)),
+        fail_fast=True if cmd.fail_fast else None, on_task_done=on_task_done,
     )
 
 
-def write_results(cmd: RunCommand, doc: ResultsDocument) -> Path | None:
+def write_results(cmd: RunCommand, doc: ResultsDocument, writer: StreamingResultsWriter | None) -> Path | None:
     """Write the results file (-o, or a new name in --output-dir); where it went."""
     from waza_core.results.codec import encode_results
     from waza_core.results.io import write_atomic
@@ -120,7 +211,11 @@ def write_results(cmd: RunCommand, doc: ResultsDocument) -> Path | None:
     if cmd.output_dir is not None:
         stamp = doc.timestamp.replace(":", "").replace("-", "")
         target = cmd.output_dir / f"{_safe(doc.eval_name)}-{stamp}-{doc.eval_id.rsplit('-', 1)[-1]}.json"
-    if target is not None:
+    if target is None:
+        return None
+    if writer is not None:
+        writer.finish(doc, target)
+    else:
         write_atomic(target, encode_results(doc))
     return target
 
@@ -129,21 +224,6 @@ def exit_code_of(doc: ResultsDocument, engine: Engine) -> int:
     if doc.incomplete and engine.cancel.is_set():
         return ExitCode.INTERRUPTED
     return exit_code(doc)
-
-
-def _console_task(entry: TaskResult) -> dict:
-    """What the progress line shows of a finished task."""
-    return {"test_id": entry.test_id, "display_name": entry.display_name, "status": entry.status,
-            "stats": entry.stats}
-
-
-def _console_outcome(doc: ResultsDocument) -> dict:
-    """What the console summary reads: the header and the tasks that did not pass."""
-    from waza_core.results.codec import summary_to_json, task_to_json
-
-    problems = [task_to_json(t) for t in doc.tasks if t.status in ("failed", "error")]
-    return {"eval_name": doc.eval_name, "incomplete": doc.incomplete,
-            "summary": summary_to_json(doc.summary) if doc.summary is not None else {}, "tasks": problems}
 
 
 def _safe(name: str) -> str:

@@ -77,6 +77,23 @@ class TaskInputs:
     fixture: Path | None = None
 
 
+NO_INPUTS = TaskInputs()  # shared by every task without files or fixture
+
+
+class PreparedTask:
+    """What the runs of one task need, built once."""
+
+    __slots__ = ("task", "own_graders", "graders", "inputs", "needs_workspace")
+
+    def __init__(self, task: TaskSpec, own_graders: list[Grader], graders: list[Grader], inputs: TaskInputs,
+                 needs_workspace: bool) -> None:
+        self.task = task
+        self.own_graders = own_graders
+        self.graders = graders  # global graders first, then the task's own
+        self.inputs = inputs
+        self.needs_workspace = needs_workspace
+
+
 class PreparedSuite:
     """Executor, graders, inputs and run preparers of one suite run, in one process."""
 
@@ -89,16 +106,20 @@ class PreparedSuite:
         self.registry = registry
         self.settings = settings
         self.recipe = recipe
-        self.tasks = {t.id: t for t in tasks}
         executor_cls = registry.get("executor", settings.executor)
         if executor_cls is None:
             raise WazaError(registry.unknown("executor", settings.executor))
         options = suite.config.extra.get(executor_cls.config_key, {}) if executor_cls.config_key else {}
         self.executor: Executor = executor_cls(suite, dict(options))
         self.global_graders = [build_grader(s, suite, registry) for s in suite.graders]
-        self.task_graders = {t.id: [build_grader(s, suite, registry) for s in t.graders] for t in tasks}
-        self.inputs = {t.id: load_inputs(t, self.fixtures_dir(t)) for t in tasks}
-        self.needs_workspace = {t.id: self._needs_workspace(t) for t in tasks}
+        task_graders = [[build_grader(s, suite, registry) for s in t.graders] for t in tasks]
+        #: task id -> what its runs need (one record per task, not one dict per kind: a
+        #: 100,000-task suite spends megabytes on every dict keyed by task)
+        self.by_id: dict[str, PreparedTask] = {}
+        for t, own in zip(tasks, task_graders, strict=True):
+            inputs = load_inputs(t, self.fixtures_dir(t))
+            graders = self.global_graders + own if own else self.global_graders
+            self.by_id[t.id] = PreparedTask(t, own, graders, inputs, self._needs_workspace(inputs, graders))
         #: setting it also kills every running child process group of this process
         self.cancel = CancelEvent()
         self.preparers = run_preparers(self)
@@ -108,10 +129,10 @@ class PreparedSuite:
     # -- what a run of a task sees ------------------------------------------------------
     def graders_of(self, task_id: str) -> list[Grader]:
         """Global graders first, then the task's own (the order of the results)."""
-        return self.global_graders + self.task_graders[task_id]
+        return self.by_id[task_id].graders
 
     def all_graders(self) -> list[Grader]:
-        return self.global_graders + [g for gs in self.task_graders.values() for g in gs]
+        return self.global_graders + [g for p in self.by_id.values() for g in p.own_graders]
 
     def fixtures_dir(self, task: TaskSpec) -> Path:
         if task.context_dir:
@@ -127,17 +148,15 @@ class PreparedSuite:
                 self.suite.config.skill_directories
         return tuple(skills)
 
-    def _needs_workspace(self, task: TaskSpec) -> bool:
-        """Whether a run of ``task`` can observe its workspace at all.
+    def _needs_workspace(self, inputs: TaskInputs, graders: list[Grader]) -> bool:
+        """Whether a run of a task can observe its workspace at all.
 
         A workspace with no files, no fixture, read by neither the executor nor any
         grader (each declares ``needs_workspace``; plugins default to True) cannot be
         seen by anyone, so making and removing an empty folder would be pure cost.
         """
-        inputs = self.inputs[task.id]
         return bool(self.settings.keep_workspaces or inputs.files or inputs.fixture is not None
-                    or self.executor.needs_workspace
-                    or any(g.needs_workspace for g in self.graders_of(task.id)))
+                    or self.executor.needs_workspace or any(g.needs_workspace for g in graders))
 
     # -- lifetime -------------------------------------------------------------------
     def start(self) -> None:
@@ -212,7 +231,7 @@ def load_inputs(task: TaskSpec, base: Path) -> TaskInputs:
         from waza_core.paths import display_path
 
         raise WazaError(f"task {task.id!r} ({display_path(task.file)}): " + "; ".join(problems))
-    return TaskInputs(tuple(files), fixture)
+    return TaskInputs(tuple(files), fixture) if files or fixture is not None else NO_INPUTS
 
 
 def build_grader(spec, suite, registry) -> Grader:

@@ -26,11 +26,11 @@ if TYPE_CHECKING:
 
 def task_inputs(prepared: PreparedSuite) -> RunPreparer | None:
     """Copy the task's ``inputs.context.fixture`` folder and write its ``inputs.files``."""
-    if not any(i.files or i.fixture is not None for i in prepared.inputs.values()):
+    if not any(p.inputs.files or p.inputs.fixture is not None for p in prepared.by_id.values()):
         return None
 
     def fill_workspace(setup: RunSetup) -> None:
-        inputs = setup.prepared.inputs[setup.task.id]
+        inputs = setup.prepared.by_id[setup.task.id].inputs
         ws = setup.workspace_dir
         if ws is None or not (inputs.files or inputs.fixture is not None):
             return

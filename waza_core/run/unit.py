@@ -50,7 +50,7 @@ from waza_core.model import GraderResult, RunEvidence, TaskSpec
 from waza_core.results.model import RunResult
 from waza_core.run.execution import ExecutionRequest
 from waza_core.run.plan import RunUnit
-from waza_core.run.prepared import PreparedSuite
+from waza_core.run.prepared import PreparedSuite, PreparedTask
 
 #: ``runs[].worker`` of runs done in the driver's own process
 LOCAL_WORKER = "local"
@@ -87,7 +87,7 @@ class RunSetup:
             task=task, prompt=task.prompt, workspace_dir=self.workspace_dir,
             timeout_seconds=task.timeout_seconds or prepared.suite.config.timeout_seconds,
             model=self.unit.model, skill_directories=prepared.skill_directories(task),
-            run_number=self.unit.trial, attempt=self.attempt, files=prepared.inputs[task.id].files,
+            run_number=self.unit.trial, attempt=self.attempt, files=prepared.by_id[task.id].inputs.files,
             environment=self.environment, path_prepend=tuple(self.path_prepend),
             mcp_servers=self.mcp_servers, workdir=self.workdir,
         )
@@ -109,7 +109,7 @@ RunPreparer = Callable[[RunSetup], None]
 
 def run_unit(prepared: PreparedSuite, unit: RunUnit, worker: str = LOCAL_WORKER) -> RunResult:
     """One trial of one task, with retries of ``failed`` attempts up to ``unit.max_attempts``."""
-    task = prepared.tasks[unit.task_id]
+    task = prepared.by_id[unit.task_id]
     attempt = 0
     while True:
         attempt += 1
@@ -118,10 +118,12 @@ def run_unit(prepared: PreparedSuite, unit: RunUnit, worker: str = LOCAL_WORKER)
             return result
 
 
-def run_attempt(prepared: PreparedSuite, task: TaskSpec, unit: RunUnit, attempt: int, worker: str) -> RunResult:
+def run_attempt(prepared: PreparedSuite, ptask: PreparedTask, unit: RunUnit, attempt: int,
+                worker: str) -> RunResult:
     keep = prepared.settings.keep_workspaces
     workspaces = prepared.workspaces
-    ws = workspaces.take() if prepared.needs_workspace[task.id] else None
+    task = ptask.task
+    ws = workspaces.take() if ptask.needs_workspace else None
     setup = RunSetup(prepared, task, unit, attempt, ws)
     try:
         for prepare in prepared.preparers:
@@ -136,7 +138,7 @@ def run_attempt(prepared: PreparedSuite, task: TaskSpec, unit: RunUnit, attempt:
             return RunResult.from_evidence(evidence, unit.trial, attempt, "n/a", {}, None, kept, worker)
         ctx = GradingContext(task=task, evidence=evidence, workspace_dir=ws, suite=prepared.suite,
                              cancel=prepared.cancel)
-        validations, status, error = grade_run(prepared.graders_of(task.id), ctx)
+        validations, status, error = grade_run(ptask.graders, ctx)
         return RunResult.from_evidence(evidence, unit.trial, attempt, status, validations, error, kept, worker)
     finally:
         try:
