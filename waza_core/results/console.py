@@ -58,6 +58,8 @@ class Reporter:
             f"  success rate {s['success_rate'] * 100:.1f}%   aggregate score {s['aggregate_score']:.3f}   "
             f"weighted {s['weighted_score']:.3f}   duration {s['duration_ms']} ms",
         ]
+        if "cached_runs" in s:
+            lines.append(f"  {s['cached_runs']} run(s) from the result cache")
         problems = [t for t in outcome["tasks"] if t["status"] in ("failed", "error")]
         if problems:
             lines.append("")

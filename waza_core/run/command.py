@@ -7,7 +7,9 @@ line there, and its use in the step below that needs it:
 - :func:`check_targets`: where the results go, checked before anything runs;
 - :func:`load`: plugins and the suite;
 - :func:`run_options`: the :class:`~waza_core.run.plan.RunOptions` of the engine;
-- :func:`write_results`: the results file (and, later, reporters);
+- :func:`write_results`: the results file (``-`` is stdout); reporters
+  (:mod:`waza_core.results.reports`) are checked before the run and written after it;
+- the result cache (:mod:`waza_core.results.cache`) wraps the backend;
 - :func:`exit_code_of`: 0 / 1 / 130.
 """
 
@@ -19,7 +21,9 @@ from pathlib import Path
 import attrs
 
 from waza_core.errors import ExitCode, WazaError
+from waza_core.results.codec import results_to_json
 from waza_core.results.model import ResultsDocument, TaskResult, exit_code
+from waza_core.results.reports import STDOUT, machine_stdout, plan_for_run
 from waza_core.results.writer import StreamingResultsWriter
 from waza_core.run.engine import Engine
 from waza_core.run.plan import RunOptions
@@ -42,10 +46,16 @@ class RunCommand:
     workers: int | None = None
     fail_fast: bool = False
     keep_workspaces: bool = False
+    update_snapshots: bool = False
+    judge_model: str | None = None
     skip_graders: bool = False
     quiet: bool = False
     log_format: str = "console"
     plugins: list[str] = attrs.field(factory=list)
+    reporters: list[str] = attrs.field(factory=list)  # --reporter NAME[:PATH]
+    reporter_options: list[str] = attrs.field(factory=list)  # --reporter-option NAME.KEY=VALUE
+    cache: bool = False
+    cache_dir: Path = Path(".waza-cache")
 
 
 def run_command(cmd: RunCommand) -> int:
@@ -59,39 +69,69 @@ def run_command(cmd: RunCommand) -> int:
     configure_logging(cmd.log_format, cmd.quiet)
     # Loading the suite and building the engine make objects that all live until the end:
     # the cyclic collector cannot find garbage there, but its full passes over a growing
-    # heap took half of the start-up of a 100k-task suite. Off while building; then what
-    # was built is frozen out of its sight, so the collections during the runs only look
-    # at what the runs make.
+    # heap took half of the start-up of a 100k-task suite. Rarer while loading (a cold load
+    # makes cyclic garbage), off while building; then what was built is frozen out of its
+    # sight, so the collections during the runs only look at what the runs make.
     thresholds = gc.get_threshold()
     gc.set_threshold(*BUILD_GC_THRESHOLDS)
     try:
         suite, registry = load(cmd)
     finally:
         gc.set_threshold(*thresholds)
-    gc.disable()
-    try:
-        reporter = console.Reporter(quiet=cmd.quiet)
-        finished = FinishedTasks(reporter, cmd.quiet)
-        engine = Engine(suite, registry, run_options(cmd, finished.add), plugins=tuple(cmd.plugins))
-        finished.stream_if_large(engine, has_target=cmd.output is not None or cmd.output_dir is not None)
-        gc.freeze()
-    finally:
-        gc.enable()
-    reporter.start(suite, engine)
-    try:
+    reports = plan_for_run(cmd.reporters, cmd.reporter_options, registry, cmd.output)
+    with machine_stdout(reports.uses_stdout) as machine:
+        gc.disable()
         try:
-            doc = engine.run()
+            reporter = console.Reporter(quiet=cmd.quiet)
+            finished = FinishedTasks(reporter, cmd.quiet)
+            engine = Engine(suite, registry, run_options(cmd, finished.add), plugins=tuple(cmd.plugins))
+            finished.cache = attach_cache(cmd, engine)
+            finished.stream_if_large(engine, file_target(cmd), needs_document=bool(reports.requests) or
+                                     str(cmd.output) == STDOUT)
+            gc.freeze()
         finally:
-            reporter.stop()  # also when a run could not start: give the terminal its cursor back
-        target = write_results(cmd, doc, finished.writer)
-    finally:
-        finished.close()
-    reporter.summary(finished.console_outcome(doc), target)
+            gc.enable()
+        reporter.start(suite, engine)
+        try:
+            try:
+                doc = engine.run()
+            finally:
+                reporter.stop()  # also when a run could not start: give the terminal its cursor back
+            if finished.cache is not None:
+                finished.cache.mark(doc)
+            target = write_results(cmd, doc, machine.stream, finished.writer)
+        finally:
+            finished.close()
+        failures = reports.write(results_to_json(doc), machine.stream) if reports.requests else []
+        reporter.summary(finished.console_outcome(doc), target)
+    if failures:
+        raise WazaError("; ".join(failures))
     return exit_code_of(doc, engine)
 
 
 #: collector thresholds while loading the suite (default 700, 10, 10)
 BUILD_GC_THRESHOLDS = (50_000, 20, 100)
+
+
+def file_target(cmd: RunCommand) -> bool:
+    """Whether the results go to a file (-o PATH or --output-dir), not stdout or nowhere."""
+    return cmd.output_dir is not None or (cmd.output is not None and str(cmd.output) != STDOUT)
+
+
+def attach_cache(cmd: RunCommand, engine: Engine):
+    """``--cache``: put the result cache in front of the backend (or say why it stays off)."""
+    if not cmd.cache:
+        return None
+    import sys
+
+    from waza_core.results.cache import RunCache
+
+    cache = RunCache(engine.prepared, cmd.cache_dir, lambda m: sys.stderr.write(f"waza: warning: {m}\n"))
+    if not cache.active:
+        sys.stderr.write(f"waza: warning: {cache.off_reason}\n")
+        return None
+    engine.wrap_backend = cache.wrap_backend
+    return cache
 
 
 class FinishedTasks:
@@ -105,23 +145,28 @@ class FinishedTasks:
         self.reporter = reporter
         self.quiet = quiet
         self.writer: StreamingResultsWriter | None = None
+        self.cache = None  # the result cache, when --cache is on
         self.positions: dict[str, int] = {}
+        self.keeps_tasks = True
         self.problems: list[tuple[int, dict]] = []  # (-position, entry): a max-heap of the first SHOWN
         self.problem_count = 0
 
-    def stream_if_large(self, engine: Engine, has_target: bool) -> None:
-        """Hold no finished task in memory when the file would be compact anyway (over
-        PRETTY_MAX_RUNS runs: its tasks go to a spool as they finish) or when there is no file."""
+    def stream_if_large(self, engine: Engine, to_file: bool, needs_document: bool) -> None:
+        """Hold no finished task in memory when the results file would be compact anyway
+        (over PRETTY_MAX_RUNS runs: its tasks go to a spool as they finish) or when nothing
+        is written. Reporters and ``-o -`` still get the whole document in memory."""
         from waza_core.results.io import PRETTY_MAX_RUNS
 
         self.positions = engine.aggregator.positions
-        if has_target and len(engine.plan.tasks) * engine.plan.trials <= PRETTY_MAX_RUNS:
+        if needs_document or (to_file and len(engine.plan.tasks) * engine.plan.trials <= PRETTY_MAX_RUNS):
             return
-        engine.options.keep_tasks = False
-        if has_target:
+        engine.options.keep_tasks = self.keeps_tasks = False
+        if to_file:
             self.writer = StreamingResultsWriter(self.positions)
 
     def add(self, index: int, total: int, entry: TaskResult) -> None:
+        if self.cache is not None and not self.keeps_tasks:
+            self.cache.mark_task(entry)  # its summary count is marked at the end
         if self.writer is not None:
             self.writer.add(entry)
         if entry.status in ("failed", "error"):
@@ -173,7 +218,7 @@ def check_targets(cmd: RunCommand) -> None:
             raise WazaError(f"--output-dir {cmd.output_dir}: no such folder")
         if not os.access(cmd.output_dir, os.W_OK | os.X_OK):
             raise WazaError(f"--output-dir {cmd.output_dir}: folder is not writable")
-    if cmd.output is not None:
+    if cmd.output is not None and str(cmd.output) != STDOUT:
         check_writable_target(cmd.output)
 
 
@@ -198,16 +243,24 @@ def run_options(cmd: RunCommand, on_task_done) -> RunOptions:
         parallel=True if cmd.parallel or (cmd.workers is not None and cmd.workers != 1) else None,
         workers=cmd.workers, task_globs=list(cmd.task), tag_globs=list(cmd.tags), context_dir=cmd.context_dir,
         keep_workspaces=cmd.keep_workspaces, skip_graders=cmd.skip_graders,
+        update_snapshots=cmd.update_snapshots, judge_model=cmd.judge_model,
         fail_fast=True if cmd.fail_fast else None, on_task_done=on_task_done,
     )
 
 
-def write_results(cmd: RunCommand, doc: ResultsDocument, writer: StreamingResultsWriter | None) -> Path | None:
-    """Write the results file (-o, or a new name in --output-dir); where it went."""
+def write_results(cmd: RunCommand, doc: ResultsDocument, stdout=None,
+                  writer: StreamingResultsWriter | None = None) -> Path | None:
+    """Write the results file (-o, or a new name in --output-dir); where it went.
+    ``-o -`` writes to ``stdout`` (the real one; the rest of the output went to stderr).
+    With a ``writer``, the tasks were spooled as they finished and ``doc`` has none."""
     from waza_core.results.codec import encode_results
     from waza_core.results.io import write_atomic
 
     target = cmd.output
+    if target is not None and str(target) == STDOUT and stdout is not None:
+        stdout.write(encode_results(doc))
+        stdout.flush()
+        return None
     if cmd.output_dir is not None:
         stamp = doc.timestamp.replace(":", "").replace("-", "")
         target = cmd.output_dir / f"{_safe(doc.eval_name)}-{stamp}-{doc.eval_id.rsplit('-', 1)[-1]}.json"

@@ -19,7 +19,7 @@ import queue
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +94,25 @@ class PreparedTask:
         self.needs_workspace = needs_workspace
 
 
+class _PerTask(Mapping):
+    """A read-only view of one field of every :class:`PreparedTask`, by task id."""
+
+    __slots__ = ("by_id", "field")
+
+    def __init__(self, by_id: dict[str, PreparedTask], field: str) -> None:
+        self.by_id = by_id
+        self.field = field
+
+    def __getitem__(self, task_id: str) -> Any:
+        return getattr(self.by_id[task_id], self.field)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.by_id)
+
+    def __len__(self) -> int:
+        return len(self.by_id)
+
+
 class PreparedSuite:
     """Executor, graders, inputs and run preparers of one suite run, in one process."""
 
@@ -120,6 +139,9 @@ class PreparedSuite:
             inputs = load_inputs(t, self.fixtures_dir(t))
             graders = self.global_graders + own if own else self.global_graders
             self.by_id[t.id] = PreparedTask(t, own, graders, inputs, self._needs_workspace(inputs, graders))
+        #: task id -> TaskSpec, and task id -> TaskInputs (read-only views of ``by_id``)
+        self.tasks: Mapping[str, TaskSpec] = _PerTask(self.by_id, "task")
+        self.inputs: Mapping[str, TaskInputs] = _PerTask(self.by_id, "inputs")
         #: setting it also kills every running child process group of this process
         self.cancel = CancelEvent()
         self.preparers = run_preparers(self)
@@ -194,7 +216,7 @@ class PreparedSuite:
         judge = self.settings.judge_model
         if judge is None:
             judge = self.suite.config.judge_model
-        return GraderSetup(judge_model=judge, model=self.settings.model,
+        return GraderSetup(judge_model=judge, model=self.settings.model, executor=self.settings.executor,
                            update_snapshots=self.settings.update_snapshots,
                            new_executor=executor_factory(self.suite, self.registry), cancel=self.cancel)
 
@@ -251,10 +273,12 @@ def build_grader(spec, suite, registry) -> Grader:
 def executor_factory(suite: Suite, registry) -> Callable[[str, dict], Any]:
     """``new_executor(name, options)`` for :class:`GraderSetup`: an executor plugin by name."""
 
-    def new_executor(name: str, options: dict) -> Any:
+    def new_executor(name: str, options: dict | None) -> Any:
         cls = registry.get("executor", name)
         if cls is None:
             raise WazaError(registry.unknown("executor", name))
+        if options is None:  # the suite's own options for that executor (config.<key>)
+            options = suite.config.extra.get(cls.config_key, {}) if cls.config_key else {}
         return cls(suite, dict(options))
 
     return new_executor
