@@ -77,6 +77,17 @@ _EXPORTS: dict[str, str] = {
     "compile_regex": "waza_core.regex",
     "Regex": "waza_core.regex",
     "RegexError": "waza_core.regex",
+    # text printed as waza (Go) prints it (%q, %v, json.Marshal, case mapping), so feedback
+    # and mock replies match waza's byte for byte
+    "go_quote": "waza_core.gofmt",
+    "go_quote_list": "waza_core.gofmt",
+    "go_list": "waza_core.gofmt",
+    "go_float": "waza_core.gofmt",
+    "go_json": "waza_core.gofmt",
+    "go_value": "waza_core.gofmt",
+    "go_lower": "waza_core.gofmt",
+    "go_upper": "waza_core.gofmt",
+    "go_trim_space": "waza_core.gofmt",
     # errors and exit codes
     "WazaError": "waza_core.errors",
     "SuiteError": "waza_core.errors",
@@ -125,6 +136,17 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         PluginError,
         SuiteError,
         WazaError,
+    )
+    from waza_core.gofmt import (
+        go_float,
+        go_json,
+        go_list,
+        go_lower,
+        go_quote,
+        go_quote_list,
+        go_trim_space,
+        go_upper,
+        go_value,
     )
     from waza_core.grading.base import Grader, GraderSetup, GradingContext
     from waza_core.hookspecs import hookimpl

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from waza_graders._session import go_float, go_json, go_quote, go_value
+from waza_core import go_float, go_json, go_quote, go_value
 
 KINDS = ("equals", "regex", "contains", "range", "json_schema")
 _NUMBER = {"type": "number"}

@@ -17,10 +17,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from waza_core import Grader, GraderError, GraderResult, GradingContext, hookimpl
+from waza_core import Grader, GraderError, GraderResult, GradingContext, go_trim_space, hookimpl
 
 from ._files import go_error, locate, read_regular, write_atomic
-from ._go import go_trim_space
 
 SNAPSHOT_UPDATED, SNAPSHOT_CREATED, SNAPSHOT_UNCHANGED = "updated", "created", "unchanged"
 

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from waza_core.errors import WazaError
-from waza_core.mocks.gojson import go_quote
+from waza_core.gofmt import go_quote
 from waza_core.mocks.spec import CommandMock
 
 ROOT_ENV = "WAZA_COMMAND_MOCK_ROOT"

@@ -17,7 +17,7 @@ import os
 import sys
 import time
 
-from waza_core.mocks.gojson import go_quote, go_quote_list
+from waza_core.gofmt import go_quote, go_quote_list
 from waza_core.mocks.sanitize import sanitize_args
 
 ROOT_ENV = "WAZA_COMMAND_MOCK_ROOT"
