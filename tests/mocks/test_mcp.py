@@ -39,6 +39,13 @@ def test_numbers_compare_as_go_marshals_them():
     assert mcp_match.call(config, "t", {"count": 2.0})[1] is False
 
 
+def test_a_return_is_written_as_go_json_marshal_writes_it():
+    ret = {"small": 1e-7, "ratio": 0.00001, "big": 1e21, "whole": 3.0, "html": "<b>&"}
+    config = {"name": "n", "tools": {"t": {"responses": [{"return": ret}]}}}
+    assert mcp_match.call(config, "t", {})[0] == ('{"big":1e+21,"html":"\\u003cb\\u003e\\u0026",'
+                                                 '"ratio":0.00001,"small":1e-7,"whole":3}')
+
+
 def test_regex_is_unanchored_and_needs_the_field():
     config = {"name": "r", "tools": {"t": {"responses": [{"match_regex": {"q": "ell", "n": "^1$"}, "return": 1}]}}}
     assert mcp_match.call(config, "t", {"q": "hello", "n": 1})[2] == 0
