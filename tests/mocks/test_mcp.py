@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from waza_core.mocks import mcp_match
-from waza_core.mocks.command import read_records
 from waza_core.mocks.mcp_match import go_sprint
+from waza_core.mocks.records import read_records
 
 ENTRY = Path(__file__).resolve().parents[2] / "waza_core" / "mocks" / "_mcp_entry.py"
 
