@@ -96,3 +96,12 @@ def test_failures_are_sorted_by_argument_name_and_name_missing_ones():
                 "m": compile_matcher({"range": {"lt": 3}})}
     assert failures(matchers, {"z": 2, "m": 1}) == [
         'argument "a": not present on tool call', 'argument "z": expected 1, got 2']
+
+
+@pytest.mark.parametrize("spec", [{"regex": "x"}, {"contains": "x"}, {"equals": [1]},
+                                  {"json_schema": {"type": "array", "items": {"$ref": "#"}}}])
+def test_a_value_nested_past_the_stack_fails_its_matcher(spec):
+    deep: list = []
+    for _ in range(900):  # as deep as a JSON-decoded tool argument can be
+        deep = [deep]
+    assert failures({"q": compile_matcher(spec)}, {"q": deep}) == ['argument "q": value nests too deeply to match']
