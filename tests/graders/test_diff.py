@@ -33,7 +33,7 @@ def suite(tmp_path):
 def test_snapshot_and_fragments_pass(build, ws, suite):
     cfg = {"context_dir": str(suite.dir / "snapshots"),
            "expected_files": [{"path": "out.txt", "snapshot": "out.txt",
-                               "contains": ["+line one", "two", "-three", "", "+  ", "  line two "]}]}
+                               "contains": ["+line one", "two", "-three", "", "+  ", "-\t ", "  line two "]}]}
     res = build("diff", cfg, suite=suite).grade(ctx(workspace=ws))
     assert (res.score, res.passed, res.feedback) == (1.0, True, "All diff checks passed")
     assert res.details == {"expected_files": [{"path": "out.txt", "snapshot": "out.txt",
