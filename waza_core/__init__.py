@@ -81,6 +81,17 @@ _EXPORTS: dict[str, str] = {
     "compile_regex": "waza_core.regex",
     "Regex": "waza_core.regex",
     "RegexError": "waza_core.regex",
+    # text printed as waza (Go) prints it (%q, %v, json.Marshal, case mapping), so feedback
+    # and mock replies match waza's byte for byte
+    "go_quote": "waza_core.gofmt",
+    "go_quote_list": "waza_core.gofmt",
+    "go_list": "waza_core.gofmt",
+    "go_float": "waza_core.gofmt",
+    "go_json": "waza_core.gofmt",
+    "go_value": "waza_core.gofmt",
+    "go_lower": "waza_core.gofmt",
+    "go_upper": "waza_core.gofmt",
+    "go_trim_space": "waza_core.gofmt",
     # errors and exit codes
     "WazaError": "waza_core.errors",
     "SuiteError": "waza_core.errors",
@@ -143,6 +154,15 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from waza_core.errors import PluginError as PluginError
     from waza_core.errors import SuiteError as SuiteError
     from waza_core.errors import WazaError as WazaError
+    from waza_core.gofmt import go_float as go_float
+    from waza_core.gofmt import go_json as go_json
+    from waza_core.gofmt import go_list as go_list
+    from waza_core.gofmt import go_lower as go_lower
+    from waza_core.gofmt import go_quote as go_quote
+    from waza_core.gofmt import go_quote_list as go_quote_list
+    from waza_core.gofmt import go_trim_space as go_trim_space
+    from waza_core.gofmt import go_upper as go_upper
+    from waza_core.gofmt import go_value as go_value
     from waza_core.grading.base import Grader as Grader
     from waza_core.grading.base import GraderSetup as GraderSetup
     from waza_core.grading.base import GradingContext as GradingContext

@@ -14,32 +14,37 @@ def go_error(exc: OSError) -> str:
     return text[:1].lower() + text[1:]
 
 
-def read_regular(path: str | os.PathLike[str]) -> tuple[bytes, str | None]:
+def read_regular(path: str | os.PathLike[str], open_label: str | None = None,
+                 read_label: str | None = None) -> tuple[bytes, str | None]:
     """The bytes of a regular file: ``(data, None)``, ``(b"", "missing")`` or ``(b"", reason)``.
 
     Opened non-blocking and checked with fstat before reading, so a FIFO or a device is
-    refused instead of blocking or streaming for ever.
+    refused instead of blocking or streaming for ever. ``reason`` reads like Go's
+    ``PathError``: ``open_label`` (default ``open <file name>``) for an error opening the
+    file, ``read_label`` (default ``read <file name>``) for one reading it.
     """
     name = os.path.basename(os.fspath(path))
+    open_label = open_label or f"open {name}"
+    read_label = read_label or f"read {name}"
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:
         return b"", "missing"
     except OSError as exc:
-        return b"", f"open {name}: {go_error(exc)}"
+        return b"", f"{open_label}: {go_error(exc)}"
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
-            return b"", f"read {name}: is a directory"
+            return b"", f"{read_label}: is a directory"
         if not stat.S_ISREG(st.st_mode):
-            return b"", f"open {name}: not a regular file"
+            return b"", f"{open_label}: not a regular file"
         chunks = []
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
         return b"".join(chunks), None
     except OSError as exc:
-        return b"", f"read {name}: {go_error(exc)}"
+        return b"", f"{read_label}: {go_error(exc)}"
     finally:
         os.close(fd)
 
