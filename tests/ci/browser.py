@@ -83,3 +83,13 @@ def open_report(path: Path, timeout_ms: int = 60000):
                 ctx.close()
     finally:
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def page_timings(page) -> dict[str, float]:
+    """Milliseconds from the report's navigation start until its first task rows were on
+    screen (the page's own ``waza:first-rows`` mark, set in the frame after the rows were
+    built) and until its load event."""
+    page.wait_for_function("performance.getEntriesByName('waza:first-rows').length > 0"
+                           " && performance.getEntriesByType('navigation')[0].loadEventEnd > 0")
+    return page.evaluate("() => ({first_rows_ms: performance.getEntriesByName('waza:first-rows')[0].startTime,"
+                         " load_ms: performance.getEntriesByType('navigation')[0].loadEventStart})")

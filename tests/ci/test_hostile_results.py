@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.ci.conftest import waza_ci
+from tests.ci.conftest import json_islands, waza_ci
 
 _scalar = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=False, allow_infinity=False),
                     st.text(max_size=20))
@@ -68,5 +68,8 @@ def test_lone_surrogates_and_controls_in_a_saved_file(tmp_path):
     assert "\ufffd" in (tmp_path / "r.md").read_text("utf-8")
     page = (tmp_path / "r.html").read_bytes()
     page.decode("utf-8")
-    island = page.split(b'type="application/json">')[1].split(b"</script>")[0]
-    assert b"<" not in island and json.loads(island)["tasks"][0]["runs"][0]["final_output"].startswith("bad \ud800")
+    islands = json_islands(page)
+    assert all(b"<" not in island for island in islands.values())
+    index, task = json.loads(islands["waza-data"]), json.loads(islands["waza-task-0"])
+    assert index["tasks"][0]["name"].startswith("bad \ud800")
+    assert task["runs"][0]["final_output"].startswith("bad \ud800")

@@ -36,8 +36,7 @@ def report(
     from waza_core.cli.common import fail
     from waza_core.plugins import get_registry
     from waza_core.results import reports
-    from waza_core.results.reading import read_document
-    from waza_core.results.reporting import ResultsView
+    from waza_core.results.reading import open_results
 
     specs = [f"{name}:{target}" for name, target in (("html", html), ("junit", junit), ("markdown", markdown))
              if target is not None] + list(reporter)
@@ -45,7 +44,7 @@ def report(
         raise fail("name at least one report: --html PATH, --junit PATH, --markdown PATH or --reporter NAME[:PATH]")
     registry = get_registry(plugin)
     requests = reports.parse_requests(specs, list(reporter_option), registry)
-    view = ResultsView(read_document(results_file))
+    view = open_results(results_file)
     reports.check_kind(requests, view, str(results_file))
     to_stdout = any(r.target == reports.STDOUT for r in requests)
     with reports.machine_stdout(to_stdout) as machine:
