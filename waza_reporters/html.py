@@ -95,11 +95,10 @@ def _cut(value: Any, limit: int) -> Any:
     return value
 
 
-_NUMBER_TYPES = (int, float)
-
-
 def _num(value: Any) -> float | None:
-    return float(value) if type(value) in _NUMBER_TYPES else None
+    """A finite JSON number as a float; None for anything else (bools, NaN, text)."""
+    kind = type(value)
+    return float(value) if kind is int or (kind is float and value - value == 0.0) else None
 
 
 #: the id of task ``i``'s JSON element is TASK_ID_PREFIX + i
@@ -203,15 +202,15 @@ class HtmlReporter(Reporter):
             for name, v in (r.get("validations") or {}).items():
                 if v.get("passed") is not True:
                     feedback[f"{name}: {v.get('feedback') or 'failed'}"] = None
-            d = r.get("duration_ms")
-            if type(d) in _NUMBER_TYPES:
+            d = _num(r.get("duration_ms"))
+            if d is not None:
                 duration += d
                 timed += 1
             t = ResultsView.run_tokens(r)
             if t is not None:
                 tokens = (tokens or 0) + t
             number = r.get("run_number")
-            spread.append([number if type(number) in _NUMBER_TYPES else k + 1, r.get("status"),
+            spread.append([number if _num(number) is not None else k + 1, r.get("status"),
                            ResultsView.run_score(r), t])
         tags = task.get("tags")
         return {

@@ -113,8 +113,8 @@ def ci_results(tmp_path_factory) -> Path:
     return out
 
 
-_ISLAND = re.compile(rb'<script(?: id="(?P<a>[^"]+)")? type="application/json"(?: id="(?P<b>[^"]+)")?>(?P<body>.*?)</script>',
-                     re.S)
+_ISLAND = re.compile(
+    rb'<script(?: id="(?P<a>[^"]+)")? type="application/json"(?: id="(?P<b>[^"]+)")?>(?P<body>.*?)</script>', re.S)
 
 
 def json_islands(page: bytes) -> dict[str, bytes]:

@@ -134,8 +134,8 @@ def outline(data: bytes, where: str) -> Outline | None:
             if raw_tasks is None or top.get("kind") is not None:
                 return None
             tasks = [_TASK.decode(raw) for raw in raw_tasks]
-        except (msgspec.ValidationError, msgspec.DecodeError):
-            return None
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+            return None  # RecursionError: nested deeper than msgspec goes; the full read says so
         doc: dict[str, Any] = {**top, "tasks": tasks}
         warnings: list[str] = []
         doc = normalize(decode(doc, where, warnings), where)

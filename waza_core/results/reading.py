@@ -41,9 +41,10 @@ def parse_json_document(data: bytes, path: str | Path, what: str = "results file
     """A JSON object from ``data`` (the bytes of ``path``), with a one-line error for anything else."""
     from waza_core.results.outline import paused_gc
 
-    try:
+    try:  # UTF-8 only, as JSON between systems must be (RFC 8259) and waza (Go) reads it; a BOM is skipped
+        text = data.decode("utf-8-sig") if data.startswith(b"\xef\xbb\xbf") else data.decode("utf-8")
         with paused_gc():
-            doc = json.loads(data)
+            doc = json.loads(text)
     except UnicodeDecodeError as exc:
         raise WazaError(f"{what} {path} is not UTF-8 text: {exc.reason} at byte {exc.start}") from None
     except RecursionError:
@@ -246,13 +247,12 @@ def summarize(tasks: list[dict[str, Any]]) -> dict[str, Any]:
 
 # -- accessors shared by gate, compare and the reporters ------------------------------
 
-_NUMBER_TYPES = (int, float)
-
-
 def _is_number(value: Any) -> bool:
-    """An int or float of JSON, not a bool (``type`` rather than ``isinstance``: called
-    for every field of every run, it is the fastest test that leaves bools out)."""
-    return type(value) in _NUMBER_TYPES
+    """An int or a finite float of JSON: not a bool, not NaN or infinity (which Python's
+    JSON reader takes from ``NaN``, ``Infinity`` or ``1e999`` and no JSON writer could put
+    back). ``type`` rather than ``isinstance``: this runs for every field of every run."""
+    kind = type(value)
+    return kind is int or (kind is float and value - value == 0.0)
 
 
 def number(value: Any, default: float | None = None) -> float | None:
@@ -264,7 +264,7 @@ def run_score(run: dict[str, Any]) -> float | None:
     total, count = 0, 0
     for v in run.get("validations", {}).values():
         score = v.get("score")
-        if type(score) in _NUMBER_TYPES:
+        if _is_number(score):
             total += score
             count += 1
     return total / count if count else None
