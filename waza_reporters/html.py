@@ -116,15 +116,7 @@ class HtmlReporter(Reporter):
         "page_size": "task rows per page of the table (default 50)",
         "title": "the page title instead of the eval name",
     }
-
-    def check_options(self) -> list[str]:
-        problems = super().check_options()
-        for key, default in (("max_text", 20000), ("page_size", 50)):
-            try:
-                self.option_int(key, default, minimum=1)
-            except ValueError as exc:
-                problems.append(str(exc))
-        return problems
+    int_options = {"max_text": (20000, 1), "page_size": (50, 1)}
 
     def write(self, results: ResultsView, out: IO[bytes]) -> None:
         task_sources: Iterable[bytes] = ()
@@ -140,8 +132,8 @@ class HtmlReporter(Reporter):
                 task_sources = (fast_island(t) for t in tasks)
             data = self.results_payload(header, tasks)
             title = self.options.get("title") or f"waza: {header.get('eval_name') or 'results'}"
-        data["page_size"] = self.option_int("page_size", 50, minimum=1)
-        data["max_text"] = self.option_int("max_text", 20000, minimum=1)
+        data["page_size"] = self.option_int("page_size")
+        data["max_text"] = self.option_int("max_text")
         data["title"] = title
         out.write(self._page_head(title))
         out.write(b'<script id="waza-data" type="application/json">')

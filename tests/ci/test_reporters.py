@@ -189,6 +189,11 @@ def test_report_of_saved_file_matches_the_live_run(ci_suite, tmp_path):
     (["--reporter", "junit", "-o", "-"], "stdout is already written by -o -"),
     (["--reporter", "junit:no/such/dir/x.xml"], "does not exist"),
     (["--reporter", "junit:x.xml", "--reporter-option", "bad"], "expected NAME.KEY=VALUE"),
+    (["--reporter", "html:x.html", "--reporter-option", "html.page_size=0"],
+     "reporter 'html' option 'page_size' must be a whole number >= 1, not '0'"),
+    (["--reporter", "html:x.html", "--reporter-option", "html.max_text=lots"], "option 'max_text' must be a whole"),
+    (["--reporter", "markdown:x.md", "--reporter-option", "markdown.max_rows=-3"], "option 'max_rows' must be a"),
+    (["--reporter", "markdown:x.md", "--reporter-option", "markdown.max_feedback=1.5"], "'max_feedback' must be"),
 ])
 def test_bad_reporter_requests_fail_before_the_run(ci_suite, tmp_path, args, message):
     proc = waza_ci("run", str(ci_suite), "-p", PLUGIN, *args, cwd=tmp_path)

@@ -121,7 +121,9 @@ class Reporter:
 
     ``option_help`` declares the options the reporter accepts (``--reporter-option
     NAME.KEY=VALUE`` on the command line), each with one line of help; any other key
-    is refused before the run starts.
+    is refused before the run starts. Options declared in ``int_options`` or
+    ``flag_options`` are checked too, and read with :meth:`option_int` and
+    :meth:`option_flag` by key alone.
     """
 
     name: ClassVar[str] = ""
@@ -133,6 +135,10 @@ class Reporter:
     option_help: ClassVar[Mapping[str, str]] = {}
     #: the document kinds this reporter can write (:attr:`ResultsView.kind`)
     accepts: ClassVar[frozenset[str]] = frozenset({"results"})
+    #: whole-number options: key -> (default, minimum)
+    int_options: ClassVar[Mapping[str, tuple[int, int]]] = {}
+    #: true/false options: key -> default
+    flag_options: ClassVar[Mapping[str, bool]] = {}
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         self.options: dict[str, str] = dict(options or {})
@@ -140,14 +146,21 @@ class Reporter:
     def check_options(self) -> list[str]:
         """Problems with the options (each printed, exit 2); empty when fine."""
         known = sorted(self.option_help)
-        return [f"reporter {self.name!r} has no option {key!r}; known: {', '.join(known) or 'none'}"
-                for key in self.options if key not in self.option_help]
+        problems = [f"reporter {self.name!r} has no option {key!r}; known: {', '.join(known) or 'none'}"
+                    for key in self.options if key not in self.option_help]
+        for key in [*self.int_options, *self.flag_options]:
+            try:
+                self.option_int(key) if key in self.int_options else self.option_flag(key)
+            except ValueError as exc:
+                problems.append(str(exc))
+        return problems
 
-    def option_flag(self, key: str, default: bool = False) -> bool:
-        """A true/false option; raises ValueError (shown as a usage error) for anything else."""
+    def option_flag(self, key: str, default: bool | None = None) -> bool:
+        """A true/false option; raises ValueError (shown as a usage error) for anything else.
+        ``default``: the one in ``flag_options``, else false."""
         value = self.options.get(key)
         if value is None:
-            return default
+            return self.flag_options.get(key, False) if default is None else default
         low = value.strip().lower()
         if low in ("1", "true", "yes", "on"):
             return True
@@ -155,8 +168,12 @@ class Reporter:
             return False
         raise ValueError(f"reporter {self.name!r} option {key!r} must be true or false, not {value!r}")
 
-    def option_int(self, key: str, default: int, minimum: int = 0) -> int:
-        """A whole-number option of at least ``minimum``; raises ValueError otherwise."""
+    def option_int(self, key: str, default: int | None = None, minimum: int | None = None) -> int:
+        """A whole-number option of at least ``minimum``; raises ValueError otherwise.
+        ``default`` and ``minimum``: those in ``int_options``, else 0."""
+        declared_default, declared_minimum = self.int_options.get(key, (0, 0))
+        default = declared_default if default is None else default
+        minimum = declared_minimum if minimum is None else minimum
         value = self.options.get(key)
         if value is None:
             return default
