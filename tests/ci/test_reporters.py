@@ -269,3 +269,17 @@ def test_builtin_reporters_import_only_the_public_surface():
     offenders = [f"{p.relative_to(ROOT)}:{line}: {mod}" for p in sorted((ROOT / "waza_reporters").rglob("*.py"))
                  for line, mod in _imports(p) if mod.startswith("waza_core.")]
     assert offenders == []
+
+
+def test_report_never_overwrites_the_results_file_it_reads(ci_results, tmp_path):
+    src = tmp_path / "r.json"
+    src.write_bytes(ci_results.read_bytes())
+    (tmp_path / "link.json").symlink_to(src)
+    os.link(src, tmp_path / "hard.json")
+    for args in (["--html", str(src)], ["--junit", str(tmp_path / "link.json")],
+                 ["--reporter", f"markdown:{tmp_path / 'hard.json'}"], ["--html", str(tmp_path / "ok.html"),
+                                                                        "--junit", str(src)]):
+        proc = waza_ci("report", str(src), *args)
+        assert proc.returncode == 2 and b"is the results file being read" in proc.stderr, args
+        assert src.read_bytes() == ci_results.read_bytes()
+        assert not (tmp_path / "ok.html").exists()  # refused before anything was written

@@ -44,6 +44,10 @@ def report(
         raise fail("name at least one report: --html PATH, --junit PATH, --markdown PATH or --reporter NAME[:PATH]")
     registry = get_registry(plugin)
     requests = reports.parse_requests(specs, list(reporter_option), registry)
+    for request in requests:
+        if request.target != reports.STDOUT and _same_file(request.target, results_file):
+            raise fail(f"--reporter {request.label!r}: {request.target} is the results file being read; "
+                       "write the report to another file")
     view = open_results(results_file)
     reports.check_kind(requests, view, str(results_file))
     to_stdout = any(r.target == reports.STDOUT for r in requests)
@@ -53,3 +57,13 @@ def report(
         typer.echo(f"waza: error: {line}", err=True)
     if failures:
         raise typer.Exit(2)
+
+
+def _same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether two paths name one file (through links too); False when either is missing."""
+    import os
+
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
