@@ -317,6 +317,7 @@ class _Supervisor:
         self.stdin_fd = None
 
     def _write_stdin(self) -> None:
+        assert self.stdin_fd is not None  # only called while stdin is registered
         try:
             n = os.write(self.stdin_fd, self.input[self.input_pos : self.input_pos + _CHUNK])
         except BlockingIOError:
@@ -403,40 +404,58 @@ class _Supervisor:
         )
 
     def _loop(self) -> None:
-        while True:
-            now = time.monotonic()
-            if self.exit_time is not None and (not self._open_streams() or now >= self.exit_time + DRAIN_SECONDS):
-                return
-            waits = []
-            if self.exit_time is not None:
-                waits.append(self.exit_time + DRAIN_SECONDS - now)
-            elif self.deadline is not None and not self.group_killed:
-                waits.append(self.deadline - now)
-            if self.poll_cancel and not self.group_killed:
-                waits.append(_EVENT_POLL_SECONDS)
-            timeout = max(0.0, min(waits)) if waits else None
-            for key, _mask in self.sel.select(timeout):
-                tag = key.data
-                if tag == "out":
-                    self._read(key.fd)
-                elif tag == "in":
-                    self._write_stdin()
-                elif tag == "exit":
-                    self._on_exit()
-                elif tag == "wake":
-                    try:
-                        while os.read(self.wake_r, 512):
-                            pass
-                    except BlockingIOError:
-                        pass
+        """Serve the pipes until the leader exited and its output is drained (or the drain
+        time is up), stopping the group on cancel or deadline on the way."""
+        while not self._drained(time.monotonic()):
+            for key, _mask in self.sel.select(self._select_timeout(time.monotonic())):
+                self._on_ready(key.data, key.fd)
             if self.exited.is_set():
                 self._on_exit()
-            if self.cancel is not None and self.cancel.is_set():
-                if self.exit_time is not None:
-                    return  # it had finished on its own: not cancelled; stop waiting for escapees
-                self._stop("cancelled")
-            if self.deadline is not None and self.exit_time is None and time.monotonic() >= self.deadline:
-                self._stop("timed_out")
+            if self._cancelled_after_exit():
+                return
+            self._stop_if_due()
+
+    def _drained(self, now: float) -> bool:
+        """The leader has exited and no stream is open, or the drain time after the exit is up."""
+        return self.exit_time is not None and (not self._open_streams() or now >= self.exit_time + DRAIN_SECONDS)
+
+    def _select_timeout(self, now: float) -> float | None:
+        """How long one select may block: until the drain time, the deadline or the next
+        cancel poll, whichever comes first; forever when none applies."""
+        waits = []
+        if self.exit_time is not None:
+            waits.append(self.exit_time + DRAIN_SECONDS - now)
+        elif self.deadline is not None and not self.group_killed:
+            waits.append(self.deadline - now)
+        if self.poll_cancel and not self.group_killed:
+            waits.append(_EVENT_POLL_SECONDS)
+        return max(0.0, min(waits)) if waits else None
+
+    def _on_ready(self, tag: str, fd: int) -> None:
+        """One ready file: an output pipe, stdin, the exit notification or the wake pipe."""
+        if tag == "out":
+            self._read(fd)
+        elif tag == "in":
+            self._write_stdin()
+        elif tag == "exit":
+            self._on_exit()
+        elif tag == "wake":
+            try:
+                while os.read(self.wake_r, 512):
+                    pass
+            except BlockingIOError:
+                pass
+
+    def _cancelled_after_exit(self) -> bool:
+        """A cancel that arrives after the leader finished ends the drain (not a cancel)."""
+        return self.cancel is not None and self.cancel.is_set() and self.exit_time is not None
+
+    def _stop_if_due(self) -> None:
+        """Kill the group when cancelled, or when the deadline passed before the leader exited."""
+        if self.cancel is not None and self.cancel.is_set():
+            self._stop("cancelled")
+        if self.deadline is not None and self.exit_time is None and time.monotonic() >= self.deadline:
+            self._stop("timed_out")
 
     def _finish(self) -> None:
         if self.cancel_token is not None:

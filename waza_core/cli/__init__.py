@@ -15,7 +15,7 @@ def main(argv: list[str] | None = None) -> None:
         from waza_core._version import __version__
 
         print(f"waza {__version__}")
-        raise SystemExit(0)
+        raise SystemExit()  # ExitCode.OK, without importing enum on the fastest path
     from waza_core.cli.app import build_app
 
     app = build_app()

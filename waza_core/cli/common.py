@@ -8,13 +8,17 @@ from typing import Callable
 
 import typer
 
-PLUGIN_OPTION_HELP = "Load an extra plugin module (repeatable; also WAZA_PLUGINS=a,b)."
+PLUGIN_OPTION_HELP = ("Load a plugin module, or disable one with no:NAME (repeatable; "
+                      "also WAZA_PLUGINS=a,b and WAZA_DISABLED_PLUGINS=a,b).")
 
 
-def fail(message: str, code: int = 2) -> typer.Exit:
-    """Print ``waza: error: message`` on stderr and return the Exit to raise."""
+def fail(message: str, code: int | None = None) -> typer.Exit:
+    """Print ``waza: error: message`` on stderr and return the Exit to raise (default
+    :attr:`ExitCode.USAGE`)."""
+    from waza_core.errors import ExitCode
+
     sys.stderr.write(f"waza: error: {message}\n")
-    return typer.Exit(code)
+    return typer.Exit(ExitCode.USAGE if code is None else code)
 
 
 def user_errors(fn: Callable) -> Callable:

@@ -67,7 +67,9 @@ def grade(
                          judge_model=judge_model)
     except KeyboardInterrupt:
         sys.stderr.write("waza: interrupted; nothing was written\n")
-        raise typer.Exit(130) from None
+        from waza_core.errors import ExitCode
+
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
     for warning in warnings + report.warnings:
         sys.stderr.write(f"waza: warning: {warning}\n")
     if output is not None:

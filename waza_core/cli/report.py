@@ -56,7 +56,9 @@ def report(
     for line in failures:
         typer.echo(f"waza: error: {line}", err=True)
     if failures:
-        raise typer.Exit(2)
+        from waza_core.errors import ExitCode
+
+        raise typer.Exit(ExitCode.USAGE)
 
 
 def _same_file(a: str | Path, b: str | Path) -> bool:

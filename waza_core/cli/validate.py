@@ -23,7 +23,7 @@ def validate(
 
     Exit 0 when valid, 2 with every problem listed.
     """
-    from waza_core.errors import SuiteError
+    from waza_core.errors import ExitCode, SuiteError
     from waza_core.paths import display_path
     from waza_core.plugins import get_registry
     from waza_core.run.engine import Engine
@@ -36,7 +36,7 @@ def validate(
         for line in exc.problems:
             typer.echo(line, err=True)
         typer.echo(f"waza: {len(exc.problems)} problem(s) found", err=True)
-        raise typer.Exit(2) from None
+        raise typer.Exit(ExitCode.USAGE) from None
     # everything `waza run` checks before the first run: executor, graders, input files, skills
     Engine(suite, registry)
     typer.echo(f"{display_path(suite.file)}: valid ({len(suite.tasks)} task(s), {len(suite.graders)} global grader(s))")

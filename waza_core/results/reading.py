@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -259,7 +260,7 @@ def number(value: Any, default: float | None = None) -> float | None:
     return float(value) if _is_number(value) else default
 
 
-def run_score(run: dict[str, Any]) -> float | None:
+def run_score(run: Mapping[str, Any]) -> float | None:
     """Mean of the grader scores of one run (waza's run score); None when ungraded."""
     total, count = 0, 0
     for v in run.get("validations", {}).values():
@@ -270,7 +271,7 @@ def run_score(run: dict[str, Any]) -> float | None:
     return total / count if count else None
 
 
-def task_score(task: dict[str, Any]) -> float | None:
+def task_score(task: Mapping[str, Any]) -> float | None:
     """``stats.avg_score``, or the mean run score when the file has no stats."""
     stats = task.get("stats") or {}
     if _is_number(stats.get("avg_score")):
@@ -279,7 +280,7 @@ def task_score(task: dict[str, Any]) -> float | None:
     return sum(scores) / len(scores) if scores else None
 
 
-def task_pass_rate(task: dict[str, Any]) -> float | None:
+def task_pass_rate(task: Mapping[str, Any]) -> float | None:
     stats = task.get("stats") or {}
     if _is_number(stats.get("pass_rate")):
         return float(stats["pass_rate"])
@@ -287,7 +288,7 @@ def task_pass_rate(task: dict[str, Any]) -> float | None:
     return sum(1 for r in graded if r["status"] == "passed") / len(graded) if graded else None
 
 
-def task_flaky(task: dict[str, Any]) -> bool:
+def task_flaky(task: Mapping[str, Any]) -> bool:
     stats = task.get("stats") or {}
     if isinstance(stats.get("flaky"), bool):
         return stats["flaky"]
@@ -327,7 +328,7 @@ def tokens_of(runs: list[dict[str, Any]]) -> int | None:
     return sum(known) if known else None
 
 
-def failed_graders(run: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def failed_graders(run: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """(name, validation) of every grader that did not pass, in name order."""
     return sorted(((k, v) for k, v in run.get("validations", {}).items() if v.get("passed") is not True),
                   key=lambda kv: kv[0])

@@ -66,14 +66,24 @@ def _check_schema(kind: str, data: dict, text: str, file: Path, registry, proble
     seen = set()
     for err in errors:
         for path, key, message in schemas.describe(err, kind):
-            if message.startswith("unknown grader type") and registry.broken():
-                message += "; plugins that failed to load: " + ", ".join(
-                    f"{p.name} ({p.error})" for p in registry.broken())
+            if message.startswith("unknown grader type"):
+                message += registry.unavailable_note("grader", str(_value_at(data, path)))
+            elif message.startswith("unknown key") and path == ("config",) and key:
+                message += registry.config_key_note(key)
             if (path, message) in seen:
                 continue
             seen.add((path, message))
             problems.add(file, message, text, path, key)
     return not errors
+
+
+def _value_at(data: Any, path: tuple) -> Any:
+    for step in path:
+        try:
+            data = data[step]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
 
 
 def _check_graders(entries: Any, base_path: tuple, text: str, file: Path, registry,
