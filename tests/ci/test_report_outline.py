@@ -133,3 +133,23 @@ def test_a_warning_about_a_waza_go_file_is_printed_once(tmp_path):
     proc = waza_ci("report", str(src), "--html", str(tmp_path / "r.html"), "--junit", str(tmp_path / "r.xml"))
     assert proc.returncode == 0, proc.stderr.decode()
     assert proc.stderr.decode().count("tasks[0].runs[0].status: expected a string") == 1
+
+
+@settings(max_examples=150, deadline=None)
+@given(_doc, _doc, st.sampled_from([None, "0.1.0"]))
+def test_the_gate_reads_the_same_from_a_light_reading(base, cur, waza_version):
+    """``waza gate`` reads files the light way: its report is the one a full read gives."""
+    from waza_core.results import gate
+    from waza_core.results.outline import outline
+    from waza_core.results.reading import document_from_bytes
+
+    docs = []
+    for doc in (base, cur):
+        data = json.dumps({**doc, "waza_version": waza_version} if waza_version else doc).encode("utf-8")
+        light = outline(data, "r.json")
+        if light is None:
+            return
+        docs.append((light.document, document_from_bytes(data, "r.json")))
+    for alpha in (None, 0.05):
+        opts = gate.GateOptions("b.json", "c.json", significance_alpha=alpha)
+        assert gate.build_report(opts, docs[0][0], docs[1][0]) == gate.build_report(opts, docs[0][1], docs[1][1])

@@ -81,7 +81,7 @@ def gate(
     docs = {}
     for side, path in (("baseline", opts.baseline_path), ("current", opts.current_path)):
         try:
-            docs[side] = read_results(path)
+            docs[side] = read_results(path, light=True)  # the gate reads no output or transcript
         except WazaError as exc:
             raise config_error(f"failed to load {side} {path}: {exc}") from None
     try:

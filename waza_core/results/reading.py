@@ -95,9 +95,22 @@ def open_results(path: str | Path):
     return ResultsView(source=data, outline=light, load=lambda: document_from_bytes(data, path))
 
 
-def read_results(path: str | Path) -> dict[str, Any]:
-    """A results file, decoded and normalized; an optimizer report is refused with a clear message."""
-    doc = load_json_document(path)
+def read_results(path: str | Path, light: bool = False) -> dict[str, Any]:
+    """A results file, decoded and normalized; an optimizer report is refused with a clear message.
+
+    ``light``: only the fields a summary reads (statuses, scores, stats, golden marks,
+    durations, tokens, grader verdicts and feedback) when the file allows the light
+    reading (:mod:`waza_core.results.outline`), which costs a fraction of a full one; what
+    it gives of those fields is exactly what the full read gives.
+    """
+    data = read_bytes(path)
+    if light:
+        from waza_core.results.outline import outline
+
+        short = outline(data, str(path))
+        if short is not None:
+            return short.document
+    doc = parse_json_document(data, path)
     if doc.get("kind") == OPTIMIZER_REPORT_KIND:
         raise WazaError(f"{path} is a `waza optimize` report, not a results file; "
                         "its evaluations' results files are under evidence/ beside it")
