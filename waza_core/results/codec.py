@@ -329,6 +329,10 @@ _GRADER_FIELDS = (
 )
 
 
+#: (id of a field table, nested keys) -> every key the table's object knows
+_KNOWN: dict[tuple[int, tuple], frozenset[str]] = {}
+
+
 class _Decoder:
     def __init__(self, warnings: list[str]) -> None:
         self.warnings = warnings
@@ -339,9 +343,7 @@ class _Decoder:
     def fields(self, obj: dict, table: tuple, where: str, nested: tuple = ()) -> tuple[dict, dict]:
         """(known fields as attribute kwargs, unknown fields) of one JSON object."""
         out: dict[str, Any] = {}
-        known = set(nested)
         for key, attr, kind, nullable, default in table:
-            known.add(key)
             if key not in obj:
                 out[attr] = _fresh(default)
                 continue
@@ -355,6 +357,9 @@ class _Decoder:
                 path = f"{where}.{key}" if where else key
                 self.warn(f"{path}: expected {what}, got {_short(value)}; taken as {_short(default)}")
                 out[attr] = _fresh(default)
+        known = _KNOWN.get((id(table), nested))
+        if known is None:  # once per table: this runs for every run of every file read
+            known = _KNOWN[(id(table), nested)] = frozenset(nested).union(row[0] for row in table)
         extra = {k: v for k, v in obj.items() if k not in known}
         return out, extra
 
@@ -441,8 +446,10 @@ class _Decoder:
 
 def _fresh(default: Any) -> Any:
     """A new list or dict for each use of a mutable default."""
-    if isinstance(default, (list, dict)):
-        return type(default)()
+    if default.__class__ is list:
+        return []
+    if default.__class__ is dict:
+        return {}
     return default
 
 
