@@ -69,6 +69,10 @@ _EXPORTS: dict[str, str] = {
     "resolve_inside": "waza_core.paths",
     "PathEscape": "waza_core.paths",
     "program_timeout": "waza_core.suite.project_config",
+    # writing a file a user named (reporters, snapshots, journals): never replaces a device
+    "write_file_safely": "waza_core.safe_write",
+    "open_append_safely": "waza_core.safe_write",
+    "check_output_target": "waza_core.safe_write",
     # errors and exit codes
     "WazaError": "waza_core.errors",
     "SuiteError": "waza_core.errors",
@@ -88,6 +92,9 @@ _RENAMED = {
     "yaml_quote": "quote",
     "quote_for_message": "show",
     "ProcessResult": "ProcResult",
+    "write_file_safely": "write_file",
+    "open_append_safely": "open_append",
+    "check_output_target": "check_target",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -133,6 +140,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from waza_core.procs import run as run_process
     from waza_core.results.reporting import Reporter, ResultsView
     from waza_core.run.execution import ExecutionRequest, Executor
+    from waza_core.safe_write import check_target as check_output_target
+    from waza_core.safe_write import open_append as open_append_safely
+    from waza_core.safe_write import write_file as write_file_safely
     from waza_core.suite.project_config import program_timeout
     from waza_core.suite.strict_yaml import StrictDocument, StrictYamlError
     from waza_core.suite.strict_yaml import describe_type as describe_yaml_type

@@ -2,21 +2,89 @@
 
 ``waza --version`` is answered before typer is imported, and command modules import
 their heavy libraries inside the command functions, so ``--help`` stays fast.
+
+:func:`main` also makes the process robust to its surroundings: standard descriptors
+closed by the caller (``>&-``) are reopened on ``/dev/null`` (so no file waza opens
+lands on them), and a stdout or stderr that fails at the very end (a full disk, a
+closed pipe) never turns into a traceback or Python's exit status 120.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 
 
 def main(argv: list[str] | None = None) -> None:
+    _reopen_closed_std_fds()
     args = sys.argv[1:] if argv is None else argv
-    if args in (["--version"], ["-V"]):
-        from waza_core._version import __version__
+    try:
+        if args in (["--version"], ["-V"]):
+            from waza_core._version import __version__
 
-        print(f"waza {__version__}")
-        raise SystemExit(0)
-    from waza_core.cli.app import build_app
+            print(f"waza {__version__}")
+            raise SystemExit(0)
+        from waza_core.cli.app import build_app
 
-    app = build_app()
-    app(args=args, prog_name="waza")
+        app = build_app()
+        app(args=args, prog_name="waza")
+    except OSError as exc:
+        # An output that failed outside the console layer (--version, --help print to
+        # stdout): a full disk or a closed pipe is an I/O error, exit 2, in one line.
+        if exc.errno not in _STREAM_ERRNOS:
+            raise
+        _silence_stdout()
+        _say(f"waza: error: cannot write the output: {exc.strerror or exc}\n")
+        raise SystemExit(2) from None
+    finally:
+        _flush_quietly()
+
+
+_STREAM_ERRNOS = {errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG}
+
+
+def _silence_stdout() -> None:
+    if sys.stdout is not None:
+        from waza_core.results.console import _silence
+
+        _silence(sys.stdout)
+
+
+def _say(text: str) -> None:
+    try:
+        if sys.stderr is not None:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _reopen_closed_std_fds() -> None:
+    from waza_core.safe_write import UNUSABLE_FDS
+
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                got = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+            except OSError:
+                continue
+            if got != fd:  # cannot happen while lower descriptors are open; be safe anyway
+                os.close(got)
+                continue
+            UNUSABLE_FDS.add(fd)
+
+
+def _flush_quietly() -> None:
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is None:
+            continue
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            from waza_core.results.console import _silence
+
+            _silence(stream)

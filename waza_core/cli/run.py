@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from waza_core.cli.common import PLUGIN_OPTION_HELP, user_errors
+from waza_core.cli.common import PLUGIN_OPTION_HELP, color_option, quiet_option, user_errors, verbose_option
 
 
 def register(app: typer.Typer) -> None:
@@ -35,18 +35,22 @@ def run(
     keep_workspaces: bool = typer.Option(False, "--keep-workspaces", help="Do not delete run workspaces."),
     skip_graders: bool = typer.Option(False, "--skip-graders",
                                       help="Run the agent only; record runs as n/a for `waza grade` later."),
-    quiet: bool = typer.Option(False, "-q", "--quiet", help="Print only errors."),
+    quiet: bool = quiet_option(),
+    verbose: bool = verbose_option("Also print the failing graders' feedback as each task finishes."),
+    color: str = color_option(),
     log_format: str = typer.Option("console", "--log-format", help="console or json (stderr logs)."),
     plugin: List[str] = typer.Option([], "-p", "--plugin", help=PLUGIN_OPTION_HELP),
 ) -> None:
     """Run an eval suite. Exit 0 when every task passed, 1 when one failed or errored, 2 on bad input."""
-    from waza_core.cli.common import configure_logging, fail
+    from waza_core.cli.common import configure_logging, fail, setup_console
+    from waza_core.errors import WazaError
     from waza_core.plugins import get_registry
     from waza_core.results import console
     from waza_core.results.io import check_writable_target, dumps, write_atomic
     from waza_core.run.engine import Engine, RunOptions, exit_code
     from waza_core.suite.load import load_suite
 
+    con = setup_console(color, quiet, verbose)
     if output and output_dir:
         raise fail("use either -o/--output or --output-dir, not both")
     if log_format not in ("console", "json"):
@@ -70,7 +74,13 @@ def run(
         for p in broken:
             get_logger().warning("plugin failed to load", plugin=p.name, error=p.error)
     suite = load_suite(eval_file, registry)
-    reporter = console.Reporter(quiet=quiet)
+    if output_dir is not None:
+        from waza_core.safe_write import check_target
+
+        # the name is fixed before anything runs, so a bad one cannot lose a finished run
+        name_stem = results_file_stem(suite.name)
+        check_target(output_dir / f"{name_stem}-00000000T000000Z-000000.json", "results")
+    reporter = console.Reporter(console=con, summary_to_stderr=target is not None and _is_stdout(target))
     options = RunOptions(
         executor=executor, model=model, trials=trials,
         parallel=True if parallel or (workers is not None and workers != 1) else None,
@@ -86,14 +96,45 @@ def run(
         reporter.stop()  # also when a run could not start: give the terminal its cursor back
     if output_dir is not None:
         stamp = outcome["timestamp"].replace(":", "").replace("-", "")
-        target = output_dir / f"{_safe(suite.name)}-{stamp}-{outcome['eval_id'].rsplit('-', 1)[-1]}.json"
+        target = output_dir / f"{name_stem}-{stamp}-{outcome['eval_id'].rsplit('-', 1)[-1]}.json"
+    lost = None
     if target is not None:
-        write_atomic(target, dumps(outcome))
-    reporter.summary(outcome, target)
+        try:
+            write_atomic(target, dumps(outcome))
+        except WazaError as exc:  # still show the summary, then exit 2
+            lost = exc
+    reporter.summary(outcome, target if lost is None else None)
+    if lost is not None:
+        raise fail(str(lost))
     if outcome["incomplete"] and engine.cancel.is_set():
         raise typer.Exit(130)
     raise typer.Exit(exit_code(outcome))
 
 
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "-" for c in name) or "results"
+#: at most this many characters of the eval name go into a file name of --output-dir
+NAME_STEM_LIMIT = 100
+
+
+def results_file_stem(name: str) -> str:
+    """A file-name-safe stem from an eval name: ASCII letters, digits, ``-_.`` only, no
+    leading dot, at most :data:`NAME_STEM_LIMIT` characters (with a short hash of the
+    full name when it had to be cut, so two long names stay apart)."""
+    import hashlib
+
+    stem = "".join(c if (c.isascii() and c.isalnum()) or c in "-_." else "-" for c in name).lstrip(".")
+    if len(stem) > NAME_STEM_LIMIT:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        stem = f"{stem[:NAME_STEM_LIMIT - 9]}-{digest}"
+    return stem or "results"
+
+
+def _is_stdout(target: Path) -> bool:
+    """True when ``target`` is where stdout goes (``-o /dev/stdout``): the summary then
+    moves to stderr, so the results stay valid JSON."""
+    import os
+
+    try:
+        a, b = os.stat(target), os.fstat(1)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
