@@ -69,6 +69,10 @@ _EXPORTS: dict[str, str] = {
     "resolve_inside": "waza_core.paths",
     "PathEscape": "waza_core.paths",
     "program_timeout": "waza_core.suite.project_config",
+    # the environment of a child program: whole by default, or an allow-list
+    "child_environment": "waza_core.childenv",
+    "check_env_allow_list": "waza_core.childenv",
+    "project_env_allow_list": "waza_core.childenv",
     # writing a file a user named (reporters, snapshots, journals): never replaces a device
     "write_file_safely": "waza_core.safe_write",
     "open_append_safely": "waza_core.safe_write",
@@ -93,6 +97,8 @@ _RENAMED = {
     "quote_for_message": "show",
     "ProcessResult": "ProcResult",
     "write_file_safely": "write_file",
+    "check_env_allow_list": "check_allow_list",
+    "project_env_allow_list": "project_allow_list",
     "open_append_safely": "open_append",
     "check_output_target": "check_target",
 }
@@ -116,6 +122,9 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from waza_core.childenv import check_allow_list as check_env_allow_list
+    from waza_core.childenv import child_environment
+    from waza_core.childenv import project_allow_list as project_env_allow_list
     from waza_core.errors import (
         ExecutorError,
         ExitCode,

@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from waza_core.cli.common import PLUGIN_OPTION_HELP, color_option, quiet_option, user_errors, verbose_option
+from waza_core.limits import MAX_TRIALS, MAX_WORKERS
 
 
 def register(app: typer.Typer) -> None:
@@ -24,11 +25,12 @@ def run(
                                                help="Fixtures folder (default: <suite>/fixtures)."),
     task: List[str] = typer.Option([], "--task", help="Only tasks whose id or name matches this glob (repeatable)."),
     tags: List[str] = typer.Option([], "--tags", help="Only tasks with a tag matching this glob (repeatable)."),
-    trials: Optional[int] = typer.Option(None, "--trials", min=1, help="Override config.trials_per_task."),
+    trials: Optional[int] = typer.Option(None, "--trials", min=1, max=MAX_TRIALS,
+                                         help="Override config.trials_per_task."),
     executor: Optional[str] = typer.Option(None, "--executor", help="Override config.executor."),
     model: Optional[str] = typer.Option(None, "--model", help="Override config.model."),
     parallel: bool = typer.Option(False, "--parallel", help="Run tasks concurrently."),
-    workers: Optional[int] = typer.Option(None, "--workers", min=0,
+    workers: Optional[int] = typer.Option(None, "--workers", min=0, max=MAX_WORKERS,
                                           help="Concurrent runs (0 = one per core); "
                                                "any value but 1 implies --parallel."),
     fail_fast: bool = typer.Option(False, "--fail-fast", help="Stop after the first task that does not pass."),

@@ -128,6 +128,9 @@ def _load_checked(file: Path, kind: str, registry, problems: _Problems, cache) -
     data, text = _read_yaml(file, problems)
     if data is None:
         return None
+    for where, value in yamlio.non_finite(data):
+        problems.add(file, f"{schemas._dotted(where) or 'value'}: {value} is not allowed (use a finite number)",
+                     text, where)
     _check_schema(kind, data, text, file, registry, problems)
     _check_graders(data.get("graders") or [], ("graders",), text, file, registry, problems)
     if len(problems.items) > before:
