@@ -63,7 +63,7 @@ def escape(text: Any, newlines: bool = False) -> str:
     return pattern.sub(_escape_char, s) if pattern.search(s) else s
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~])")
 _MD_LINE_START = re.compile(r"(?m)^(\s*)([-=]|\d+(?=[.)]))")
 
 
@@ -73,7 +73,7 @@ def escape_markdown(text: Any, table_cell: bool = False) -> str:
     In a table cell (``table_cell=True``) line breaks become ``<br>`` and ``|`` is
     escaped, so one value stays in one cell.
     """
-    s = escape(text, newlines=True).replace("&", "&amp;")
+    s = escape(text, newlines=True).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     s = _MD_SPECIAL.sub(r"\\\1", s)
     s = _MD_LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), s)
     if table_cell:

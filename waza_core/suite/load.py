@@ -143,6 +143,9 @@ def _load_checked(file: Path, kind: str, registry, problems: _Problems, cache) -
 def load_suite(path: str | Path, registry) -> Suite:
     """Load and check ``eval.yaml`` and every task file it names."""
     registry.check_conflicts()
+    from waza_core.suite import project_config
+
+    project_config.load()  # a .waza.yaml that is a folder or unreadable is exit 2 for every command
     file = Path(path).absolute()
     problems = _Problems()
     if file.is_dir():
@@ -213,7 +216,12 @@ def _expand_globs(file: Path, text: str | None, patterns: list[str], problems: _
         if not matches:
             problems.add(file, f"task glob {pattern!r} matches no file under {display_path(base)}",
                          text, ("tasks", i))
+        real_base = base.resolve()
         for m in matches:
+            if not m.resolve().is_relative_to(real_base):  # the rule of inputs.prompt_file
+                problems.add(file, f"task glob {pattern!r}: {display_path(m)} leaves the suite's folder "
+                             "through a symbolic link", text, ("tasks", i))
+                continue
             if m not in seen:
                 seen.add(m)
                 out.append(m)

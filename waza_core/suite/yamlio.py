@@ -85,6 +85,11 @@ def parse(text: str) -> Any:
         raise YamlProblem(f"invalid YAML: {exc}", None, None) from None
     except RecursionError:  # the depth check makes this unreachable; never a traceback anyway
         raise YamlProblem(f"the document is nested more than {MAX_DEPTH} levels deep", None, None) from None
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits (Python's guard)
+        line, col = _long_number(text)
+        raise YamlProblem(f"invalid YAML: a value cannot be read ({_clip(str(exc), 120)})", line, col) from None
+    except Exception as exc:  # a parser corner nobody foresaw: one line, never a traceback
+        raise YamlProblem(f"invalid YAML: {type(exc).__name__}: {_clip(str(exc), 120)}", None, None) from None
     if "*" in text:
         _check_aliases(text, data)
     return data
@@ -173,6 +178,19 @@ def _expanded(root: Any) -> tuple[int, int]:
                 total += 1
         sizes[id(node)] = (min(total, 10 * MAX_EXPANDED_NODES), deepest + 1)
     return sizes.get(id(root), (1, 0))
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _long_number(text: str) -> tuple[int | None, int | None]:
+    m = re.search(r"[-+]?[0-9][0-9_]{3000,}", text)
+    if not m:
+        return None, None
+    line = text.count("\n", 0, m.start()) + 1
+    return line, m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
 
 
 def non_finite(data: Any, limit: int = 10) -> list[tuple[tuple, float]]:
