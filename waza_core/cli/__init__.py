@@ -38,7 +38,15 @@ def main(argv: list[str] | None = None) -> None:
         _say(f"waza: error: cannot write the output: {exc.strerror or exc}\n")
         raise SystemExit(2) from None
     finally:
+        _kill_leftovers()
         _flush_quietly()
+
+
+def _kill_leftovers() -> None:
+    """Nothing waza started may outlive it (a grader's daemon, say): see waza_core.procs."""
+    procs = sys.modules.get("waza_core.procs")
+    if procs is not None:  # only if a child was ever started
+        procs.kill_leftovers(every_child=True)
 
 
 _STREAM_ERRNOS = {errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG}
