@@ -135,6 +135,8 @@ class GraderResult:
     details: dict = attrs.field(factory=dict)
     duration_ms: int = 0
     error: dict | None = None  # {"kind", "message"} when the grader could not judge
+    #: fields of a saved result this version does not know, kept when a file is rewritten
+    extra: dict = attrs.field(factory=dict, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -149,4 +151,6 @@ class GraderResult:
         }
         if self.error is not None:
             out["error"] = self.error
+        if self.extra:
+            out.update((k, v) for k, v in self.extra.items() if k not in out)
         return out

@@ -77,11 +77,12 @@ def test_a_hand_edited_results_file_regrades_or_fails_cleanly(make_suite, regist
 
     from waza_core.errors import WazaError
     from waza_core.grading.regrade import regrade
+    from waza_core.results.codec import results_to_json
     from waza_core.run.engine import Engine, RunOptions
 
     ev = BASIC_EVAL + "graders:\n  - {type: text, name: g, config: {contains: [mock]}}\n"
     suite = load_suite(make_suite(ev, {"tasks/a.yaml": "id: a\ninputs: {prompt: p}\n"}), registry)
-    doc = Engine(suite, registry, RunOptions()).run()
+    doc = results_to_json(Engine(suite, registry, RunOptions()).run())
     doc["tasks"].append(copy.deepcopy(doc["tasks"][0]) | {"test_id": "not-in-the-suite"})  # kept as is
 
     def paths(x, p=()):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -12,6 +13,7 @@ from tests.conftest import BASIC_EVAL
 from tests.fixture_plugins.test_graders import FlipGrader, WorkspaceSpy
 from waza_core.errors import WazaError
 from waza_core.plugins import build_plugin_manager
+from waza_core.results.codec import decode_results, results_to_json
 from waza_core.run.engine import Engine, RunOptions, exit_code
 from waza_core.suite.load import load_suite
 from waza_core.suite.schema import plain_validator
@@ -23,7 +25,7 @@ def reg():
 
 
 def run(path, reg, **opts):
-    outcome = Engine(load_suite(path, reg), reg, RunOptions(**opts)).run()
+    outcome = results_to_json(Engine(load_suite(path, reg), reg, RunOptions(**opts)).run())
     errors = list(plain_validator("results").iter_errors(outcome))
     assert not errors, errors[0].message
     return outcome
@@ -150,7 +152,7 @@ def test_grader_exception_makes_that_run_error_and_the_others_go_on(make_suite, 
         assert "kaboom from a buggy grader" in r["error_msg"]
         assert r["validations"]["buggy"]["error"]["kind"] == "exception"
         assert r["validations"]["ok"]["passed"] is True
-    assert outcome["summary"]["errors"] == 2 and exit_code(outcome) == 1
+    assert outcome["summary"]["errors"] == 2 and exit_code(decode_results(outcome)) == 1
 
 
 def test_text_grader_scores_and_messages(make_suite, reg):
@@ -257,7 +259,7 @@ def test_skip_graders_records_na(make_suite, reg):
     ev = BASIC_EVAL + "graders:\n  - {type: text, name: g, config: {contains: [nothing]}}\n"
     outcome = run(make_suite(ev, {"tasks/t.yaml": "id: t\ninputs: {prompt: p}\n"}), reg, skip_graders=True)
     assert outcome["tasks"][0]["status"] == "n/a" and outcome["summary"]["skipped"] == 1
-    assert outcome["tasks"][0]["runs"][0]["validations"] == {} and exit_code(outcome) == 0
+    assert outcome["tasks"][0]["runs"][0]["validations"] == {} and exit_code(decode_results(outcome)) == 0
 
 
 def test_zero_graders_pass_like_waza(make_suite, reg):
@@ -358,14 +360,15 @@ def test_a_run_that_cannot_start_in_parallel_stops_the_others_and_leaves_no_work
                                                                                      monkeypatch, made):
     import threading
 
-    real_fill = Engine._fill_workspace
+    from waza_core.run import preparers
 
-    def fill(self, task, ws):
-        if task.id == "boom":
-            raise WazaError(f"cannot prepare the workspace {ws} of task 'boom'")
-        real_fill(self, task, ws)
+    def boom(prepared):
+        def prepare(setup):
+            if setup.task.id == "boom":
+                raise WazaError(f"cannot prepare the workspace {setup.workspace_dir} of task 'boom'")
+        return prepare
 
-    monkeypatch.setattr(Engine, "_fill_workspace", fill)
+    monkeypatch.setattr(preparers, "PREPARER_FACTORIES", [boom, *preparers.PREPARER_FACTORIES])
     slow = "graders:\n  - {type: sleep, name: slow, config: {seconds: 0.05}}\n"
     tasks = {"tasks/boom.yaml": "id: boom\ninputs:\n  prompt: p\n  files: [{path: f.txt, content: x}]\n"}
     tasks.update({f"tasks/z{i:02d}.yaml": f"id: z{i:02d}\ninputs: {{prompt: p}}\n{slow}" for i in range(30)})
@@ -381,8 +384,7 @@ def test_a_run_that_cannot_start_in_parallel_stops_the_others_and_leaves_no_work
 def test_task_stats_spread_and_intervals():
     from waza_core.results import stats
 
-    runs = [{"status": "passed" if s == 1.0 else "failed", "duration_ms": 10,
-             "validations": {"g": {"score": s, "weight": 1.0}}} for s in (1.0, 0.0, 1.0, 1.0)]
+    runs = [_run("passed" if s == 1.0 else "failed", 10, g=s) for s in (1.0, 0.0, 1.0, 1.0)]
     s = stats.task_stats(runs)
     assert s["avg_score"] == 0.75 and s["min_score"] == 0.0 and s["max_score"] == 1.0
     assert s["std_dev_score"] == pytest.approx(0.4330127) and s["score_variance"] == pytest.approx(0.1875)
@@ -394,13 +396,15 @@ def test_task_stats_spread_and_intervals():
 
 def test_saved_evidence_keeps_not_recorded_apart_from_empty():
     from waza_core.model import RunEvidence
-    from waza_core.run.engine import evidence_from_run, run_json
+    from waza_core.results.codec import decode_run, run_to_json
+    from waza_core.results.model import RunResult
 
     ev = RunEvidence(output="o", transcript=[{"type": "x"}], tool_calls=[{"name": "bash"}], tool_events=[],
                      command_invocations=None, user_input_requests=[], skill_invocations=None,
                      outcome={"k": 1}, duration_ms=5, usage={"input_tokens": 3}, session_id="s")
-    assert evidence_from_run(run_json(ev, 1, 1, "passed", {}, None, None)) == ev
-    old = evidence_from_run({"final_output": "o"})  # a file written before these fields existed
+    saved = json.loads(json.dumps(run_to_json(RunResult.from_evidence(ev, 1, 1, "passed", {}, None, None))))
+    assert decode_run(saved).evidence() == ev
+    old = decode_run({"final_output": "o"}).evidence()  # a file written before these fields existed
     assert old.tool_events is None and old.host_lifecycle is None and old.command_invocations is None
     assert old.user_input_requests is None and old.usage is None and old.session_id is None
 
@@ -409,8 +413,7 @@ def test_the_flakiness_example_of_the_docs():
     """docs/eval-suites.md: runs passed, failed, passed, failed (scores 1, 0.5) give these stats."""
     from waza_core.results import stats
 
-    runs = [{"status": st, "duration_ms": 0, "validations": {"a": {"score": 1.0}, "b": {"score": b}}}
-            for st, b in (("passed", 1.0), ("failed", 0.0)) * 2]
+    runs = [_run(st, 0, a=1.0, b=b) for st, b in (("passed", 1.0), ("failed", 0.0)) * 2]
     assert stats.task_stats(runs) == {
         "pass_rate": 0.5, "avg_score": 0.75, "avg_weighted_score": 0.75, "min_score": 0.5, "max_score": 1.0,
         "std_dev_score": 0.25, "score_variance": 0.0625, "avg_duration_ms": 0, "flaky": True,
@@ -429,3 +432,66 @@ def test_older_spellings_and_edge_values_of_the_config(make_suite, reg):
     outcome = run(make_suite(ev, tasks), reg)
     assert outcome["config"]["workers"] == 3 and outcome["config"]["max_attempts"] == 1
     assert outcome["tasks"][0]["runs"][0]["attempts"] == 1
+
+
+def _run(status: str, duration_ms: int, **scores: float):
+    """A run with one grader result per keyword (name=score, weight 1)."""
+    from waza_core.model import GraderResult
+    from waza_core.results.model import RunResult
+
+    return RunResult(run_number=1, attempts=1, status=status, duration_ms=duration_ms,
+                     validations={n: GraderResult(identifier=n, type="t", score=v, passed=v == 1.0)
+                                  for n, v in scores.items()})
+
+
+# -- the per-run seam: run preparers --------------------------------------------------------------------------
+
+
+def test_run_preparers_extend_the_request_add_evidence_and_clean_up_after_grading(make_suite, reg, monkeypatch):
+    """A feature attaches to every run through PREPARER_FACTORIES, without touching the run loop."""
+    from waza_core.run import preparers
+
+    events = []
+
+    def feature(prepared):
+        if prepared.suite.name != "basic":
+            return None
+
+        def prepare(setup):
+            setup.environment["MOCK_MODE"] = f"{setup.task.id}-{setup.unit.trial}"
+            setup.path_prepend.append("/shims")
+            setup.mcp_servers["files"] = {"command": "serve"}
+            setup.workdir = "sub"
+            setup.collect_evidence(lambda ev: setattr(ev, "command_invocations", [{"argv": ["git"]}]))
+            setup.add_cleanup(lambda: events.append(("cleanup 1", setup.task.id)))
+            setup.add_cleanup(lambda: events.append(("cleanup 2", setup.task.id)))
+        return prepare
+
+    monkeypatch.setattr(preparers, "PREPARER_FACTORIES", [*preparers.PREPARER_FACTORIES, feature])
+
+    class Recorder(FlipGrader):  # records the order: grading happens before the cleanups
+        def grade(self, ctx):
+            events.append(("grade", ctx.task.id, ctx.evidence.command_invocations))
+            return self.result(1.0, True, "ok")
+
+    from waza_core.plugins import Registration
+
+    monkeypatch.setitem(reg.items["grader"], "flip", Registration(Recorder, "tests"))
+    ev = BASIC_EVAL.replace("executor: mock", "executor: request_probe") + \
+        "graders:\n  - {type: flip, name: rec}\n"
+    outcome = run(make_suite(ev, {"tasks/a.yaml": "id: a\ninputs: {prompt: p}\n"}), reg, trials=2)
+    runs = outcome["tasks"][0]["runs"]
+    seen = [json.loads(r["final_output"]) for r in runs]
+    assert seen[0] == {"environment": {"MOCK_MODE": "a-1"}, "path_prepend": ["/shims"],
+                       "mcp_servers": {"files": {"command": "serve"}}, "workdir": "sub"}
+    assert seen[1]["environment"] == {"MOCK_MODE": "a-2"}
+    assert all(r["command_invocations"] == [{"argv": ["git"]}] for r in runs)
+    assert all(r["worker"] == "local" for r in runs)
+    assert events == [("grade", "a", [{"argv": ["git"]}]), ("cleanup 2", "a"), ("cleanup 1", "a")] * 2
+
+
+def test_a_feature_not_used_by_the_suite_adds_no_preparer(make_suite, reg):
+    from waza_core.run.engine import Engine
+
+    plain = Engine(load_suite(make_suite(BASIC_EVAL, {"tasks/a.yaml": "id: a\ninputs: {prompt: p}\n"}), reg), reg)
+    assert plain.prepared.preparers == []  # no inputs.files, no fixture: not even the inputs preparer

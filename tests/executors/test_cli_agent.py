@@ -337,6 +337,7 @@ def waza_register_graders(register):
 
 def test_end_to_end_graders_see_the_agents_changes(exec_suite, tmp_path, monkeypatch):
     from waza_core.plugins import build_plugin_manager
+    from waza_core.results.codec import results_to_json
     from waza_core.run.engine import Engine, RunOptions, exit_code
 
     plugin_dir = tmp_path / "plugins"
@@ -355,7 +356,8 @@ def test_end_to_end_graders_see_the_agents_changes(exec_suite, tmp_path, monkeyp
                       "config": {"path": "notes/answer.txt", "content": "42"}}]},
     ]
     suite = exec_suite({"executor": "mock", "cli": JSON_AGENT}, tasks=tasks, registry_=registry)
-    outcome = Engine(suite, registry, RunOptions(executor="cli")).run()
+    doc = Engine(suite, registry, RunOptions(executor="cli")).run()
+    outcome = results_to_json(doc)
     by_id = {t["test_id"]: t for t in outcome["tasks"]}
     assert outcome["config"]["engine_type"] == "cli"
     assert by_id["writes"]["status"] == "passed", by_id["writes"]
@@ -363,7 +365,7 @@ def test_end_to_end_graders_see_the_agents_changes(exec_suite, tmp_path, monkeyp
     run = by_id["writes"]["runs"][0]
     assert run["usage"]["input_tokens"] == 8 and run["session_id"].startswith("fake-")
     assert run["tool_events"] is None and run["session_digest"]["tool_call_count"] == 0
-    assert exit_code(outcome) == 1
+    assert exit_code(doc) == 1
     from waza_core.suite import schema
 
     errors = list(schema.plain_validator("results").iter_errors(json.loads(json.dumps(outcome))))

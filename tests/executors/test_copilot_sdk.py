@@ -602,6 +602,7 @@ def test_waza_run_without_login_exits_2_with_one_message(copilot_suite, tmp_path
 
 def test_runner_records_the_session_evidence(copilot_suite):
     from waza_core.plugins import build_plugin_manager
+    from waza_core.results.codec import results_to_json
     from waza_core.run.engine import Engine
     from waza_core.suite import schema
 
@@ -612,7 +613,7 @@ def test_runner_records_the_session_evidence(copilot_suite):
     engine = Engine(suite, registry)
     backend = FakeBackend(load_stream("skill_and_tools"))
     engine.executor = CopilotSdkExecutor(suite, {}, backend=backend)
-    outcome = engine.run()
+    outcome = results_to_json(engine.run())
     run = outcome["tasks"][0]["runs"][0]
     assert run["status"] == "passed", run
     assert run["session_digest"]["tools_used"] == ["skill", "create", "bash"]

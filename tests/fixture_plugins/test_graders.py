@@ -1,10 +1,13 @@
-"""Grader plugins used by the tests: one that raises, one that sleeps, one that counts."""
+"""Plugins used by the tests: graders that raise, sleep, count or report their setup, and an
+executor that answers with what it was asked."""
 
 import threading
 import time
 
 from waza_core.grading.base import Grader
 from waza_core.hookspecs import hookimpl
+from waza_core.model import RunEvidence
+from waza_core.run.execution import Executor
 
 
 class BoomGrader(Grader):
@@ -59,7 +62,46 @@ class FlipGrader(Grader):
         return self.result(1.0 if n > 1 else 0.0, n > 1, f"call {n}")
 
 
+class SetupProbe(Grader):
+    """Passes, with the judge model it was started with as feedback; counts start/close."""
+
+    name = "setup_probe"
+    config_schema = {"type": "object"}
+    needs_workspace = False
+    events: list = []
+
+    def start(self, setup):
+        self.judge = setup.judge_model
+        SetupProbe.events.append(("start", setup.judge_model))
+
+    def close(self):
+        SetupProbe.events.append(("close", self.spec.name))
+
+    def grade(self, ctx):
+        return self.result(1.0, True, f"judge={self.judge}")
+
+
+class RequestProbe(Executor):
+    """Answers with the parts of the ExecutionRequest that run preparers may set."""
+
+    name = "request_probe"
+    paid = False
+    needs_workspace = False
+
+    def execute(self, request):
+        import json
+
+        seen = {"environment": dict(request.environment), "path_prepend": list(request.path_prepend),
+                "mcp_servers": dict(request.mcp_servers), "workdir": request.workdir}
+        return RunEvidence(output=json.dumps(seen, sort_keys=True))
+
+
 @hookimpl
 def waza_register_graders(register):
-    for cls in (BoomGrader, SleepGrader, WorkspaceSpy, FlipGrader):
+    for cls in (BoomGrader, SleepGrader, WorkspaceSpy, FlipGrader, SetupProbe):
         register(cls)
+
+
+@hookimpl
+def waza_register_executors(register):
+    register(RequestProbe)

@@ -13,7 +13,7 @@ import pytest
 from tests.proc_helpers import wait_dead
 from tests.program.conftest import PY, context, python_grader, script, spec
 from waza_core.errors import GraderError
-from waza_core.run.engine import grade_run
+from waza_core.run.unit import grade_run
 from waza_graders import program
 from waza_graders.program import MAX_OUTPUT, ProgramGrader
 
@@ -159,14 +159,14 @@ def test_failed_vs_timeout_vs_missing_command(tmp_path):
 
     validations, status, error = grade_run([failing], ctx)
     assert status == "failed" and error is None
-    assert validations["failing"]["passed"] is False and "error" not in validations["failing"]
+    assert validations["failing"].passed is False and validations["failing"].error is None
 
     validations, status, error = grade_run([slow], ctx)
-    assert status == "error" and validations["slow"]["error"]["kind"] == "timeout"
+    assert status == "error" and validations["slow"].error["kind"] == "timeout"
     assert "timed out after 0.5 s" in error
 
     validations, status, error = grade_run([missing], ctx)
-    assert status == "error" and validations["missing"]["error"]["kind"] == "start_failed"
+    assert status == "error" and validations["missing"].error["kind"] == "start_failed"
     assert "no-such-program" in error and "no such file" in error
 
     t0 = time.monotonic()
@@ -292,6 +292,6 @@ def test_timed_out_program_keeps_its_output_in_the_results(tmp_path):
                                 name="slow2.py"), timeout=1, name="slow")
     validations, status, _ = grade_run([slow], context(tmp_path))
     v = validations["slow"]
-    assert status == "error" and v["error"]["kind"] == "timeout"
-    assert v["details"]["stdout"].strip() == "partial progress"
-    assert v["details"]["stderr"].strip() == "still thinking"
+    assert status == "error" and v.error["kind"] == "timeout"
+    assert v.details["stdout"].strip() == "partial progress"
+    assert v.details["stderr"].strip() == "still thinking"

@@ -25,6 +25,8 @@ def grade(
                                         "(WAZA_WORKSPACE_DIR); the original workspace is gone."),
     output: Optional[Path] = typer.Option(None, "-o", "--output",
                                           help="Also write a full results file with recomputed stats here."),
+    judge_model: Optional[str] = typer.Option(None, "--judge-model",
+                                              help="Model for judge graders (overrides config.judge_model)."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Print each graded run on stderr."),
     quiet: bool = quiet_option(),
     color: str = color_option(),
@@ -42,7 +44,8 @@ def grade(
     from waza_core.errors import WazaError
     from waza_core.grading.regrade import regrade
     from waza_core.plugins import get_registry
-    from waza_core.results.io import check_writable_target, dumps, load_results, write_atomic
+    from waza_core.results.codec import encode_results, read_results
+    from waza_core.results.io import check_writable_target, write_atomic
     from waza_core.suite.load import load_suite
 
     con = setup_console(color, quiet, verbose)
@@ -52,25 +55,27 @@ def grade(
         check_writable_target(output)
     registry = get_registry(plugin)
     suite = load_suite(eval_file, registry)
-    doc = load_results(results)
-    if doc.get("eval_name") not in (None, suite.name):
-        con.warning(f"{results} holds runs of {doc.get('eval_name')!r}, grading them with suite {suite.name!r}")
+    warnings: list[str] = []
+    doc = read_results(results, warnings)
+    if doc.eval_name and doc.eval_name != suite.name:
+        con.warning(f"{results} holds runs of {doc.eval_name!r}, grading them with suite {suite.name!r}")
 
-    def progress(task_id: str, run: dict) -> None:
-        extra = f": {run['error_msg']}" if run.get("error_msg") else ""
-        con.detail(f"waza: {task_id} run {run['run_number']}: {run['status']}{extra}")
+    def progress(task_id: str, run) -> None:
+        extra = f": {run.error_msg}" if run.error_msg else ""
+        con.detail(f"waza: {task_id} run {run.run_number}: {run.status}{extra}")
 
     try:
-        report = regrade(suite, registry, doc, task_id=task, workspace_dir=workspace, on_run=progress)
+        report = regrade(suite, registry, doc, task_id=task, workspace_dir=workspace, on_run=progress,
+                         judge_model=judge_model)
     except KeyboardInterrupt:
         con.error("interrupted; nothing was written")
         raise typer.Exit(130) from None
-    for warning in report.warnings:
+    for warning in warnings + report.warnings:
         con.warning(warning)
     lost = None
     if output is not None:
         try:
-            write_atomic(output, dumps(report.outcome))
+            write_atomic(output, encode_results(report.outcome))
         except WazaError as exc:  # still print the summary, then exit 2
             lost = exc
     con.result(json.dumps(report.summary, indent=2))

@@ -1,11 +1,16 @@
 """Offline grading: grade the runs of a saved results file with a suite's graders.
 
 This is ``waza grade`` (waza Go ``cmd_grade.go``) as a library function, so the
-optimizer or a notebook can regrade without the CLI. Each saved run's grading input
-is rebuilt by :func:`waza_core.run.engine.evidence_from_run`: fields an older file lacks
-become ``None`` (so a program grader's ``context.json`` says "not recorded", never
+optimizer or a notebook can regrade without the CLI. The saved file is read by the
+one tolerant decoder (:mod:`waza_core.results.codec`), and each saved run's grading
+input is rebuilt by :meth:`RunResult.evidence`: fields an older file lacks become
+``None`` (so a program grader's ``context.json`` says "not recorded", never
 "recorded and empty"). The workspace graders see is the one passed in, because the
 run's own workspace was deleted after the run.
+
+Graders are started once before the first run (:meth:`Grader.start`, with the judge
+model of ``--judge-model``, else ``config.judge_model``) and closed after the last,
+as in ``waza run``.
 
 Runs whose agent failed (status ``error`` with no grader error) stay errors: there is
 no output to judge. Runs that were ``error`` only because a grader could not judge
@@ -17,16 +22,16 @@ from __future__ import annotations
 import datetime
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
 
 from waza_core.errors import WazaError
-from waza_core.grading.base import GradingContext
+from waza_core.grading.base import Grader, GraderSetup, GradingContext
 from waza_core.model import Suite, TaskSpec
 from waza_core.results import stats as stats_mod
-from waza_core.run.engine import RESULTS_SCHEMA_VERSION, build_grader, evidence_from_run, grade_run, run_json, task_json
+from waza_core.results.model import RESULTS_SCHEMA_VERSION, ResultsDocument, RunResult, TaskResult
 
 
 @attrs.define
@@ -34,39 +39,72 @@ class GradeReport:
     """What :func:`regrade` produced."""
 
     #: the full results document (regraded tasks first, then the others unchanged)
-    outcome: dict[str, Any]
+    outcome: ResultsDocument
     #: the ``waza grade`` stdout document (waza Go ``GradeOutcome`` plus ``status``)
     summary: dict[str, Any]
     #: ids of the regraded tasks, in suite order
     graded: list[str]
-    #: tasks of the suite that were not graded, and why
+    #: tasks of the suite that were not graded and why, and what the file got wrong
     warnings: list[str] = attrs.field(factory=list)
 
 
-def agent_failed(run: dict) -> bool:
+def agent_failed(run: RunResult) -> bool:
     """True for a saved run whose agent (not a grader) failed: it keeps its error."""
-    if run.get("status") != "error" and not run.get("error_msg"):
+    if run.status != "error" and not run.error_msg:
         return False
-    validations = run.get("validations") or {}
-    return not any(isinstance(v, dict) and v.get("error") for v in validations.values())
+    return not any(v.error for v in run.validations.values())
 
 
 def regrade(
     suite: Suite,
     registry,
-    results: dict[str, Any],
+    results: ResultsDocument | Mapping[str, Any],
     *,
     task_id: str | None = None,
     workspace_dir: str | os.PathLike[str] | None = None,
     cancel: threading.Event | None = None,
-    on_run: Callable[[str, dict], None] | None = None,
+    on_run: Callable[[str, RunResult], None] | None = None,
+    judge_model: str | None = None,
 ) -> GradeReport:
     """Grade every saved run of ``results`` that belongs to a task of ``suite``.
 
     ``task_id`` keeps one task (an error when it is not in the suite or has no run).
     ``workspace_dir`` is what file-reading graders see (default: the current
     directory). ``on_run(task_id, run)`` is called after each regraded run.
+    ``judge_model`` overrides ``config.judge_model`` for judge graders.
     """
+    warnings: list[str] = []
+    doc = _as_document(results, warnings)
+    todo = tasks_to_grade(suite, doc, task_id, warnings)
+    workspace = os.path.abspath(workspace_dir if workspace_dir is not None else os.curdir)
+    graders = SuiteGraders(suite, registry, [task for task, _ in todo])
+    graders.start(GraderSetup(judge_model=judge_model if judge_model is not None else suite.config.judge_model,
+                              model=doc.config.model_id or suite.config.model,
+                              new_executor=_executor_factory(suite, registry), cancel=cancel))
+    try:
+        regraded = [regrade_task(task, saved, graders.of(task), suite, workspace, cancel, on_run)
+                    for task, saved in todo]
+    finally:
+        graders.close()
+    outcome = merged_document(doc, suite, regraded)
+    return GradeReport(outcome=outcome, summary=grade_summary(regraded), graded=[t.id for t, _ in todo],
+                       warnings=warnings)
+
+
+def _as_document(results: ResultsDocument | Mapping[str, Any], warnings: list[str]) -> ResultsDocument:
+    if isinstance(results, ResultsDocument):
+        return results
+    from waza_core.results.codec import decode_results
+
+    return decode_results(results, warnings)
+
+
+def tasks_to_grade(suite: Suite, doc: ResultsDocument, task_id: str | None,
+                   warnings: list[str]) -> list[tuple[TaskSpec, TaskResult]]:
+    """(suite task, its saved entry) for each task to grade, in suite order.
+
+    A suite task without runs in the file is a warning, or the error when it is the
+    one ``task_id`` asked for; no task at all to grade is an error."""
     tasks: list[TaskSpec] = list(suite.tasks)
     if task_id is not None:
         tasks = [t for t in tasks if t.id == task_id]
@@ -74,102 +112,125 @@ def regrade(
             from waza_core.paths import display_path
 
             raise WazaError(f"task {task_id!r} not found in {display_path(suite.file)} (or it is disabled)")
-    entries = results.get("tasks") if isinstance(results.get("tasks"), list) else []
-    saved: dict[str, dict] = {}
-    for entry in entries:
-        if isinstance(entry, dict) and isinstance(entry.get("test_id"), str):
-            saved.setdefault(entry["test_id"], entry)
-    workspace = os.path.abspath(workspace_dir if workspace_dir is not None else os.curdir)
-    global_graders = [build_grader(s, suite, registry) for s in suite.graders]
-
-    warnings: list[str] = []
-    regraded: list[dict] = []
-    graded: list[str] = []
+    saved: dict[str, TaskResult] = {}
+    for entry in doc.tasks:
+        saved.setdefault(entry.test_id, entry)
+    todo = []
     for task in tasks:
         entry = saved.get(task.id)
-        runs = (entry or {}).get("runs")
-        if not runs or not isinstance(runs, list):
+        if entry is None or not entry.runs:
             why = "is not in the results file" if entry is None else "has no run in the results file"
             if task_id is not None:
                 raise WazaError(f"task {task.id!r} {why}")
             warnings.append(f"task {task.id!r} {why}; skipped")
             continue
-        graders = global_graders + [build_grader(s, suite, registry) for s in task.graders]
-        new_runs = []
-        for i, run in enumerate(runs):
-            if not isinstance(run, dict):
-                raise WazaError(f"task {task.id!r}: run {i + 1} in the results file is not an object")
-            new_runs.append(_regrade_run(run, i + 1, task, graders, suite, workspace, cancel))
-            if on_run is not None:
-                on_run(task.id, new_runs[-1])
-        regraded.append(task_json(task, new_runs))
-        graded.append(task.id)
-    if not graded:
+        todo.append((task, entry))
+    if not todo:
         raise WazaError("no task of the suite has runs in the results file; nothing was graded"
                         + (f" ({'; '.join(warnings)})" if warnings else ""))
-
-    done = set(graded)
-    kept = []
-    for t in entries:
-        if isinstance(t, dict) and isinstance(t.get("test_id"), str) and t["test_id"] in done:
-            continue
-        if _countable(t):
-            kept.append(t)
-        else:
-            warnings.append(f"results entry {_short(t)} is not a task with 'test_id', 'status', 'runs' "
-                            "and 'stats' as waza writes them; left out")
-    all_tasks = regraded + kept
-    summary_in = results.get("summary") if isinstance(results.get("summary"), dict) else {}
-    config_in = results.get("config") if isinstance(results.get("config"), dict) else {}
-    outcome = {
-        "schemaVersion": RESULTS_SCHEMA_VERSION,
-        "eval_id": results.get("eval_id") or "",
-        "skill": results.get("skill", suite.skill),
-        "eval_name": results.get("eval_name", suite.name),
-        "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-        .replace("+00:00", "Z"),
-        "waza_version": _version(),
-        "config": {**config_in, "regraded": True},
-        "summary": stats_mod.summarize(all_tasks, _positive_int(summary_in.get("duration_ms"), 0)),
-        "metrics": {},
-        "tasks": all_tasks,
-        "incomplete": bool(results.get("incomplete", False)),
-    }
-    outcome["config"].setdefault("runs_per_test", max((len(t["runs"]) for t in all_tasks), default=1) or 1)
-    for key, default in (("model_id", ""), ("engine_type", ""), ("timeout_sec", 0)):
-        outcome["config"].setdefault(key, default)
-    return GradeReport(outcome=outcome, summary=grade_summary(regraded), graded=graded, warnings=warnings)
+    return todo
 
 
-def _regrade_run(run: dict, position: int, task: TaskSpec, graders, suite: Suite, workspace: str,
-                 cancel: threading.Event | None) -> dict:
-    evidence = evidence_from_run(run)
-    number = _positive_int(run.get("run_number"), position)
-    attempts = _positive_int(run.get("attempts"), 1)
-    kept_ws = run.get("workspace_dir") if isinstance(run.get("workspace_dir"), str) else None
+class SuiteGraders:
+    """The graders of the tasks to grade, built once, started once and closed once."""
+
+    def __init__(self, suite: Suite, registry, tasks: list[TaskSpec]) -> None:
+        from waza_core.run.prepared import build_grader
+
+        self.global_graders = [build_grader(s, suite, registry) for s in suite.graders]
+        self.task_graders = {t.id: [build_grader(s, suite, registry) for s in t.graders] for t in tasks}
+
+    def of(self, task: TaskSpec) -> list[Grader]:
+        return self.global_graders + self.task_graders[task.id]
+
+    def all(self) -> list[Grader]:
+        return self.global_graders + [g for gs in self.task_graders.values() for g in gs]
+
+    def start(self, setup: GraderSetup) -> None:
+        from waza_core.run.prepared import start_graders
+
+        try:
+            start_graders(self.all(), setup)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        from waza_core.run.prepared import close_graders
+
+        close_graders(self.all())
+
+
+def regrade_task(task: TaskSpec, saved: TaskResult, graders: list[Grader], suite: Suite, workspace: str,
+                 cancel: threading.Event | None, on_run: Callable[[str, RunResult], None] | None) -> TaskResult:
+    """A saved task with every run graded again; the fields this version does not know are kept."""
+    from waza_core.run.aggregate import task_result
+
+    runs = []
+    for run in saved.runs:
+        runs.append(regrade_run(run, task, graders, suite, workspace, cancel))
+        if on_run is not None:
+            on_run(task.id, runs[-1])
+    entry = task_result(task, runs)
+    entry.extra = saved.extra
+    return entry
+
+
+def regrade_run(run: RunResult, task: TaskSpec, graders: list[Grader], suite: Suite, workspace: str,
+                cancel: threading.Event | None) -> RunResult:
+    """One saved run graded again; an agent failure stays an error."""
+    from waza_core.run.unit import grade_run
+
+    evidence = run.evidence()
     if agent_failed(run):
-        message = run.get("error_msg") or "the run failed before grading"
-        return run_json(evidence, number, attempts, "error", {}, message, kept_ws)
-    ctx = GradingContext(task=task, evidence=evidence, workspace_dir=workspace, suite=suite, cancel=cancel)
-    validations, status, error = grade_run(graders, ctx)
-    return run_json(evidence, number, attempts, status, validations, error, kept_ws)
+        status, validations, error = "error", {}, run.error_msg or "the run failed before grading"
+    else:
+        ctx = GradingContext(task=task, evidence=evidence, workspace_dir=workspace, suite=suite, cancel=cancel)
+        validations, status, error = grade_run(graders, ctx)
+    new = RunResult.from_evidence(evidence, run.run_number, run.attempts, status, validations, error,
+                                  run.workspace_dir, worker=run.worker)
+    new.extra = run.extra
+    new.session_digest.extra = run.session_digest.extra
+    return new
 
 
-def grade_summary(tasks: list[dict]) -> dict[str, Any]:
+def merged_document(doc: ResultsDocument, suite: Suite, regraded: list[TaskResult]) -> ResultsDocument:
+    """The saved document with the regraded tasks first, the others after them unchanged,
+    a new summary, and ``config.regraded``."""
+    done = {t.test_id for t in regraded}
+    tasks = regraded + [t for t in doc.tasks if t.test_id not in done]
+    config = attrs.evolve(doc.config, regraded=True)
+    if config.runs_per_test is None:
+        config.runs_per_test = max((len(t.runs) for t in tasks), default=1) or 1
+    duration = doc.summary.duration_ms if doc.summary is not None else 0
+    return attrs.evolve(
+        doc,
+        schema_version=RESULTS_SCHEMA_VERSION,
+        skill=doc.skill or suite.skill,
+        eval_name=doc.eval_name or suite.name,
+        timestamp=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        waza_version=_version(),
+        config=config,
+        summary=stats_mod.summarize(tasks, duration),
+        metrics={},
+        tasks=tasks,
+    )
+
+
+def grade_summary(tasks: list[TaskResult]) -> dict[str, Any]:
     """The ``waza grade`` stdout document: per task the mean weighted run score, whether
     every run passed, and each grader's mean score across the runs."""
     out: dict[str, Any] = {}
     for t in tasks:
-        runs = t["runs"]
-        weighted = [stats_mod.run_scores(r.get("validations"))[1] for r in runs]
+        weighted = [stats_mod.run_scores(r.validations)[1] for r in t.runs]
         per_grader: dict[str, list[float]] = {}
-        for r in runs:
-            for name, v in (r.get("validations") or {}).items():
-                per_grader.setdefault(name, []).append(float(v.get("score", 0.0)))
-        out[t["test_id"]] = {
+        for r in t.runs:
+            for name, v in r.validations.items():
+                per_grader.setdefault(name, []).append(float(v.score))
+        out[t.test_id] = {
             "overall_score": sum(weighted) / len(weighted) if weighted else 0.0,
-            "passed": t["status"] == "passed",
-            "status": t["status"],
+            "passed": t.status == "passed",
+            "status": t.status,
             "grader_averages": {name: sum(xs) / len(xs) for name, xs in per_grader.items()},
         }
     scores = [v["overall_score"] for v in out.values()]
@@ -180,30 +241,10 @@ def grade_summary(tasks: list[dict]) -> dict[str, Any]:
     }
 
 
-def _countable(t: Any) -> bool:
-    """A saved task entry whose fields the summary reads have the types it needs."""
-    if not (isinstance(t, dict) and isinstance(t.get("test_id"), str) and isinstance(t.get("status"), str)
-            and isinstance(t.get("runs"), list)):
-        return False
-    if not all(isinstance(r, dict) and isinstance(r.get("usage"), (dict, type(None))) for r in t["runs"]):
-        return False
-    stats = t.get("stats")
-    if stats is None:
-        return True
-    return isinstance(stats, dict) and all(
-        isinstance(stats.get(k, 0.0), (int, float)) and not isinstance(stats.get(k), bool)
-        for k in ("avg_score", "avg_weighted_score"))
+def _executor_factory(suite: Suite, registry):
+    from waza_core.run.prepared import executor_factory
 
-
-def _short(value: Any) -> str:
-    import json
-
-    text = json.dumps(value, default=str)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _positive_int(value: Any, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else default
+    return executor_factory(suite, registry)
 
 
 def _version() -> str:

@@ -178,12 +178,14 @@ def run_engine(suite, registry, cand: Candidate, target: str, task_ids: tuple[st
         except WazaError as exc:
             raise _EngineSetup(str(exc)) from None
         started, t0 = time.time(), time.perf_counter()
+        from waza_core.results.codec import results_to_json
+
         try:
-            return engine.run()
+            return results_to_json(engine.run())
         except Exception as exc:  # the executor failed to start or to shut down
             # runs that finished before an engine shutdown error still count: their
             # spend and evidence are kept, the evaluation gets no score
-            results = (engine.outcome(started, int((time.perf_counter() - t0) * 1000))
+            results = (results_to_json(engine.outcome(started, int((time.perf_counter() - t0) * 1000)))
                        if getattr(engine, "finished", None) else None)
             message = str(exc) if isinstance(exc, WazaError) else f"{type(exc).__name__}: {exc}"
             raise _EngineFailed(message, results) from None

@@ -18,9 +18,11 @@ from waza_core.errors import WazaError
 PRETTY_MAX_RUNS = 500
 
 
-def dumps(doc: Any) -> bytes:
-    runs = sum(len(t.get("runs", ())) for t in doc.get("tasks", ())) if isinstance(doc, dict) else 0
-    if runs > PRETTY_MAX_RUNS:
+def dumps(doc: Any, compact: bool | None = None) -> bytes:
+    """JSON bytes of ``doc``: indented, or compact when asked or when it holds many runs."""
+    if compact is None:
+        compact = isinstance(doc, dict) and sum(len(t.get("runs", ())) for t in doc.get("tasks", ())) > PRETTY_MAX_RUNS
+    if compact:
         return (json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 

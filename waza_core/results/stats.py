@@ -9,20 +9,25 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from waza_core.model import GraderResult
+    from waza_core.results.model import RunResult, Summary, TaskResult
 
 BOOTSTRAP_SAMPLES = 10_000
 BOOTSTRAP_SEED = 1234
 
 
-def run_scores(validations: dict[str, dict] | None) -> tuple[float, float]:
+def run_scores(validations: Mapping[str, GraderResult] | None) -> tuple[float, float]:
     """(unweighted, weighted) score of one run."""
     if not validations:
         return 0.0, 0.0
     vals = list(validations.values())
-    score = sum(v["score"] for v in vals) / len(vals)
-    wsum = sum(v.get("weight") or 1.0 for v in vals)
-    weighted = sum(v["score"] * (v.get("weight") or 1.0) for v in vals) / wsum if wsum else 0.0
+    score = sum(v.score for v in vals) / len(vals)
+    wsum = sum(v.weight or 1.0 for v in vals)
+    weighted = sum(v.score * (v.weight or 1.0) for v in vals) / wsum if wsum else 0.0
     return score, weighted
 
 
@@ -53,18 +58,18 @@ def bootstrap(xs: list[float]) -> dict[str, Any]:
             "num_bootstraps": BOOTSTRAP_SAMPLES}
 
 
-def task_stats(runs: list[dict]) -> dict[str, Any] | None:
-    graded = [r for r in runs if r["status"] != "n/a"]
+def task_stats(runs: list[RunResult]) -> dict[str, Any] | None:
+    graded = [r for r in runs if r.status != "n/a"]
     if not graded:
         return None
     scores, weighted = [], []
     for r in graded:
-        s, w = run_scores(r.get("validations"))
+        s, w = run_scores(r.validations)
         scores.append(s)
         weighted.append(w)
     n = len(graded)
-    passed = sum(1 for r in graded if r["status"] == "passed")
-    errors = sum(1 for r in graded if r["status"] == "error")
+    passed = sum(1 for r in graded if r.status == "passed")
+    errors = sum(1 for r in graded if r.status == "error")
     failed = n - passed - errors
     pass_rate = passed / n
     minority = min(passed, n - passed)
@@ -77,7 +82,7 @@ def task_stats(runs: list[dict]) -> dict[str, Any] | None:
         "max_score": max(scores),
         "std_dev_score": std,
         "score_variance": std**2,
-        "avg_duration_ms": int(sum(r.get("duration_ms", 0) for r in graded) / n),
+        "avg_duration_ms": int(sum(r.duration_ms for r in graded) / n),
         "flaky": 0 < pass_rate < 1,
         "flakiness_percent": minority / n * 100,
         "passed_runs": passed,
@@ -93,8 +98,8 @@ def task_stats(runs: list[dict]) -> dict[str, Any] | None:
     return stats
 
 
-def task_status(runs: list[dict]) -> str:
-    statuses = {r["status"] for r in runs}
+def task_status(runs: list[RunResult]) -> str:
+    statuses = {r.status for r in runs}
     if not runs or statuses == {"n/a"}:
         return "n/a"
     if "error" in statuses:
@@ -102,30 +107,54 @@ def task_status(runs: list[dict]) -> str:
     return "passed" if statuses == {"passed"} else "failed"
 
 
-def summarize(tasks: list[dict], duration_ms: int) -> dict[str, Any]:
-    total = len(tasks)
-    count = {s: sum(1 for t in tasks if t["status"] == s) for s in ("passed", "failed", "error", "n/a")}
-    avgs = [(t.get("stats") or {}).get("avg_score", 0.0) for t in tasks]
-    wavgs = [(t.get("stats") or {}).get("avg_weighted_score", 0.0) for t in tasks]
-    summary = {
-        "total_tests": total,
-        "succeeded": count["passed"],
-        "failed": count["failed"],
-        "errors": count["error"],
-        "skipped": count["n/a"],
-        "success_rate": count["passed"] / total if total else 0.0,
-        "aggregate_score": sum(avgs) / total if total else 0.0,
-        "weighted_score": sum(wavgs) / total if total else 0.0,
-        "min_score": min(avgs) if avgs else 0.0,
-        "max_score": max(avgs) if avgs else 0.0,
-        "std_dev": _std(avgs),
-        "duration_ms": duration_ms,
-        "usage": sum_usage([r.get("usage") for t in tasks for r in t["runs"]]),
-    }
-    return summary
+def summarize(tasks: Iterable[TaskResult], duration_ms: int) -> Summary:
+    """The suite summary of finished tasks (see :class:`SummaryTally` to add them one by one)."""
+    tally = SummaryTally()
+    for t in tasks:
+        tally.add(t)
+    return tally.summary(duration_ms)
 
 
-def sum_usage(parts: list[dict | None]) -> dict | None:
+class SummaryTally:
+    """What the summary needs of each finished task, so the task itself can be let go."""
+
+    def __init__(self) -> None:
+        self.count = {"passed": 0, "failed": 0, "error": 0, "n/a": 0}
+        self.avgs: list[float] = []
+        self.wavgs: list[float] = []
+        self.usages: list[dict] = []
+
+    def add(self, t: TaskResult) -> None:
+        if t.status in self.count:
+            self.count[t.status] += 1
+        stats = t.stats or {}
+        self.avgs.append(stats.get("avg_score", 0.0))
+        self.wavgs.append(stats.get("avg_weighted_score", 0.0))
+        self.usages.extend(r.usage for r in t.runs if r.usage)
+
+    def summary(self, duration_ms: int) -> Summary:
+        from waza_core.results.model import Summary
+
+        count, avgs, wavgs = self.count, self.avgs, self.wavgs
+        total = len(avgs)
+        return Summary(
+            total_tests=total,
+            succeeded=count["passed"],
+            failed=count["failed"],
+            errors=count["error"],
+            skipped=count["n/a"],
+            success_rate=count["passed"] / total if total else 0.0,
+            aggregate_score=sum(avgs) / total if total else 0.0,
+            weighted_score=sum(wavgs) / total if total else 0.0,
+            min_score=min(avgs) if avgs else 0.0,
+            max_score=max(avgs) if avgs else 0.0,
+            std_dev=_std(avgs),
+            duration_ms=duration_ms,
+            usage=sum_usage(self.usages),
+        )
+
+
+def sum_usage(parts: Iterable[dict | None]) -> dict | None:
     """Add up per-run usage; ``None`` when no run reported any (never a fake zero)."""
     known = [p for p in parts if p]
     if not known:

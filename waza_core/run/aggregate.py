@@ -1,0 +1,90 @@
+"""Aggregating finished runs: task entries, their statistics, the summary, the document.
+
+Runs arrive from the backend in any order; a task is finished when all its trials
+are in, and only then gets its status and statistics
+(:mod:`waza_core.results.stats`, waza Go's formulas). The results document lists
+the finished tasks in plan order and is built here, and only here, for a live run.
+"""
+
+from __future__ import annotations
+
+import datetime
+import secrets
+
+from waza_core.model import Suite, TaskSpec
+from waza_core.results import stats as stats_mod
+from waza_core.results.model import ResultsDocument, RunConfig, RunResult, TaskResult
+from waza_core.run.backend import CompletedRun
+from waza_core.run.plan import RunOptions, RunPlan
+
+
+def task_result(task: TaskSpec, runs: list[RunResult]) -> TaskResult:
+    """A finished task: its runs in trial order, status and statistics."""
+    return TaskResult(test_id=task.id, display_name=task.name, tags=list(task.tags),
+                      status=stats_mod.task_status(runs), runs=runs, stats=stats_mod.task_stats(runs))
+
+
+class Aggregator:
+    """Collects the runs of one suite run into finished tasks."""
+
+    def __init__(self, plan: RunPlan, options: RunOptions) -> None:
+        self.plan = plan
+        self.options = options
+        self.by_id = {t.id: t for t in plan.tasks}
+        self.slots: dict[str, list[RunResult | None]] = {}
+        self.remaining: dict[str, int] = {}
+        self.finished: dict[str, TaskResult] = {}  # task id -> entry, in finishing order
+        self.saw_failure = False
+
+    def add(self, done: CompletedRun) -> TaskResult | None:
+        """Take one finished run; return its task's entry when that was the task's last run."""
+        tid = done.unit.task_id
+        trials = self.plan.trials
+        slots = self.slots.get(tid)
+        if slots is None:
+            slots = self.slots[tid] = [None] * trials
+            self.remaining[tid] = trials
+        slots[done.unit.trial - 1] = done.run
+        self.remaining[tid] -= 1
+        if self.remaining[tid]:
+            return None
+        del self.slots[tid], self.remaining[tid]
+        entry = task_result(self.by_id[tid], slots)  # type: ignore[arg-type]  # every slot is filled
+        self.finished[tid] = entry
+        if entry.status != "passed":
+            self.saw_failure = True
+        if self.options.on_task_done:
+            self.options.on_task_done(len(self.finished), len(self.plan.tasks), entry)
+        return entry
+
+    def tasks(self) -> list[TaskResult]:
+        """The finished tasks in plan order."""
+        return [self.finished[t.id] for t in self.plan.tasks if t.id in self.finished]
+
+    def document(self, suite: Suite, started: float, duration_ms: int, incomplete: bool) -> ResultsDocument:
+        from waza_core._version import __version__
+
+        tasks = self.tasks()
+        plan, cfg = self.plan, suite.config
+        return ResultsDocument(
+            eval_id=f"run-{int(started)}-{secrets.token_hex(3)}",
+            skill=suite.skill,
+            eval_name=suite.name,
+            timestamp=datetime.datetime.fromtimestamp(started, datetime.timezone.utc)
+            .isoformat(timespec="seconds").replace("+00:00", "Z"),
+            waza_version=__version__,
+            config=RunConfig(
+                runs_per_test=plan.trials,
+                model_id=plan.model,
+                engine_type=plan.executor_name,
+                timeout_sec=cfg.timeout_seconds,
+                judge_model=cfg.judge_model,
+                max_attempts=cfg.max_attempts,
+                parallel=bool(plan.parallel),
+                workers=plan.workers,
+                skip_graders=self.options.skip_graders,
+            ),
+            summary=stats_mod.summarize(tasks, duration_ms),
+            tasks=tasks,
+            incomplete=incomplete or len(tasks) < len(plan.tasks),
+        )

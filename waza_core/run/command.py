@@ -1,0 +1,190 @@
+"""``waza run`` as a library function: load the suite, run it, write the results, exit code.
+
+The typer command (:mod:`waza_core.cli.run`) only maps its flags onto a
+:class:`RunCommand` and calls :func:`run_command`. A new flag is one field here, one
+line there, and its use in the step below that needs it:
+
+- :func:`check_targets`: where the results go, checked before anything runs;
+- :func:`load`: plugins and the suite;
+- :func:`run_options`: the :class:`~waza_core.run.plan.RunOptions` of the engine;
+- :func:`write_results`: the results file (and, later, reporters);
+- :func:`exit_code_of`: 0 / 1 / 130.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import attrs
+
+from waza_core.errors import ExitCode, WazaError
+from waza_core.results.model import ResultsDocument, TaskResult, exit_code
+from waza_core.run.engine import Engine
+from waza_core.run.plan import RunOptions
+
+
+@attrs.define
+class RunCommand:
+    """Every option of ``waza run``, as the command line gave it (None: not given)."""
+
+    eval_file: Path
+    output: Path | None = None
+    output_dir: Path | None = None
+    context_dir: Path | None = None
+    task: list[str] = attrs.field(factory=list)
+    tags: list[str] = attrs.field(factory=list)
+    trials: int | None = None
+    executor: str | None = None
+    model: str | None = None
+    parallel: bool = False
+    workers: int | None = None
+    fail_fast: bool = False
+    keep_workspaces: bool = False
+    skip_graders: bool = False
+    quiet: bool = False
+    verbose: bool = False
+    color: str = "auto"
+    log_format: str = "console"
+    plugins: list[str] = attrs.field(factory=list)
+
+
+def run_command(cmd: RunCommand) -> int:
+    """Run ``waza run``; the exit code. User mistakes raise :class:`WazaError` (exit 2)."""
+    from waza_core.cli.common import configure_logging, setup_console
+    from waza_core.results import console
+
+    con = setup_console(cmd.color, cmd.quiet, cmd.verbose)
+    check_targets(cmd)
+    configure_logging(cmd.log_format, cmd.quiet)
+    suite, registry = load(cmd)
+    check_output_dir_name(cmd, suite.name)
+    reporter = console.Reporter(console=con, summary_to_stderr=cmd.output is not None and _is_stdout(cmd.output))
+    engine = Engine(suite, registry, run_options(cmd, reporter), plugins=tuple(cmd.plugins))
+    reporter.start(suite, engine)
+    try:
+        doc = engine.run()
+    finally:
+        reporter.stop()  # also when a run could not start: give the terminal its cursor back
+    try:
+        target = write_results(cmd, doc)
+    except WazaError:  # the summary still shows what ran; then exit 2
+        reporter.summary(_console_outcome(doc), None)
+        raise
+    reporter.summary(_console_outcome(doc), target)
+    return exit_code_of(doc, engine)
+
+
+def check_targets(cmd: RunCommand) -> None:
+    """Fail before running when the results could not be written afterwards."""
+    from waza_core.results.io import check_writable_target
+
+    if cmd.output and cmd.output_dir:
+        raise WazaError("use either -o/--output or --output-dir, not both")
+    if cmd.log_format not in ("console", "json"):
+        raise WazaError("--log-format must be 'console' or 'json'")
+    if cmd.output_dir is not None:
+        if not cmd.output_dir.is_dir():
+            raise WazaError(f"--output-dir {cmd.output_dir}: no such folder")
+        if not os.access(cmd.output_dir, os.W_OK | os.X_OK):
+            raise WazaError(f"--output-dir {cmd.output_dir}: folder is not writable")
+    if cmd.output is not None:
+        check_writable_target(cmd.output)
+
+
+def load(cmd: RunCommand):
+    """(suite, registry): the plugins (a broken one is a warning) and the suite."""
+    from waza_core.plugins import get_registry
+    from waza_core.suite.load import load_suite
+
+    registry = get_registry(cmd.plugins)
+    broken = registry.broken()
+    if broken:
+        from waza_core.cli.common import get_logger
+
+        for p in broken:
+            get_logger().warning("plugin failed to load", plugin=p.name, error=p.error)
+    return load_suite(cmd.eval_file, registry), registry
+
+
+def run_options(cmd: RunCommand, reporter) -> RunOptions:
+    return RunOptions(
+        executor=cmd.executor, model=cmd.model, trials=cmd.trials,
+        parallel=True if cmd.parallel or (cmd.workers is not None and cmd.workers != 1) else None,
+        workers=cmd.workers, task_globs=list(cmd.task), tag_globs=list(cmd.tags), context_dir=cmd.context_dir,
+        keep_workspaces=cmd.keep_workspaces, skip_graders=cmd.skip_graders,
+        fail_fast=True if cmd.fail_fast else None,
+        on_task_done=None if cmd.quiet else
+        lambda index, total, entry: reporter.task_done(index, total, _console_task(entry)),
+    )
+
+
+def write_results(cmd: RunCommand, doc: ResultsDocument) -> Path | None:
+    """Write the results file (-o, or a new name in --output-dir); where it went."""
+    from waza_core.results.codec import encode_results
+    from waza_core.results.io import write_atomic
+
+    target = cmd.output
+    if cmd.output_dir is not None:
+        stamp = doc.timestamp.replace(":", "").replace("-", "")
+        target = cmd.output_dir / f"{results_file_stem(doc.eval_name)}-{stamp}-{doc.eval_id.rsplit('-', 1)[-1]}.json"
+    if target is not None:
+        write_atomic(target, encode_results(doc))
+    return target
+
+
+def exit_code_of(doc: ResultsDocument, engine: Engine) -> int:
+    if doc.incomplete and engine.cancel.is_set():
+        return ExitCode.INTERRUPTED
+    return exit_code(doc)
+
+
+def _console_task(entry: TaskResult) -> dict:
+    """What the progress line shows of a finished task."""
+    return {"test_id": entry.test_id, "display_name": entry.display_name, "status": entry.status,
+            "stats": entry.stats}
+
+
+def _console_outcome(doc: ResultsDocument) -> dict:
+    """What the console summary reads: the header and the tasks that did not pass."""
+    from waza_core.results.codec import summary_to_json, task_to_json
+
+    problems = [task_to_json(t) for t in doc.tasks if t.status in ("failed", "error")]
+    return {"eval_name": doc.eval_name, "incomplete": doc.incomplete,
+            "summary": summary_to_json(doc.summary) if doc.summary is not None else {}, "tasks": problems}
+
+
+#: at most this many characters of the eval name go into a file name of --output-dir
+NAME_STEM_LIMIT = 100
+
+
+def results_file_stem(name: str) -> str:
+    """A file-name-safe stem from an eval name: ASCII letters, digits, ``-_.`` only, no
+    leading dot, at most :data:`NAME_STEM_LIMIT` characters (with a short hash of the
+    full name when it had to be cut, so two long names stay apart)."""
+    import hashlib
+
+    stem = "".join(c if (c.isascii() and c.isalnum()) or c in "-_." else "-" for c in name).lstrip(".")
+    if len(stem) > NAME_STEM_LIMIT:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        stem = f"{stem[:NAME_STEM_LIMIT - 9]}-{digest}"
+    return stem or "results"
+
+
+def check_output_dir_name(cmd: RunCommand, eval_name: str) -> None:
+    """The --output-dir file name is fixed before anything runs, so it cannot lose a
+    finished run (a 300-character eval name once did: "File name too long")."""
+    if cmd.output_dir is not None:
+        from waza_core.safe_write import check_target
+
+        check_target(cmd.output_dir / f"{results_file_stem(eval_name)}-00000000T000000Z-000000.json", "results")
+
+
+def _is_stdout(target: Path) -> bool:
+    """True when ``target`` is where stdout goes (``-o /dev/stdout``): the summary then
+    moves to stderr, so the results stay valid JSON."""
+    try:
+        a, b = os.stat(target), os.fstat(1)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)

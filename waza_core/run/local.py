@@ -1,0 +1,97 @@
+"""The ``local`` backend: run units in this process, one after another or on a thread pool.
+
+Sequential (``parallel`` off or one worker): units run in submission order, each
+to the end before the next starts, so fail-fast stops before the next task's first
+run. Parallel: a pool of ``workers`` threads; results come back as runs finish.
+Every run records ``worker: local``.
+
+Ctrl-C lands in the driver's thread (the one iterating :meth:`LocalBackend.results`):
+the pool is shut down without waiting and the prepared suite's cancel event kills
+every child process group, so in-flight runs end at once. Any other exception of a
+run (a workspace that cannot be filled) stops the others and waits for those in
+flight, so no run outlives the backend.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+
+from waza_core.run.backend import Backend, BackendJob, CompletedRun
+from waza_core.run.plan import RunUnit
+from waza_core.run.unit import LOCAL_WORKER, run_unit
+
+
+class LocalBackend(Backend):
+    name = "local"
+
+    def __init__(self, job: BackendJob) -> None:
+        super().__init__(job)
+        self.prepared = job.prepared
+        self.threaded = job.parallel and job.workers > 1
+        self.queue: deque[RunUnit] = deque()  # sequential: not started yet
+        self.pending: dict[Future, RunUnit] = {}  # threaded: submitted, not yielded yet
+        self.pool = (ThreadPoolExecutor(max_workers=job.workers, thread_name_prefix="waza-run")
+                     if self.threaded else None)
+
+    def submit(self, units: Sequence[RunUnit]) -> None:
+        if self.pool is None:
+            self.queue.extend(units)
+            return
+        prepared = self.prepared
+        for unit in units:
+            self.pending[self.pool.submit(run_unit, prepared, unit, LOCAL_WORKER)] = unit
+
+    def results(self) -> Iterator[CompletedRun]:
+        if self.pool is None:
+            yield from self._sequential()
+        else:
+            yield from self._threaded()
+
+    def _sequential(self) -> Iterator[CompletedRun]:
+        prepared, queue = self.prepared, self.queue
+        while queue:
+            unit = queue.popleft()
+            yield CompletedRun(unit, run_unit(prepared, unit, LOCAL_WORKER))
+
+    def _threaded(self) -> Iterator[CompletedRun]:
+        pool = self.pool
+        assert pool is not None
+        try:
+            while self.pending:
+                done, _ = wait(self.pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    unit = self.pending.pop(fut)
+                    yield CompletedRun(unit, fut.result())
+        except KeyboardInterrupt:
+            self.interrupt()
+            raise
+        except BaseException:
+            # A run could not even start (e.g. its workspace could not be filled), or the
+            # driver stopped reading: stop the others, and let those in flight finish
+            # before the workspaces are closed, so none is left behind.
+            self.prepared.cancel.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+
+    def cancel(self) -> int:
+        if self.pool is None:
+            outstanding = len(self.queue)
+            self.queue.clear()
+            return outstanding
+        outstanding = len(self.pending)
+        for fut in self.pending:
+            fut.cancel()
+        self.pending = {f: u for f, u in self.pending.items() if not f.cancelled()}
+        return outstanding
+
+    def interrupt(self) -> None:
+        self.prepared.cancel.set()
+        self.queue.clear()
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=not self.prepared.cancel.is_set())

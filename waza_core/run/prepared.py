@@ -1,0 +1,305 @@
+"""The prepared suite: everything a run unit needs, built once per process.
+
+A :class:`PreparedSuite` holds the executor, every grader, each task's loaded input
+files and the run preparers. It is built from the suite, the plugin registry and the
+:class:`UnitSettings` only (no driver state: no progress, no results, no backend), so
+a worker process or another machine rebuilds the same thing from a
+:class:`SuiteRecipe` (suite file + plugin list + settings) and runs units there.
+
+Building it is where input problems surface: an unknown grader, a grader that cannot
+be built, a missing or unreadable input file, a fixture folder outside the fixtures
+folder. Each is a :class:`~waza_core.errors.WazaError` (exit 2) before the first run,
+not a hundred failed runs.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from waza_core.errors import GraderError, WazaError
+from waza_core.grading.base import Grader, GraderSetup
+from waza_core.grading.expectations import ExpectationGrader
+from waza_core.model import Suite, TaskSpec
+from waza_core.run.execution import Executor
+
+
+@attrs.frozen
+class UnitSettings:
+    """The options that change what one run does (and nothing about scheduling)."""
+
+    executor: str
+    model: str = ""
+    context_dir: str | None = None
+    skill_directories: tuple[str, ...] | None = None  # overrides suite and task lists
+    keep_workspaces: bool = False
+    skip_graders: bool = False
+    judge_model: str | None = None  # --judge-model; else config.judge_model
+    update_snapshots: bool = False
+
+
+@attrs.frozen
+class SuiteRecipe:
+    """How to rebuild a :class:`PreparedSuite` in another process: plain, picklable values."""
+
+    suite_file: str
+    plugins: tuple[str, ...]
+    settings: UnitSettings
+    task_ids: tuple[str, ...]
+
+    def prepare(self) -> PreparedSuite:
+        from waza_core.plugins import get_registry
+        from waza_core.suite.load import load_suite
+
+        registry = get_registry(list(self.plugins))
+        suite = load_suite(Path(self.suite_file), registry)
+        by_id = {t.id: t for t in suite.tasks}
+        missing = [i for i in self.task_ids if i not in by_id]
+        if missing:
+            raise WazaError(f"{self.suite_file}: the suite changed since the run started; "
+                            f"task(s) {', '.join(missing)} are gone")
+        return PreparedSuite(suite, registry, self.settings, [by_id[i] for i in self.task_ids], recipe=self)
+
+
+@attrs.frozen
+class TaskInputs:
+    """A task's inputs, read once: (relative path, content) files and a fixture folder to copy."""
+
+    files: tuple[tuple[str, str], ...] = ()
+    fixture: Path | None = None
+
+
+class PreparedSuite:
+    """Executor, graders, inputs and run preparers of one suite run, in one process."""
+
+    def __init__(self, suite: Suite, registry, settings: UnitSettings, tasks: list[TaskSpec],
+                 recipe: SuiteRecipe | None = None) -> None:
+        from waza_core.procs import CancelEvent
+        from waza_core.run.preparers import run_preparers
+
+        self.suite = suite
+        self.registry = registry
+        self.settings = settings
+        self.recipe = recipe
+        self.tasks = {t.id: t for t in tasks}
+        executor_cls = registry.get("executor", settings.executor)
+        if executor_cls is None:
+            raise WazaError(registry.unknown("executor", settings.executor))
+        options = suite.config.extra.get(executor_cls.config_key, {}) if executor_cls.config_key else {}
+        self.executor: Executor = executor_cls(suite, dict(options))
+        self.global_graders = [build_grader(s, suite, registry) for s in suite.graders]
+        self.task_graders = {t.id: [build_grader(s, suite, registry) for s in t.graders] for t in tasks}
+        self.inputs = {t.id: load_inputs(t, self.fixtures_dir(t)) for t in tasks}
+        self.needs_workspace = {t.id: self._needs_workspace(t) for t in tasks}
+        #: setting it also kills every running child process group of this process
+        self.cancel = CancelEvent()
+        self.preparers = run_preparers(self)
+        self.workspaces: Workspaces | None = None  # from start() to close()
+        self.started = False  # the executor started: close() must shut it down
+
+    # -- what a run of a task sees ------------------------------------------------------
+    def graders_of(self, task_id: str) -> list[Grader]:
+        """Global graders first, then the task's own (the order of the results)."""
+        return self.global_graders + self.task_graders[task_id]
+
+    def all_graders(self) -> list[Grader]:
+        return self.global_graders + [g for gs in self.task_graders.values() for g in gs]
+
+    def fixtures_dir(self, task: TaskSpec) -> Path:
+        if task.context_dir:
+            return Path(task.context_dir).absolute()
+        if self.settings.context_dir is not None:
+            return Path(self.settings.context_dir).absolute()
+        return self.suite.dir / "fixtures"
+
+    def skill_directories(self, task: TaskSpec) -> tuple[str, ...]:
+        skills = self.settings.skill_directories
+        if skills is None:
+            skills = task.skill_directories if task.skill_directories is not None else \
+                self.suite.config.skill_directories
+        return tuple(skills)
+
+    def _needs_workspace(self, task: TaskSpec) -> bool:
+        """Whether a run of ``task`` can observe its workspace at all.
+
+        A workspace with no files, no fixture, read by neither the executor nor any
+        grader (each declares ``needs_workspace``; plugins default to True) cannot be
+        seen by anyone, so making and removing an empty folder would be pure cost.
+        """
+        inputs = self.inputs[task.id]
+        return bool(self.settings.keep_workspaces or inputs.files or inputs.fixture is not None
+                    or self.executor.needs_workspace
+                    or any(g.needs_workspace for g in self.graders_of(task.id)))
+
+    # -- lifetime -------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the workspace janitor, the executor, then every grader once (where runs happen).
+
+        When the executor cannot start, nothing is left running; after a grader
+        fails to start, :meth:`close` closes every grader and the executor."""
+        self.workspaces = Workspaces()
+        self.executor.model = self.settings.model  # so start() can check the model once, not per run
+        try:
+            self.executor.start()
+        except BaseException:
+            self.workspaces.close()
+            self.workspaces = None
+            raise
+        self.started = True
+        start_graders(self.all_graders(), self.grader_setup())
+
+    def close(self) -> None:
+        """Close every grader, shut the executor down, and wait until every used
+        workspace is removed, also after a failure."""
+        try:
+            if self.started:
+                self.started = False
+                try:
+                    close_graders(self.all_graders())
+                finally:
+                    self.executor.shutdown()
+        finally:
+            if self.workspaces is not None:
+                self.workspaces.close()
+                self.workspaces = None
+
+    def grader_setup(self) -> GraderSetup:
+        judge = self.settings.judge_model
+        if judge is None:
+            judge = self.suite.config.judge_model
+        return GraderSetup(judge_model=judge, model=self.settings.model,
+                           update_snapshots=self.settings.update_snapshots,
+                           new_executor=executor_factory(self.suite, self.registry), cancel=self.cancel)
+
+
+def load_inputs(task: TaskSpec, base: Path) -> TaskInputs:
+    """Read a task's input files; every problem is a config error now, not later."""
+    problems, files = [], []
+    for f in task.files:
+        rel = Path(f.path)
+        if rel.is_absolute() or ".." in rel.parts:
+            problems.append(f"inputs.files path {f.path!r} must be relative, without '..'")
+            continue
+        if f.content is not None:
+            files.append((f.path, f.content))
+            continue
+        src = base / rel
+        try:
+            files.append((f.path, src.read_text("utf-8")))
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            problems.append(f"cannot read input file {src}: {reason}")
+    fixture = None
+    name = task.context.get("fixture")
+    if isinstance(name, str):
+        fixture = base / name
+        if os.path.isabs(name) or ".." in Path(name).parts:
+            problems.append(f"inputs.context.fixture {name!r} must be relative to the fixtures folder, "
+                            "without '..'")
+        elif not fixture.is_dir():
+            problems.append(f"inputs.context.fixture {name!r}: no such directory {fixture}")
+        elif not os.access(fixture, os.R_OK | os.X_OK):
+            problems.append(f"inputs.context.fixture {name!r}: directory {fixture} is not readable")
+    if problems:
+        from waza_core.paths import display_path
+
+        raise WazaError(f"task {task.id!r} ({display_path(task.file)}): " + "; ".join(problems))
+    return TaskInputs(tuple(files), fixture)
+
+
+def build_grader(spec, suite, registry) -> Grader:
+    if spec.type == "_expected":
+        return ExpectationGrader(spec, suite)
+    cls = registry.get("grader", spec.type)
+    if cls is None:
+        raise WazaError(f"{spec.where}: {registry.unknown('grader', spec.type)}")
+    try:
+        return cls(spec, suite)
+    except WazaError:
+        raise
+    except Exception as exc:
+        raise WazaError(f"{spec.where}: grader {spec.name!r} could not be built: {type(exc).__name__}: {exc}") from exc
+
+
+def executor_factory(suite: Suite, registry) -> Callable[[str, dict], Any]:
+    """``new_executor(name, options)`` for :class:`GraderSetup`: an executor plugin by name."""
+
+    def new_executor(name: str, options: dict) -> Any:
+        cls = registry.get("executor", name)
+        if cls is None:
+            raise WazaError(registry.unknown("executor", name))
+        return cls(suite, dict(options))
+
+    return new_executor
+
+
+def start_graders(graders: list[Grader], setup: GraderSetup) -> None:
+    """Start each grader once; a grader that cannot start is a config error (exit 2)."""
+    for g in graders:
+        try:
+            g.start(setup)
+        except WazaError:
+            raise
+        except GraderError as exc:
+            raise WazaError(f"{g.spec.where}: grader {g.spec.name!r} could not start: {exc}") from None
+
+
+def close_graders(graders: list[Grader]) -> None:
+    """Close every grader, even when one of them fails to close."""
+    problems = []
+    for g in graders:
+        try:
+            g.close()
+        except Exception as exc:  # one grader's failure must not leave the others open
+            problems.append(f"grader {g.spec.name!r}: {type(exc).__name__}: {exc}")
+    if problems:
+        raise WazaError("could not close: " + "; ".join(problems))
+
+
+def _remove_workspace(ws: str) -> None:
+    try:
+        os.rmdir(ws)  # the common case under mock: nothing was written
+    except OSError:
+        shutil.rmtree(ws, ignore_errors=True)
+
+
+class Workspaces:
+    """Makes a fresh workspace folder per run and removes used ones on a background thread.
+
+    Folder removal is a slow system call on some disks (0.1 ms and more); it releases
+    the GIL, so doing it beside the run loop takes it off the critical path. (Making
+    folders ahead on a thread was tried and measured slower: handing a folder over
+    between threads costs more than the ``mkdir``.) ``close`` waits until every used
+    folder is gone.
+    """
+
+    def __init__(self) -> None:
+        self.trash: queue.SimpleQueue = queue.SimpleQueue()
+        self.janitor = threading.Thread(target=self._remove, name="waza-janitor", daemon=True)
+        self.janitor.start()
+
+    def _remove(self) -> None:
+        while (ws := self.trash.get()) is not None:
+            _remove_workspace(ws)
+
+    def take(self) -> str:
+        try:
+            return tempfile.mkdtemp(prefix="waza-ws-")
+        except OSError as exc:
+            raise WazaError(f"cannot create a run workspace in {tempfile.gettempdir()}: {exc.strerror}; "
+                            "set TMPDIR to a writable folder") from None
+
+    def remove(self, ws: str) -> None:
+        self.trash.put(ws)
+
+    def close(self) -> None:
+        self.trash.put(None)
+        self.janitor.join()

@@ -1,0 +1,62 @@
+"""The features that attach to each run: the run preparers (see :mod:`waza_core.run.unit`).
+
+Each entry of :data:`PREPARER_FACTORIES` is called once per prepared suite (in every
+process where runs happen) with the :class:`~waza_core.run.prepared.PreparedSuite`
+and returns a preparer, or None when the suite does not use the feature. Preparers
+run in this order for every attempt of every run, after the workspace is made and
+before the executor runs. To add a feature (command mocks, MCP mocks, git worktrees,
+hooks), write ``def my_feature(prepared) -> RunPreparer | None`` in its own module
+and add one line here.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import TYPE_CHECKING
+
+from waza_core.errors import WazaError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from waza_core.run.prepared import PreparedSuite
+    from waza_core.run.unit import RunPreparer, RunSetup
+
+
+def task_inputs(prepared: PreparedSuite) -> RunPreparer | None:
+    """Copy the task's ``inputs.context.fixture`` folder and write its ``inputs.files``."""
+    if not any(i.files or i.fixture is not None for i in prepared.inputs.values()):
+        return None
+
+    def fill_workspace(setup: RunSetup) -> None:
+        inputs = setup.prepared.inputs[setup.task.id]
+        ws = setup.workspace_dir
+        if ws is None or not (inputs.files or inputs.fixture is not None):
+            return
+        try:
+            if inputs.fixture is not None:
+                shutil.copytree(inputs.fixture, ws, dirs_exist_ok=True, symlinks=True)
+            for rel, content in inputs.files:
+                dest = os.path.join(ws, rel)
+                parent = os.path.dirname(dest)
+                if parent != ws:
+                    os.makedirs(parent, exist_ok=True)
+                with open(dest, "w", encoding="utf-8") as fh:
+                    fh.write(content)
+        except (OSError, shutil.Error) as exc:
+            raise WazaError(f"cannot prepare the workspace {ws} of task {setup.task.id!r}: {exc}") from None
+
+    return fill_workspace
+
+
+#: every per-run feature, in the order its preparer runs; one line per feature
+PREPARER_FACTORIES: list[Callable[[PreparedSuite], RunPreparer | None]] = [
+    task_inputs,
+]
+
+
+def run_preparers(prepared: PreparedSuite) -> list[RunPreparer]:
+    """The preparers of the features this suite uses."""
+    found = (make(prepared) for make in PREPARER_FACTORIES)
+    return [p for p in found if p is not None]

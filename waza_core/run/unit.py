@@ -1,0 +1,188 @@
+"""One run unit: make the workspace, prepare, execute, grade; one :class:`RunResult`.
+
+:func:`run_unit` is the only thing a backend runs. It needs a :class:`RunUnit` (a
+plain description: task id, trial, model, attempt policy) and a
+:class:`~waza_core.run.prepared.PreparedSuite` of the process it runs in; it touches
+no driver state, so it runs the same in the driver's threads or on another machine.
+
+The steps of one attempt::
+
+    workspace = fresh temp folder (when anyone can see it)
+    for preparer in prepared.preparers:      # the per-run seam, see below
+        preparer(setup)                      # may fill the workspace, add to the request,
+                                             # register evidence collectors and cleanups
+    evidence = executor.execute(setup.request())
+    for collect in setup evidence collectors: collect(evidence)   # before grading
+    validations = each grader on GradingContext(evidence, workspace)
+    for cleanup in setup cleanups (last registered first): cleanup()
+    remove the workspace (unless --keep-workspaces)
+
+**The per-run seam.** A *run preparer* is a callable ``preparer(setup: RunSetup) ->
+None``, built once per prepared suite by a factory listed in
+:data:`waza_core.run.preparers.PREPARER_FACTORIES`. After the workspace is made and
+before the executor runs it may:
+
+- write into ``setup.workspace_dir`` (the inputs preparer copies the fixture and the
+  ``inputs.files``; a git-worktree feature would check one out here);
+- add to what the executor gets: ``setup.environment`` (dict), ``setup.path_prepend``
+  (list: command-mock shims), ``setup.mcp_servers`` (dict: name -> server config),
+  ``setup.workdir``; :meth:`RunSetup.request` turns them into the
+  :class:`~waza_core.run.execution.ExecutionRequest`;
+- ``setup.collect_evidence(fn)``: ``fn(evidence)`` runs after the executor returns and
+  before grading, to add what it observed (a command mock's ``command_invocations``);
+- ``setup.add_cleanup(fn)``: ``fn()`` runs after grading, always, last registered
+  first (stop a mock server, remove a worktree).
+
+A preparer that raises stops the whole suite run like a workspace that cannot be
+filled: a run that cannot even start is an infrastructure problem, not a verdict.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import attrs
+
+from waza_core.errors import ExecutorError, GraderError, WazaError
+from waza_core.grading.base import Grader, GradingContext
+from waza_core.model import GraderResult, RunEvidence, TaskSpec
+from waza_core.results.model import RunResult
+from waza_core.run.execution import ExecutionRequest
+from waza_core.run.plan import RunUnit
+from waza_core.run.prepared import PreparedSuite
+
+#: ``runs[].worker`` of runs done in the driver's own process
+LOCAL_WORKER = "local"
+
+
+@attrs.define
+class RunSetup:
+    """One attempt of one run as it is being set up: what preparers see and extend."""
+
+    prepared: PreparedSuite
+    task: TaskSpec
+    unit: RunUnit
+    attempt: int
+    #: the run's fresh workspace; None when nobody could see one (see ``needs_workspace``)
+    workspace_dir: str | None
+    environment: dict[str, str] = attrs.field(factory=dict)
+    path_prepend: list[str] = attrs.field(factory=list)
+    mcp_servers: dict[str, dict] = attrs.field(factory=dict)
+    workdir: str | None = None
+    _collectors: list[Callable[[RunEvidence], None]] = attrs.field(factory=list)
+    _cleanups: list[Callable[[], None]] = attrs.field(factory=list)
+
+    def collect_evidence(self, fn: Callable[[RunEvidence], None]) -> None:
+        """Call ``fn(evidence)`` after the executor returns, before grading."""
+        self._collectors.append(fn)
+
+    def add_cleanup(self, fn: Callable[[], None]) -> None:
+        """Call ``fn()`` after grading, also when the run failed (last added, first called)."""
+        self._cleanups.append(fn)
+
+    def request(self) -> ExecutionRequest:
+        task, prepared = self.task, self.prepared
+        return ExecutionRequest(
+            task=task, prompt=task.prompt, workspace_dir=self.workspace_dir,
+            timeout_seconds=task.timeout_seconds or prepared.suite.config.timeout_seconds,
+            model=self.unit.model, skill_directories=prepared.skill_directories(task),
+            run_number=self.unit.trial, attempt=self.attempt, files=prepared.inputs[task.id].files,
+            environment=self.environment, path_prepend=tuple(self.path_prepend),
+            mcp_servers=self.mcp_servers, workdir=self.workdir,
+        )
+
+    def run_cleanups(self) -> None:
+        problems = []
+        while self._cleanups:
+            fn = self._cleanups.pop()
+            try:
+                fn()
+            except Exception as exc:  # one cleanup's failure must not skip the others
+                problems.append(f"{type(exc).__name__}: {exc}")
+        if problems:
+            raise WazaError(f"run cleanup of task {self.task.id!r} failed: " + "; ".join(problems))
+
+
+RunPreparer = Callable[[RunSetup], None]
+
+
+def run_unit(prepared: PreparedSuite, unit: RunUnit, worker: str = LOCAL_WORKER) -> RunResult:
+    """One trial of one task, with retries of ``failed`` attempts up to ``unit.max_attempts``."""
+    task = prepared.tasks[unit.task_id]
+    attempt = 0
+    while True:
+        attempt += 1
+        result = run_attempt(prepared, task, unit, attempt, worker)
+        if result.status != "failed" or attempt >= unit.max_attempts or prepared.cancel.is_set():
+            return result
+
+
+def run_attempt(prepared: PreparedSuite, task: TaskSpec, unit: RunUnit, attempt: int, worker: str) -> RunResult:
+    keep = prepared.settings.keep_workspaces
+    workspaces = prepared.workspaces
+    ws = workspaces.take() if prepared.needs_workspace[task.id] else None
+    setup = RunSetup(prepared, task, unit, attempt, ws)
+    try:
+        for prepare in prepared.preparers:
+            prepare(setup)
+        evidence = execute(prepared, setup.request())
+        for collect in setup._collectors:
+            collect(evidence)
+        kept = ws if keep else None
+        if evidence.error:
+            return RunResult.from_evidence(evidence, unit.trial, attempt, "error", {}, evidence.error, kept, worker)
+        if prepared.settings.skip_graders:
+            return RunResult.from_evidence(evidence, unit.trial, attempt, "n/a", {}, None, kept, worker)
+        ctx = GradingContext(task=task, evidence=evidence, workspace_dir=ws, suite=prepared.suite,
+                             cancel=prepared.cancel)
+        validations, status, error = grade_run(prepared.graders_of(task.id), ctx)
+        return RunResult.from_evidence(evidence, unit.trial, attempt, status, validations, error, kept, worker)
+    finally:
+        try:
+            setup.run_cleanups()
+        finally:
+            if ws is not None and not keep:
+                workspaces.remove(ws)
+
+
+def execute(prepared: PreparedSuite, request: ExecutionRequest) -> RunEvidence:
+    """Run the executor; whatever goes wrong becomes the run's error, never an exception."""
+    t0 = time.perf_counter()
+    try:
+        evidence = prepared.executor.execute(request)
+    except (ExecutorError, WazaError) as exc:
+        evidence = RunEvidence(error=str(exc))
+    except Exception as exc:
+        evidence = RunEvidence(error=f"executor {prepared.settings.executor!r} failed: {type(exc).__name__}: {exc}")
+    if not evidence.duration_ms:
+        evidence.duration_ms = int((time.perf_counter() - t0) * 1000)
+    return evidence
+
+
+def grade_run(graders: list[Grader], ctx: GradingContext) -> tuple[dict[str, GraderResult], str, str | None]:
+    """Run every grader on one run, each isolated. Returns (validations, status, error)."""
+    validations: dict[str, GraderResult] = {}
+    errors: list[str] = []
+    for g in graders:
+        t0 = time.perf_counter()
+        try:
+            res = g.grade(ctx)
+        except GraderError as exc:
+            res = _error_result(g, exc.kind, str(exc), exc.details)
+        except Exception as exc:  # a buggy plugin must not take down the run loop
+            res = _error_result(g, "exception", f"{type(exc).__name__}: {exc}")
+        res.duration_ms = int((time.perf_counter() - t0) * 1000)
+        if res.error:
+            errors.append(f"grader {g.spec.name!r}: {res.error['message']}")
+        validations[res.identifier] = res
+    if errors:
+        return validations, "error", "; ".join(errors)
+    passed = all(v.passed for v in validations.values())
+    return validations, "passed" if passed else "failed", None
+
+
+def _error_result(g: Grader, kind: str, message: str, details: dict | None = None) -> GraderResult:
+    return GraderResult(identifier=g.spec.name, type=g.spec.type, score=0.0, passed=False,
+                        feedback=f"grader error ({kind}): {message}", weight=g.spec.weight,
+                        details=dict(details or {}), error={"kind": kind, "message": message})
