@@ -115,7 +115,7 @@ def run_options(cmd: RunCommand, reporter) -> RunOptions:
         keep_workspaces=cmd.keep_workspaces, skip_graders=cmd.skip_graders,
         fail_fast=True if cmd.fail_fast else None,
         on_task_done=None if cmd.quiet else
-        lambda index, total, entry: reporter.task_done(index, total, _console_task(entry)),
+        lambda index, total, entry: reporter.task_done(index, total, _console_task(entry, cmd.verbose)),
     )
 
 
@@ -139,10 +139,15 @@ def exit_code_of(doc: ResultsDocument, engine: Engine) -> int:
     return exit_code(doc)
 
 
-def _console_task(entry: TaskResult) -> dict:
-    """What the progress line shows of a finished task."""
-    return {"test_id": entry.test_id, "display_name": entry.display_name, "status": entry.status,
-            "stats": entry.stats}
+def _console_task(entry: TaskResult, with_runs: bool = False) -> dict:
+    """What the progress line shows of a finished task (with ``-v``, its runs' feedback too)."""
+    shown = {"test_id": entry.test_id, "display_name": entry.display_name, "status": entry.status,
+             "stats": entry.stats}
+    if with_runs and entry.status in ("failed", "error"):
+        from waza_core.results.codec import task_to_json
+
+        shown["runs"] = task_to_json(entry)["runs"]
+    return shown
 
 
 def _console_outcome(doc: ResultsDocument) -> dict:

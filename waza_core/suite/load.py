@@ -128,7 +128,8 @@ def _load_checked(file: Path, kind: str, registry, problems: _Problems, cache) -
     data, text = _read_yaml(file, problems)
     if data is None:
         return None
-    for where, value in yamlio.non_finite(data):
+    free_form = (("inputs", "context"),) if kind == "task" else (("inputs",),)
+    for where, value in yamlio.non_finite(data, skip=free_form):
         problems.add(file, f"{schemas._dotted(where) or 'value'}: {value} is not allowed (use a finite number)",
                      text, where)
     _check_schema(kind, data, text, file, registry, problems)

@@ -193,11 +193,12 @@ def _long_number(text: str) -> tuple[int | None, int | None]:
     return line, m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
 
 
-def non_finite(data: Any, limit: int = 10) -> list[tuple[tuple, float]]:
-    """Paths of ``.inf``/``.nan`` values (at most ``limit``): no suite value may be one.
+def non_finite(data: Any, limit: int = 10, skip: tuple[tuple, ...] = ()) -> list[tuple[tuple, float]]:
+    """Paths of ``.inf``/``.nan`` values (at most ``limit``), outside the ``skip`` subtrees
+    (free-form data such as ``inputs.context``): no setting of a suite may be one.
 
-    JSON cannot hold them, JSON Schema's ``minimum``/``maximum`` let NaN through (every
-    comparison with NaN is false), and a timeout of ``.nan`` would mean "no timeout".
+    JSON Schema's ``minimum``/``maximum`` let NaN through (every comparison with NaN is
+    false), so a timeout of ``.nan`` would mean "no timeout", and ``.inf`` overflows.
     """
     import math
 
@@ -206,6 +207,8 @@ def non_finite(data: Any, limit: int = 10) -> list[tuple[tuple, float]]:
     seen: set[int] = set()
     while stack and len(found) < limit:
         path, node = stack.pop()
+        if path in skip:
+            continue
         if isinstance(node, float):
             if not math.isfinite(node):
                 found.append((path, node))
