@@ -629,6 +629,16 @@ def _sweep_for(leader: int, tag: str) -> int:
     return _sweep(lambda pid, info: info[2] == leader or info[3] == leader or _has_tag(pid, tag))
 
 
+def kill_everything() -> None:
+    """Kill every child process group :func:`run` is supervising, now (a forced exit:
+    their supervisors may never get to it). Safe from a signal handler: no lock."""
+    for pid in list(_leaders):
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
+
+
 def kill_leftovers(every_child: bool = False) -> int:
     """Kill and reap every re-parented descendant of any child :func:`run` started: call
     when waza is done, since nothing it started may outlive it. ``every_child``

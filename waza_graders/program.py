@@ -41,6 +41,7 @@ _O_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW",
 
 class ProgramGrader(Grader):
     name = "program"
+    bounded = True  # the program runs through run_process, killed at its own timeout
     config_schema = {
         "type": "object",
         "additionalProperties": False,
@@ -67,6 +68,7 @@ class ProgramGrader(Grader):
         self.argv = (cfg["command"], *cfg.get("args", ()))
         timeout = cfg.get("timeout") or program_timeout() or DEFAULT_TIMEOUT
         self.timeout = float(timeout)
+        self.time_limit = self.timeout + 30.0  # a backstop: the timeout above kills the program first
         self.display = _shorten(shlex.join(self.argv))
         # Built once: a copy per invocation is all the per-run work left. The whole
         # environment unless an allow-list is set (config env, else .waza.yaml graders.env).

@@ -17,6 +17,7 @@ KEYS = ("contains", "not_contains", "contains_cs", "not_contains_cs", "regex_mat
 
 class TextGrader(Grader):
     name = "text"
+    bounded = True  # regexes only (RE2 semantics): called in the run's thread
     needs_workspace = False
     config_schema = {
         "type": "object",

@@ -19,6 +19,10 @@ import sys
 def main(argv: list[str] | None = None) -> None:
     _reopen_closed_std_fds()
     args = sys.argv[1:] if argv is None else argv
+    from waza_core import signals
+
+    signals.install()  # SIGTERM and SIGHUP stop a command as Ctrl-C does
+    code: object = None
     try:
         if args in (["--version"], ["-V"]):
             from waza_core._version import __version__
@@ -29,6 +33,11 @@ def main(argv: list[str] | None = None) -> None:
 
         app = build_app()
         app(args=args, prog_name="waza")
+    except SystemExit as exc:
+        code = exc.code
+        if code == 130 and signals.received() is not None:  # commands that only know Ctrl-C
+            code = signals.exit_code()
+        raise SystemExit(code) from None
     except OSError as exc:
         # An output that failed outside the console layer (--version, --help print to
         # stdout): a full disk or a closed pipe is an I/O error, exit 2, in one line.
@@ -40,6 +49,10 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         _kill_leftovers()
         _flush_quietly()
+        if signals.received() is not None:
+            # Stopped by a signal: the results are written and every child is gone. A
+            # thread still blocked in a plugin must not keep the process alive.
+            signals.force_exit(code if isinstance(code, int) else signals.exit_code())
 
 
 def _kill_leftovers() -> None:

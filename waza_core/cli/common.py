@@ -64,6 +64,10 @@ def user_errors(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
         except WazaError as exc:
             raise fail(str(exc), exc.exit_code) from None
+        except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP before anything was written
+            from waza_core import signals
+
+            raise fail("interrupted", signals.exit_code()) from None
         except RecursionError:
             raise fail("an input is nested too deeply to be read (see docs/safety.md for the limits)") from None
         except MemoryError:

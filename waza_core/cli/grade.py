@@ -68,8 +68,10 @@ def grade(
         report = regrade(suite, registry, doc, task_id=task, workspace_dir=workspace, on_run=progress,
                          judge_model=judge_model)
     except KeyboardInterrupt:
+        from waza_core import signals
+
         con.error("interrupted; nothing was written")
-        raise typer.Exit(130) from None
+        raise typer.Exit(signals.exit_code()) from None
     for warning in warnings + report.warnings:
         con.warning(warning)
     lost = None

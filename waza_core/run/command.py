@@ -66,12 +66,15 @@ def run_command(cmd: RunCommand) -> int:
         doc = engine.run()
     finally:
         reporter.stop()  # also when a run could not start: give the terminal its cursor back
-    try:
-        target = write_results(cmd, doc)
-    except WazaError:  # the summary still shows what ran; then exit 2
-        reporter.summary(_console_outcome(doc), None)
-        raise
-    reporter.summary(_console_outcome(doc), target)
+    from waza_core import signals
+
+    with signals.deferred():  # a signal now must not cost the results file
+        try:
+            target = write_results(cmd, doc)
+        except WazaError:  # the summary still shows what ran; then exit 2
+            reporter.summary(_console_outcome(doc), None)
+            raise
+        reporter.summary(_console_outcome(doc), target)
     return exit_code_of(doc, engine)
 
 
@@ -134,8 +137,11 @@ def write_results(cmd: RunCommand, doc: ResultsDocument) -> Path | None:
 
 
 def exit_code_of(doc: ResultsDocument, engine: Engine) -> int:
-    if doc.incomplete and engine.cancel.is_set():
-        return ExitCode.INTERRUPTED
+    """0 / 1 as the runs went; 128 + the signal that stopped the run (130 Ctrl-C, 143 SIGTERM)."""
+    from waza_core import signals
+
+    if signals.received() is not None or (doc.incomplete and engine.cancel.is_set()):
+        return signals.exit_code(ExitCode.INTERRUPTED)
     return exit_code(doc)
 
 

@@ -99,11 +99,18 @@ class PreparedSuite:
         self.task_graders = {t.id: [build_grader(s, suite, registry) for s in t.graders] for t in tasks}
         self.inputs = {t.id: load_inputs(t, self.fixtures_dir(t)) for t in tasks}
         self.needs_workspace = {t.id: self._needs_workspace(t) for t in tasks}
-        #: setting it also kills every running child process group of this process
+        #: setting it also kills every running child process group of this process, and
+        #: stops every grading call of this suite in progress (waza_core.grading.deadline)
         self.cancel = CancelEvent()
+        self.cancel._subscribe(self._stop_grading)
         self.preparers = run_preparers(self)
         self.workspaces: Workspaces | None = None  # from start() to close()
         self.started = False  # the executor started: close() must shut it down
+
+    def _stop_grading(self) -> None:
+        from waza_core.grading import deadline
+
+        deadline.cancel_all(self.cancel)
 
     # -- what a run of a task sees ------------------------------------------------------
     def graders_of(self, task_id: str) -> list[Grader]:
@@ -145,7 +152,7 @@ class PreparedSuite:
 
         When the executor cannot start, nothing is left running; after a grader
         fails to start, :meth:`close` closes every grader and the executor."""
-        self.workspaces = Workspaces()
+        self.workspaces = Workspaces(keep=self.settings.keep_workspaces)
         self.executor.model = self.settings.model  # so start() can check the model once, not per run
         try:
             self.executor.start()
@@ -281,10 +288,13 @@ class Workspaces:
     folder is gone.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, keep: bool = False) -> None:
         self.trash: queue.SimpleQueue = queue.SimpleQueue()
         self.janitor = threading.Thread(target=self._remove, name="waza-janitor", daemon=True)
         self.janitor.start()
+        self.keep = keep  # --keep-workspaces: never removed, not even after an interrupt
+        self.live: set[str] = set()  # taken and not handed back: removed at close
+        self.closed = False
 
     def _remove(self) -> None:
         while (ws := self.trash.get()) is not None:
@@ -292,14 +302,27 @@ class Workspaces:
 
     def take(self) -> str:
         try:
-            return tempfile.mkdtemp(prefix="waza-ws-")
+            ws = tempfile.mkdtemp(prefix="waza-ws-")  # 0700, whatever the umask
         except OSError as exc:
             raise WazaError(f"cannot create a run workspace in {tempfile.gettempdir()}: {exc.strerror}; "
                             "set TMPDIR to a writable folder") from None
+        if not self.keep:
+            self.live.add(ws)
+        return ws
 
     def remove(self, ws: str) -> None:
-        self.trash.put(ws)
+        self.live.discard(ws)
+        if self.closed:  # a run abandoned at an interrupt finishing late: remove it now
+            _remove_workspace(ws)
+        else:
+            self.trash.put(ws)
 
     def close(self) -> None:
+        """Wait until every used workspace is removed; also remove those of runs that
+        never handed theirs back (left behind at an interrupt)."""
         self.trash.put(None)
         self.janitor.join()
+        self.closed = True
+        for ws in list(self.live):
+            self.live.discard(ws)
+            _remove_workspace(ws)
