@@ -97,7 +97,7 @@ class PreparedSuite:
         self.executor: Executor = executor_cls(suite, dict(options))
         self.global_graders = [build_grader(s, suite, registry) for s in suite.graders]
         self.task_graders = {t.id: [build_grader(s, suite, registry) for s in t.graders] for t in tasks}
-        self.inputs = {t.id: load_inputs(t, self.fixtures_dir(t)) for t in tasks}
+        self.inputs = {t.id: load_inputs(t, self.fixtures_dir(t), self.inputs_root(t)) for t in tasks}
         self.needs_workspace = {t.id: self._needs_workspace(t) for t in tasks}
         #: setting it also kills every running child process group of this process, and
         #: stops every grading call of this suite in progress (waza_core.grading.deadline)
@@ -126,6 +126,14 @@ class PreparedSuite:
         if self.settings.context_dir is not None:
             return Path(self.settings.context_dir).absolute()
         return self.suite.dir / "fixtures"
+
+    def inputs_root(self, task: TaskSpec) -> Path:
+        """What input files must stay inside once links are resolved: the fixtures folder
+        a user named (``context_dir``, ``--context-dir``), else the suite's folder (so a
+        ``fixtures`` link out of the suite cannot read files from elsewhere)."""
+        if task.context_dir or self.settings.context_dir is not None:
+            return self.fixtures_dir(task).resolve()
+        return self.suite.dir.resolve()
 
     def skill_directories(self, task: TaskSpec) -> tuple[str, ...]:
         skills = self.settings.skill_directories
@@ -187,8 +195,12 @@ class PreparedSuite:
                            new_executor=executor_factory(self.suite, self.registry), cancel=self.cancel)
 
 
-def load_inputs(task: TaskSpec, base: Path) -> TaskInputs:
-    """Read a task's input files; every problem is a config error now, not later."""
+def load_inputs(task: TaskSpec, base: Path, root: Path | None = None) -> TaskInputs:
+    """Read a task's input files; every problem is a config error now, not later.
+
+    With ``root``, a file or fixture folder that resolves (through symbolic links)
+    outside it is refused, as ``inputs.prompt_file`` is.
+    """
     problems, files = [], []
     for f in task.files:
         rel = Path(f.path)
@@ -199,6 +211,12 @@ def load_inputs(task: TaskSpec, base: Path) -> TaskInputs:
             files.append((f.path, f.content))
             continue
         src = base / rel
+        if root is not None and not _inside(src, root):
+            problems.append(f"inputs.files path {f.path!r}: {src} leaves {root} through a symbolic link")
+            continue
+        if _special(src):
+            problems.append(f"cannot read input file {src}: it is not a regular file")
+            continue
         try:
             files.append((f.path, src.read_text("utf-8")))
         except (OSError, UnicodeDecodeError) as exc:
@@ -213,6 +231,8 @@ def load_inputs(task: TaskSpec, base: Path) -> TaskInputs:
                             "without '..'")
         elif not fixture.is_dir():
             problems.append(f"inputs.context.fixture {name!r}: no such directory {fixture}")
+        elif root is not None and not _inside(fixture, root):
+            problems.append(f"inputs.context.fixture {name!r}: {fixture} leaves {root} through a symbolic link")
         elif not os.access(fixture, os.R_OK | os.X_OK):
             problems.append(f"inputs.context.fixture {name!r}: directory {fixture} is not readable")
     if problems:
@@ -220,6 +240,18 @@ def load_inputs(task: TaskSpec, base: Path) -> TaskInputs:
 
         raise WazaError(f"task {task.id!r} ({display_path(task.file)}): " + "; ".join(problems))
     return TaskInputs(tuple(files), fixture)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    target = path.resolve()
+    return target == root or target.is_relative_to(root)
+
+
+def _special(path: Path) -> bool:
+    """A FIFO or device: reading it could block for ever or never end."""
+    from waza_core.safe_write import is_special
+
+    return is_special(path)
 
 
 def build_grader(spec, suite, registry) -> Grader:
