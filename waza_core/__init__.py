@@ -73,6 +73,10 @@ _EXPORTS: dict[str, str] = {
     "child_environment": "waza_core.childenv",
     "check_env_allow_list": "waza_core.childenv",
     "project_env_allow_list": "waza_core.childenv",
+    # text from suites, agents and graders, made safe for a terminal or a report
+    "escape_terminal": "waza_core.results.console",
+    "escape_markdown": "waza_core.results.console",
+    "escape_html": "waza_core.results.console",
     # writing a file a user named (reporters, snapshots, journals): never replaces a device
     "write_file_safely": "waza_core.safe_write",
     "open_append_safely": "waza_core.safe_write",
@@ -97,6 +101,7 @@ _RENAMED = {
     "quote_for_message": "show",
     "ProcessResult": "ProcResult",
     "write_file_safely": "write_file",
+    "escape_terminal": "escape",
     "check_env_allow_list": "check_allow_list",
     "project_env_allow_list": "project_allow_list",
     "open_append_safely": "open_append",
@@ -147,6 +152,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from waza_core.procs import CancelEvent, ProcessStartError
     from waza_core.procs import ProcResult as ProcessResult
     from waza_core.procs import run as run_process
+    from waza_core.results.console import escape as escape_terminal
+    from waza_core.results.console import escape_html, escape_markdown
     from waza_core.results.reporting import Reporter, ResultsView
     from waza_core.run.execution import ExecutionRequest, Executor
     from waza_core.safe_write import check_target as check_output_target
