@@ -80,3 +80,10 @@ def test_the_policy_itself():
     assert "PATH" in BASELINE
     assert check_allow_list(["OK", "A_*"]) is None
     assert check_allow_list("A") and check_allow_list(["A B"]) and check_allow_list([1])
+
+
+def test_the_example_keeps_a_token_out(waza):
+    from tests.conftest import REPO
+
+    proc = waza("run", "examples/env-allow-list", cwd=REPO, env={"GITHUB_TOKEN": "secret", "DEMO_LEVEL": "3"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
