@@ -22,9 +22,6 @@ from waza_core.run.backend import Backend, BackendJob, CompletedRun
 from waza_core.run.plan import RunUnit
 from waza_core.run.unit import LOCAL_WORKER, run_unit
 
-#: after an interrupt, how long the runs in flight get to finish their cleanups
-STOP_GRACE_SECONDS = 10.0
-
 
 class LocalBackend(Backend):
     name = "local"
@@ -96,15 +93,7 @@ class LocalBackend(Backend):
             self.pool.shutdown(wait=False, cancel_futures=True)
 
     def close(self) -> None:
-        if self.pool is None:
-            return
-        if not self.prepared.cancel.is_set():
-            self.pool.shutdown(wait=True)
-            return
-        # Interrupted: every child group is killed and every grader told to stop, so the
-        # runs in flight end soon; give them STOP_GRACE_SECONDS to clean up (workspaces,
-        # context folders) before the workspaces close, then leave the stragglers.
-        self.pool.shutdown(wait=False, cancel_futures=True)
-        running = [f for f in self.pending if not f.done()]
-        if running:
-            wait(running, timeout=STOP_GRACE_SECONDS)
+        if self.pool is not None:
+            # interrupted: the runs in flight are waited for (a bounded time) by
+            # PreparedSuite.close, after the executor was told to stop
+            self.pool.shutdown(wait=not self.prepared.cancel.is_set())

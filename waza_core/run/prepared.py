@@ -31,6 +31,9 @@ from waza_core.grading.expectations import ExpectationGrader
 from waza_core.model import Suite, TaskSpec
 from waza_core.run.execution import Executor
 
+#: after an interrupt, how long the attempts in flight get to finish their cleanups
+STOP_GRACE_SECONDS = 10.0
+
 
 @attrs.frozen
 class UnitSettings:
@@ -105,7 +108,24 @@ class PreparedSuite:
         self.cancel._subscribe(self._stop_grading)
         self.preparers = run_preparers(self)
         self.workspaces: Workspaces | None = None  # from start() to close()
+        self._in_flight = 0  # attempts running in this process (see wait_idle)
+        self._flight = threading.Condition()
         self.started = False  # the executor started: close() must shut it down
+
+    def attempt_started(self) -> None:
+        with self._flight:
+            self._in_flight += 1
+
+    def attempt_ended(self) -> None:
+        with self._flight:
+            self._in_flight -= 1
+            if self._in_flight == 0:
+                self._flight.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no attempt runs in this process; False when ``timeout`` passed first."""
+        with self._flight:
+            return self._flight.wait_for(lambda: self._in_flight == 0, timeout)
 
     def _stop_grading(self) -> None:
         from waza_core.grading import deadline
@@ -173,7 +193,10 @@ class PreparedSuite:
 
     def close(self) -> None:
         """Close every grader, shut the executor down, and wait until every used
-        workspace is removed, also after a failure."""
+        workspace is removed, also after a failure. After an interrupt the attempts still
+        in flight (told to stop: child groups killed, graders cancelled, executor shut
+        down) get :data:`STOP_GRACE_SECONDS` to clean up their workspaces and grading
+        context folders first."""
         try:
             if self.started:
                 self.started = False
@@ -182,6 +205,8 @@ class PreparedSuite:
                 finally:
                     self.executor.shutdown()
         finally:
+            if self.cancel.is_set():
+                self.wait_idle(STOP_GRACE_SECONDS)
             if self.workspaces is not None:
                 self.workspaces.close()
                 self.workspaces = None

@@ -122,7 +122,12 @@ def run_unit(prepared: PreparedSuite, unit: RunUnit, worker: str = LOCAL_WORKER)
 def run_attempt(prepared: PreparedSuite, task: TaskSpec, unit: RunUnit, attempt: int, worker: str) -> RunResult:
     keep = prepared.settings.keep_workspaces
     workspaces = prepared.workspaces
-    ws = workspaces.take() if prepared.needs_workspace[task.id] else None
+    prepared.attempt_started()
+    try:
+        ws = workspaces.take() if prepared.needs_workspace[task.id] else None
+    except BaseException:
+        prepared.attempt_ended()
+        raise
     setup = RunSetup(prepared, task, unit, attempt, ws)
     try:
         for prepare in prepared.preparers:
@@ -143,8 +148,11 @@ def run_attempt(prepared: PreparedSuite, task: TaskSpec, unit: RunUnit, attempt:
         try:
             setup.run_cleanups()
         finally:
-            if ws is not None and not keep:
-                workspaces.remove(ws)
+            try:
+                if ws is not None and not keep:
+                    workspaces.remove(ws)
+            finally:
+                prepared.attempt_ended()
 
 
 def execute(prepared: PreparedSuite, request: ExecutionRequest) -> RunEvidence:
