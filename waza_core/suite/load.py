@@ -219,7 +219,9 @@ def _expand_globs(file: Path, text: str | None, patterns: list[str], problems: _
                          text, ("tasks", i))
         real_base = base.resolve()
         for m in matches:
-            if not m.resolve().is_relative_to(real_base):  # the rule of inputs.prompt_file
+            # the rule of inputs.prompt_file, for links: a path that stays in the folder as
+            # written must stay there once resolved (an explicit '..' is the author's choice)
+            if Path(os.path.normpath(m)).is_relative_to(base) and not m.resolve().is_relative_to(real_base):
                 problems.add(file, f"task glob {pattern!r}: {display_path(m)} leaves the suite's folder "
                              "through a symbolic link", text, ("tasks", i))
                 continue
