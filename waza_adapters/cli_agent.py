@@ -35,7 +35,10 @@ from typing import Any
 from waza_core import ExecutionRequest, Executor, RunEvidence, WazaError, hookimpl
 
 #: placeholders an argv template may use
-PLACEHOLDERS = frozenset({"prompt", "prompt_file", "workspace", "model", "suite_dir", "session_id"})
+PLACEHOLDERS = frozenset({"prompt", "prompt_file", "workspace", "model", "suite_dir", "session_id", "mcp_config",
+                          "events_file"})
+#: event streams the executor can read tool calls, skills and usage from (``events``)
+EVENT_FORMATS = ("claude-stream-json",)
 #: a JSON field path: ``result``, ``.result``, ``.messages[-1].content``, ``[0].text``
 PATH_RE = r"^\.?(?:[A-Za-z_][A-Za-z0-9_-]*|\[-?[0-9]+\])(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[-?[0-9]+\])*$"
 #: variables every agent gets from waza's environment (``env`` adds more)
@@ -54,7 +57,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
     "required": ["command"],
     "properties": {
         "command": {**_ARGV, "description": "argv template of one turn; placeholders: {prompt}, "
-                    "{prompt_file}, {workspace}, {model}, {suite_dir}"},
+                    "{prompt_file}, {workspace}, {model}, {suite_dir}, {mcp_config}"},
         "follow_up_command": {**_ARGV, "description": "argv template of follow-up turns; may also use "
                               "{session_id} (default: command)"},
         "env": {"type": "array", "items": {"type": "string", "minLength": 1},
@@ -68,6 +71,12 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "session_id_path": {**_PATH, "description": "JSON field path of the agent's session id"},
         "max_output_bytes": {"type": "integer", "minimum": 1024, "description": "stdout cap per turn"},
         "success_exit_codes": {"type": "array", "minItems": 1, "items": {"type": "integer"}},
+        "events": {"enum": list(EVENT_FORMATS),
+                   "description": "read tool calls, skill invocations and usage from the agent's event "
+                                  "stream in this format"},
+        "events_from": {"enum": ["stdout", "file"],
+                        "description": "where the event stream is: stdout (output: jsonl) or the file "
+                                       "{events_file} / WAZA_EVENTS_FILE the agent writes"},
     },
     "allOf": [
         {"if": {"properties": {"output": {"enum": ["json", "jsonl"]}}, "required": ["output"]},
@@ -185,6 +194,7 @@ class CliExecutor(Executor):
 
     name = "cli"
     paid = True
+    supports_mocks = True
     config_key = "cli"
     config_schema = CONFIG_SCHEMA
 
@@ -218,6 +228,10 @@ class CliExecutor(Executor):
         self.max_output = int(opts.get("max_output_bytes", DEFAULT_MAX_OUTPUT))
         self.ok_codes = frozenset(opts.get("success_exit_codes", (0,)))
         self.suite_dir = str(Path(suite.file).parent.absolute())
+        self.events, self.events_from = _event_options(opts, where)
+        if self.events_from != "file" and any(tpl and uses(tpl, "events_file")
+                                              for tpl in (self.command, self.follow_up)):
+            raise WazaError(f"{where} uses {{events_file}}, which needs events_from: file (and events)")
         self._cancel = CancelEvent()
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -251,10 +265,17 @@ class CliExecutor(Executor):
 
     # -- one run --------------------------------------------------------------------------
 
-    def _env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+    def _env(self, extra: dict[str, str] | None = None, request: ExecutionRequest | None = None) -> dict[str, str]:
+        """The agent's environment: the allowed part of waza's, ``set_env``, the run's
+        ``environment`` (``inputs.environment``, command-mock variables), waza's own
+        ``WAZA_*`` values, and the run's ``path_prepend`` folders first on PATH."""
         env = {k: v for k, v in os.environ.items() if any(fnmatch.fnmatchcase(k, p) for p in self.env_patterns)}
         env.update(self.set_env)
+        if request is not None:
+            env.update(request.environment)
         env.update(extra or {})
+        if request is not None and request.path_prepend:
+            env["PATH"] = os.pathsep.join([*request.path_prepend, *([env["PATH"]] if env.get("PATH") else [])])
         return env
 
     def execute(self, request: ExecutionRequest) -> RunEvidence:
@@ -264,9 +285,14 @@ class CliExecutor(Executor):
         deadline = started + request.timeout_seconds if request.timeout_seconds else None
         prompts = [request.prompt, *request.task.follow_up_prompts]
         evidence = RunEvidence(output="", transcript=[], tool_calls=[])
+        stream = _EventLog(self.events) if self.events else None
+        if stream is not None:
+            evidence.tool_events, evidence.skill_invocations = [], []
         outputs: list[str] = []
         private = tempfile.mkdtemp(prefix="waza-cli-")  # the prompt file lives outside the workspace
         prompt_file = os.path.join(private, "prompt.txt")
+        mcp_config = write_mcp_config(private, request.mcp_servers)
+        cwd = agent_cwd(request)
         session_id: str | None = None
         try:
             for turn, prompt in enumerate(prompts, start=1):
@@ -276,9 +302,10 @@ class CliExecutor(Executor):
                 fd = os.open(prompt_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
                 with os.fdopen(fd, "w", encoding="utf-8") as fh:
                     fh.write(prompt)
+                events_file = os.path.join(private, f"events-{turn}.jsonl")
                 values = {"prompt": prompt, "prompt_file": prompt_file, "workspace": request.workspace_dir,
                           "model": request.model or "", "suite_dir": self.suite_dir,
-                          "session_id": session_id or ""}
+                          "session_id": session_id or "", "mcp_config": mcp_config, "events_file": events_file}
                 argv = render(template, values)
                 argv[0] = self._program(template)
                 evidence.transcript.append({"type": "user.message", "content": prompt})
@@ -291,19 +318,29 @@ class CliExecutor(Executor):
                     "WAZA_ATTEMPT": str(request.attempt), "WAZA_TURN": str(turn),
                     "WAZA_MODEL": request.model or "",
                     "WAZA_SKILL_DIRECTORIES": os.pathsep.join(request.skill_directories),
-                })
+                    **({"WAZA_MCP_CONFIG": mcp_config} if request.mcp_servers else {}),
+                    **({"WAZA_EVENTS_FILE": events_file} if self.events_from == "file" else {}),
+                }, request)
                 try:
-                    result = _run(argv, request.workspace_dir, env, prompt if self.stdin_prompt else None,
+                    result = _run(argv, cwd, env, prompt if self.stdin_prompt else None,
                                   remaining, self.max_output, self._cancel)
                 except ProcessStartError as exc:
                     raise _TurnFailed(str(exc)) from None
                 text, usage, sid, problem = self._read_turn(result, request, turn)
+                if stream is not None:
+                    events_problem = self._read_events(stream, result, events_file, turn, evidence)
+                    problem = problem or events_problem
+                    if sid is None and self.session_id_path is None:
+                        sid = stream.session_id
+                    if usage is None and self.usage_path is None:
+                        usage = stream.take_usage()
                 if text is not None:
                     outputs.append(text)
                     event = {"type": "assistant.message", "content": text}
                     if result.stdout_truncated and self.output == "text":
                         event["truncated"] = True
-                    evidence.transcript.append(event)
+                    if stream is None or not stream.said(text):  # the stream may have recorded it already
+                        evidence.transcript.append(event)
                 evidence.usage = add_usage(evidence.usage, usage)
                 if sid:
                     session_id = evidence.session_id = sid
@@ -311,6 +348,8 @@ class CliExecutor(Executor):
                     raise _TurnFailed(problem)
             if self.usage_path is not None and evidence.usage is not None:
                 evidence.usage["turns"] = len(prompts)
+            elif stream is not None and evidence.usage is not None:
+                stream.finish_usage(evidence.usage)
         except _TurnFailed as exc:
             evidence.error = str(exc)
             evidence.transcript.append({"type": "session.error", "message": str(exc)})
@@ -360,6 +399,228 @@ class CliExecutor(Executor):
 
     def _key(self, name: str) -> str:
         return f"config.cli.{name} {self.options.get(name)!r}"
+
+    def _read_events(self, stream: _EventLog, result, events_file: str, turn: int,
+                     evidence: RunEvidence) -> str | None:
+        """Map this turn's event stream into the evidence; a problem message or None."""
+        if self.events_from == "file":
+            docs, problem = _events_from_file(events_file, self.max_output)
+            if problem:
+                return f"agent {result.argv[0]!r}: {problem}"
+        elif result.stdout_truncated:
+            return None  # _read_turn already reports the cut-off JSON
+        else:
+            docs = _json_docs(result.stdout_text(), "jsonl") or []
+        stream.feed(docs, turn, evidence)
+        return None
+
+
+# -- agent event streams (tool calls, skills, usage) ---------------------------------
+
+
+def _event_options(opts: dict, where: str) -> tuple[str | None, str]:
+    """(``events`` format or None, ``events_from``), checked against ``output``."""
+    events = opts.get("events")
+    source = opts.get("events_from", "stdout")
+    if events is None:
+        if "events_from" in opts:
+            raise WazaError(f"{where}.events_from is set but events is not (e.g. events: claude-stream-json)")
+        return None, source
+    if events not in EVENT_FORMATS:
+        raise WazaError(f"{where}.events: unknown format {events!r}; known: {', '.join(EVENT_FORMATS)}")
+    if source == "stdout" and opts.get("output") != "jsonl":
+        raise WazaError(f"{where}.events reads the event stream from stdout, which needs output: jsonl "
+                        "(or set events_from: file)")
+    return events, source
+
+
+def _events_from_file(path: str, limit: int) -> tuple[list, str | None]:
+    """The JSON Lines the agent wrote to ``{events_file}``; a missing file means no events."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+    except FileNotFoundError:
+        return [], None
+    except OSError as exc:
+        return [], f"cannot read its events file {path}: {exc.strerror or exc}"
+    if len(data) > limit:
+        return [], f"its events file is larger than {limit} bytes (raise config.cli.max_output_bytes)"
+    return _json_docs(data.decode("utf-8", errors="replace"), "jsonl") or [], None
+
+
+#: Claude Code input keys that fill waza's legacy tool-call argument fields (first found wins)
+_LEGACY_ARGS = {
+    "path": ("path", "file_path", "notebook_path"),
+    "file_text": ("file_text", "content"),
+    "command": ("command",),
+    "description": ("description",),
+    "skill": ("skill", "skill_name"),
+}
+#: Claude Code's tool that loads a skill
+SKILL_TOOLS = frozenset({"Skill"})
+
+
+class _EventLog:
+    """The evidence of one run, built from the agent's event stream turn by turn, in the
+    shape the ``copilot-sdk`` executor records: ``tool_calls`` (legacy argument fields),
+    ``tool_events`` (full arguments, results, turn and sequence), ``skill_invocations``,
+    transcript events, usage and the session id."""
+
+    def __init__(self, fmt: str) -> None:
+        self.format = fmt
+        self.sequence = 0
+        self.session_id: str | None = None
+        self.messages: list[str] = []
+        self._usage: dict[str, Any] | None = None
+        self.turns = 0
+        self.model_metrics: dict[str, dict] = {}
+
+    def said(self, text: str) -> bool:
+        """Whether the stream already put this answer into the transcript."""
+        return bool(text) and text.strip() in self.messages
+
+    def take_usage(self) -> dict[str, Any] | None:
+        usage, self._usage = self._usage, None
+        return usage
+
+    def finish_usage(self, usage: dict[str, Any]) -> None:
+        usage["turns"] = self.turns
+        if self.model_metrics:
+            usage["model_metrics"] = self.model_metrics
+
+    def feed(self, docs: list, turn: int, evidence: RunEvidence) -> None:
+        calls: dict[str, dict] = {}
+        order: list[str] = []
+        for doc in docs:
+            if isinstance(doc, dict):
+                self._claude_event(doc, turn, evidence, calls, order)
+        for call_id in order:
+            self._close_call(calls[call_id], evidence)
+
+    def _claude_event(self, doc: dict, turn: int, evidence: RunEvidence, calls: dict, order: list) -> None:
+        kind = doc.get("type")
+        if isinstance(doc.get("session_id"), str) and doc["session_id"]:
+            self.session_id = doc["session_id"]
+        message = doc.get("message") if isinstance(doc.get("message"), dict) else {}
+        blocks = message.get("content") if isinstance(message.get("content"), list) else []
+        if kind == "assistant":
+            for block in blocks:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"].strip():
+                    evidence.transcript.append({"type": "assistant.message", "content": block["text"]})
+                    self.messages.append(block["text"].strip())
+                elif block.get("type") == "tool_use" and isinstance(block.get("name"), str) and block.get("id"):
+                    self._start_call(block, turn, evidence, calls, order)
+        elif kind == "user":
+            for block in blocks:
+                if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("tool_use_id") in calls:
+                    call = calls[block["tool_use_id"]]
+                    call["result"] = {"content": _block_text(block.get("content"))}
+                    call["success"] = not block.get("is_error")
+                    evidence.transcript.append({"type": "tool.execution_complete", "tool_call_id": call["id"],
+                                                "success": call["success"], "tool_result": call["result"]})
+        elif kind == "result":
+            self._result_usage(doc)
+
+    def _start_call(self, block: dict, turn: int, evidence: RunEvidence, calls: dict, order: list) -> None:
+        call_id, name = str(block["id"]), block["name"]
+        args = block.get("input") if isinstance(block.get("input"), dict) else {}
+        self.sequence += 1
+        if call_id not in calls:
+            order.append(call_id)
+        calls[call_id] = {"id": call_id, "name": name, "args": args, "turn": turn, "sequence": self.sequence,
+                          "result": None, "success": None}
+        event = {"type": "tool.execution_start", "tool_call_id": call_id, "tool_name": name}
+        if args:
+            event["arguments"] = args
+        evidence.transcript.append(event)
+        if name in SKILL_TOOLS:
+            skill = args.get("skill") or args.get("skill_name") or args.get("command")
+            if isinstance(skill, str) and skill:
+                evidence.skill_invocations.append({"name": skill})
+                evidence.transcript.append({"type": "skill.invoked", "skill": {"name": skill}})
+
+    def _close_call(self, call: dict, evidence: RunEvidence) -> None:
+        success = bool(call["success"])
+        legacy = {"id": call["id"], "name": call["name"], "arguments": _legacy_args(call["args"]),
+                  "success": success}
+        record: dict[str, Any] = {"turn": call["turn"], "sequence": call["sequence"], "tool_call_id": call["id"],
+                                  "tool_name": call["name"], "success": success, "args": call["args"]}
+        if call["result"] is not None:
+            legacy["result"] = record["result"] = call["result"]
+        if call["success"] is None:
+            record["error"] = "no tool result (the run ended first)"
+        elif not success:
+            record["error"] = call["result"]["content"] or "tool failed"
+        evidence.tool_calls.append(legacy)
+        evidence.tool_events.append(record)
+
+    def _result_usage(self, doc: dict) -> None:
+        usage = normalize_usage(doc.get("usage"))
+        if usage is not None:
+            self._usage = add_usage(self._usage, usage)
+        turns = doc.get("num_turns")
+        if isinstance(turns, int) and not isinstance(turns, bool):
+            self.turns += turns
+        per_model = doc.get("modelUsage") if isinstance(doc.get("modelUsage"), dict) else {}
+        for model, raw in per_model.items():
+            got = normalize_usage(raw) or {}
+            for key, names in (("cache_read_tokens", ("cacheReadInputTokens",)),
+                               ("cache_write_tokens", ("cacheCreationInputTokens",))):
+                for name in names:
+                    if isinstance(raw, dict) and isinstance(raw.get(name), (int, float)):
+                        got[key] = raw[name]
+            entry = self.model_metrics.setdefault(str(model), dict.fromkeys(
+                ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "request_cost"), 0))
+            for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
+                entry[key] += got.get(key, 0)
+            cost = raw.get("costUSD") if isinstance(raw, dict) else None
+            if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+                entry["request_cost"] += cost
+
+
+def _legacy_args(args: dict) -> dict[str, str]:
+    """waza's five ``ToolCallArgs`` string fields, filled from Claude Code's input names."""
+    out = {}
+    for field, names in _LEGACY_ARGS.items():
+        value = next((args[n] for n in names if isinstance(args.get(n), str)), "")
+        out[field] = value
+    return out
+
+
+def _block_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return "" if content is None else json.dumps(content, ensure_ascii=False)
+
+
+def agent_cwd(request: ExecutionRequest) -> str | None:
+    """The workspace, or its ``inputs.workdir`` subfolder (checked by the core)."""
+    if request.workdir and request.workspace_dir:
+        return os.path.join(request.workspace_dir, request.workdir)
+    return request.workspace_dir
+
+
+def write_mcp_config(folder: str, servers) -> str:
+    """The run's MCP servers as the common ``{"mcpServers": {...}}`` JSON file (the format
+    of Claude Code's ``--mcp-config``, Gemini CLI and Cursor), private to the run; its path
+    is the ``{mcp_config}`` placeholder and ``WAZA_MCP_CONFIG``. Empty when there are none."""
+    entries = {}
+    for name, server in (servers or {}).items():
+        entry = {"type": "stdio", "command": server["command"], "args": list(server.get("args") or [])}
+        if server.get("env"):
+            entry["env"] = dict(server["env"])
+        if server.get("cwd"):
+            entry["cwd"] = server["cwd"]
+        entries[name] = entry
+    path = os.path.join(folder, "mcp.json")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump({"mcpServers": entries}, fh, indent=2)
+    return path
 
 
 def _display(path) -> str:

@@ -480,6 +480,7 @@ class CopilotSdkExecutor(Executor):
 
     name = "copilot-sdk"
     paid = True
+    supports_mocks = True
     config_key = "copilot"
     config_schema = CONFIG_SCHEMA
 
@@ -602,7 +603,10 @@ class CopilotSdkExecutor(Executor):
 
     def session_options(self, request: ExecutionRequest) -> dict[str, Any]:
         """Keyword arguments for ``CopilotClient.create_session`` (checked against the SDK by tests)."""
-        opts: dict[str, Any] = {"working_directory": request.workspace_dir}
+        cwd = request.workspace_dir
+        if request.workdir and cwd:
+            cwd = os.path.join(cwd, request.workdir)
+        opts: dict[str, Any] = {"working_directory": cwd}
         if request.model:
             opts["model"] = request.model
         if request.skill_directories:
@@ -615,8 +619,12 @@ class CopilotSdkExecutor(Executor):
         mcp = self.options.get("mcp_servers")
         if mcp is None:
             mcp = (self.suite.raw.get("config") or {}).get("mcp_servers")
+        mcp = {**dict(mcp or {}), **mcp_server_configs(request.mcp_servers)}
         if mcp:
-            opts["mcp_servers"] = dict(mcp)
+            opts["mcp_servers"] = mcp
+        hook = shell_environment_hook(request.environment, request.path_prepend)
+        if hook is not None:
+            opts["hooks"] = {"on_pre_tool_use": hook}
         for key in ("available_tools", "excluded_tools"):
             if self.options.get(key) is not None:
                 opts[key] = list(self.options[key])
@@ -722,6 +730,84 @@ class CopilotSdkExecutor(Executor):
             await asyncio.wait_for(session.disconnect(), DISCONNECT_SECONDS)
         except (Exception, asyncio.TimeoutError, asyncio.CancelledError):
             pass
+
+
+# -- the run's environment, PATH and MCP servers -----------------------------------------------
+
+#: shell tools whose ``command`` runs in a POSIX shell / in PowerShell
+POSIX_SHELL_TOOLS = frozenset({"bash", "sh", "zsh", "shell", "local_shell"})
+POWERSHELL_TOOLS = frozenset({"powershell", "pwsh"})
+
+
+def mcp_server_configs(servers) -> dict[str, dict]:
+    """The run's stdio MCP servers (e.g. ``mcp_mocks``) as the SDK's local server configs."""
+    out = {}
+    for name, server in (servers or {}).items():
+        entry: dict[str, Any] = {"type": "local", "command": server["command"],
+                                 "args": list(server.get("args") or []), "tools": ["*"]}
+        if server.get("env"):
+            entry["env"] = dict(server["env"])
+        if server.get("cwd"):
+            entry["working_directory"] = server["cwd"]
+        out[name] = entry
+    return out
+
+
+def _posix_quote(value: str) -> str:
+    return "'" + value.replace("'", "'\"'\"'") + "'"
+
+
+def _ps_quote(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def shell_prefix(tool: str, environment, path_prepend) -> str:
+    """What to put before a shell tool's command so it runs with the run's variables and
+    PATH: ``export K='v'; `` (POSIX) or ``$env:K='v'; `` (PowerShell), as waza (Go)
+    injects ``WAZA_COMMAND_MOCK_SESSION``."""
+    if tool in POWERSHELL_TOOLS:
+        parts = [f"$env:{k}={_ps_quote(v)}; " for k, v in sorted(environment.items())]
+        if path_prepend:
+            parts.append(f"$env:PATH={_ps_quote(os.pathsep.join(path_prepend))} + "
+                         "[IO.Path]::PathSeparator + $env:PATH; ")
+        return "".join(parts)
+    parts = [f"export {k}={_posix_quote(v)}; " for k, v in sorted(environment.items())]
+    if path_prepend:
+        parts.append(f"export PATH={_posix_quote(os.pathsep.join(path_prepend))}\"${{PATH:+:$PATH}}\"; ")
+    return "".join(parts)
+
+
+def shell_environment_hook(environment, path_prepend):
+    """A pre-tool-use hook giving each shell tool call the run's environment and PATH.
+
+    One Copilot CLI process serves every run of a suite, so its own environment cannot
+    change per run; what the agent runs through its shell tools can. None when the run
+    has nothing to add.
+    """
+    environment = dict(environment or {})
+    path_prepend = tuple(path_prepend or ())
+    if not environment and not path_prepend:
+        return None
+
+    def on_pre_tool_use(hook_input, _invocation):
+        tool = hook_input.get("toolName")
+        if tool not in POSIX_SHELL_TOOLS and tool not in POWERSHELL_TOOLS:
+            return None
+        args = hook_input.get("toolArgs")
+        if isinstance(args, str):
+            try:
+                import json
+
+                args = json.loads(args)
+            except ValueError:
+                args = None
+        if not isinstance(args, dict) or not isinstance(args.get("command"), str):
+            raise ValueError(f"preparing the run's shell environment: tool {tool!r} has no string command")
+        changed = dict(args)
+        changed["command"] = shell_prefix(tool, environment, path_prepend) + args["command"]
+        return {"modifiedArgs": changed}
+
+    return on_pre_tool_use
 
 
 def _last_session_error(events: list[dict]) -> str | None:

@@ -59,6 +59,10 @@ _EXPORTS: dict[str, str] = {
     # reporters
     "Reporter": "waza_core.results.reporting",
     "ResultsView": "waza_core.results.reporting",
+    # the json reporter writes exactly the bytes of `waza run -o`
+    "results_json_bytes": "waza_core.results.io",
+    # reporters, gate and compare show foreign text in markdown the same safe way
+    "escape_markdown": "waza_core.results.markdown_text",
     # child processes (argv, no shell, bounded output, whole-group kill)
     "run_process": "waza_core.procs",
     "ProcessResult": "waza_core.procs",
@@ -75,12 +79,15 @@ _EXPORTS: dict[str, str] = {
     "project_env_allow_list": "waza_core.childenv",
     # text from suites, agents and graders, made safe for a terminal or a report
     "escape_terminal": "waza_core.results.console",
-    "escape_markdown": "waza_core.results.console",
     "escape_html": "waza_core.results.console",
     # writing a file a user named (reporters, snapshots, journals): never replaces a device
     "write_file_safely": "waza_core.safe_write",
     "open_append_safely": "waza_core.safe_write",
     "check_output_target": "waza_core.safe_write",
+    # RE2 regexes (waza's regex semantics) for every plugin that takes a pattern
+    "compile_regex": "waza_core.regex",
+    "Regex": "waza_core.regex",
+    "RegexError": "waza_core.regex",
     # errors and exit codes
     "WazaError": "waza_core.errors",
     "SuiteError": "waza_core.errors",
@@ -106,6 +113,7 @@ _RENAMED = {
     "project_env_allow_list": "project_allow_list",
     "open_append_safely": "open_append",
     "check_output_target": "check_target",
+    "results_json_bytes": "dumps",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -152,8 +160,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from waza_core.procs import CancelEvent, ProcessStartError
     from waza_core.procs import ProcResult as ProcessResult
     from waza_core.procs import run as run_process
+    from waza_core.regex import Regex, RegexError, compile_regex
     from waza_core.results.console import escape as escape_terminal
-    from waza_core.results.console import escape_html, escape_markdown
+    from waza_core.results.console import escape_html
+    from waza_core.results.io import dumps as results_json_bytes
+    from waza_core.results.markdown_text import escape_markdown
     from waza_core.results.reporting import Reporter, ResultsView
     from waza_core.run.execution import ExecutionRequest, Executor
     from waza_core.safe_write import check_target as check_output_target

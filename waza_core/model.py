@@ -98,6 +98,8 @@ class RunEvidence:
     tool_events: list | None = None
     host_lifecycle: dict | None = None
     command_invocations: list | None = None
+    #: tool calls answered by the run's ``mcp_mocks`` (waza for Python only; see docs/mocks.md)
+    mcp_invocations: list | None = None
     user_input_requests: list | None = None
     skill_invocations: list | None = None
     outcome: dict = attrs.field(factory=dict)
@@ -119,7 +121,7 @@ class RunEvidence:
             "command_invocations": self.command_invocations,
             "user_input_requests": self.user_input_requests,
             "duration_ms": int(self.duration_ms),
-        }
+        } | ({"mcp_invocations": self.mcp_invocations} if self.mcp_invocations is not None else {})
 
 
 @attrs.define

@@ -19,7 +19,7 @@ import waza_core
 from waza_core import hookspecs
 from waza_core.errors import PluginError
 
-BUILTIN_PACKAGES = ("waza_graders", "waza_adapters", "waza_interop")
+BUILTIN_PACKAGES = ("waza_graders", "waza_adapters", "waza_interop", "waza_reporters")
 ENTRY_POINT_GROUP = "waza"
 
 #: plugin kind -> (hook name, human name)

@@ -1,18 +1,21 @@
 """``type: text``: substring and regular-expression checks on the agent's output.
 
-``contains``/``not_contains`` compare case-insensitively, the ``_cs`` variants
-case-sensitively; ``regex_match``/``regex_not_match`` search anywhere in the output
-(Python ``re`` syntax; ``(?i)`` works as in RE2). Score = passed checks / checks.
-Patterns are compiled once, when the suite loads; an invalid one is a load error.
+``contains``/``not_contains`` compare case-insensitively (both sides lowered as Go's
+``strings.ToLower`` does), the ``_cs`` variants case-sensitively;
+``regex_match``/``regex_not_match`` search anywhere in the output with RE2 (waza's
+regex syntax, linear-time matching). Score = passed checks / checks. Patterns are
+compiled once, when the suite loads; an invalid one is a load error (waza (Go) counts it
+as a failed check at run time instead).
 """
 
 from __future__ import annotations
 
-import re
-
 from waza_core import Grader, GraderResult, GradingContext, hookimpl
 
+from ._go import go_lower
+
 KEYS = ("contains", "not_contains", "contains_cs", "not_contains_cs", "regex_match", "regex_not_match")
+_LIST = {"type": "array", "items": {"type": "string"}}
 
 
 class TextGrader(Grader):
@@ -23,44 +26,47 @@ class TextGrader(Grader):
         "type": "object",
         "additionalProperties": False,
         "minProperties": 1,
-        "properties": {k: {"type": "array", "items": {"type": "string"}} for k in KEYS},
+        "properties": {
+            "contains": {**_LIST, "description": "Substrings that must appear (case-insensitive)."},
+            "not_contains": {**_LIST, "description": "Substrings that must not appear (case-insensitive)."},
+            "contains_cs": {**_LIST, "description": "Substrings that must appear (case-sensitive)."},
+            "not_contains_cs": {**_LIST, "description": "Substrings that must not appear (case-sensitive)."},
+            "regex_match": {**_LIST, "description": "RE2 patterns that must match somewhere in the output."},
+            "regex_not_match": {**_LIST, "description": "RE2 patterns that must match nowhere in the output."},
+        },
     }
 
     def __init__(self, spec, suite=None):
         super().__init__(spec, suite)
+        from waza_core import compile_regex
+
         c = spec.config
-        self.contains = [(s, s.lower()) for s in c.get("contains", ())]
-        self.not_contains = [(s, s.lower()) for s in c.get("not_contains", ())]
+        self.contains = [(s, go_lower(s)) for s in c.get("contains", ())]
+        self.not_contains = [(s, go_lower(s)) for s in c.get("not_contains", ())]
         self.contains_cs = list(c.get("contains_cs", ()))
         self.not_contains_cs = list(c.get("not_contains_cs", ()))
-        self.regex_match = [(p, re.compile(p)) for p in c.get("regex_match", ())]
-        self.regex_not_match = [(p, re.compile(p)) for p in c.get("regex_not_match", ())]
+        self.regex_match = [(p, compile_regex(p)) for p in c.get("regex_match", ())]
+        self.regex_not_match = [(p, compile_regex(p)) for p in c.get("regex_not_match", ())]
         self.total = sum(len(c.get(k, ())) for k in KEYS)
+        # waza (Go) reports a list that was not configured as null, not []
+        self._details = {k: (list(c[k]) if k in c else None) for k in KEYS}
 
     @classmethod
     def check_config(cls, config):
-        import warnings
+        from waza_core import RegexError, compile_regex
 
         problems = []
         for key in ("regex_match", "regex_not_match"):
             for i, pattern in enumerate(config.get(key, ())):
-                with warnings.catch_warnings():
-                    # re warns (FutureWarning) where RE2 and Python differ, e.g. "[[:digit:]]"
-                    warnings.simplefilter("error", FutureWarning)
-                    try:
-                        re.compile(pattern)
-                    except re.error as exc:
-                        problems.append(((key, i), f"invalid {key} pattern '{pattern}': {exc.msg} "
-                                                   f"at position {exc.pos}"))
-                    except FutureWarning as exc:
-                        problems.append(((key, i), f"{key} pattern '{pattern}' means something else in Python's re "
-                                         f"than in RE2 ({exc}); POSIX classes like [[:digit:]] are not supported, "
-                                         "use \\d, \\w, \\s or an explicit set"))
+                try:
+                    compile_regex(pattern)
+                except RegexError as exc:
+                    problems.append(((key, i), f"invalid {key} pattern {pattern!r}: {exc.reason}"))
         return problems
 
     def grade(self, ctx: GradingContext) -> GraderResult:
         out = ctx.evidence.output or ""
-        low = out.lower() if (self.contains or self.not_contains) else ""
+        low = go_lower(out) if (self.contains or self.not_contains) else ""
         failures = []
         failures += [f"Missing expected substring: {s}" for s, ls in self.contains if ls not in low]
         failures += [f"Found forbidden substring: {s}" for s, ls in self.not_contains if ls in low]
@@ -70,9 +76,7 @@ class TextGrader(Grader):
         failures += [f"Found forbidden pattern: {p}" for p, rx in self.regex_not_match if rx.search(out)]
         score = 1.0 if self.total == 0 else (self.total - len(failures)) / self.total
         feedback = "; ".join(failures) if failures else "All text checks passed"
-        details = {k: list(self.spec.config.get(k, ())) for k in KEYS}
-        details["failures"] = failures
-        return self.result(score, not failures, feedback, **details)
+        return self.result(score, not failures, feedback, **self._details, failures=failures or None)
 
 
 @hookimpl

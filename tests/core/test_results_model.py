@@ -32,7 +32,8 @@ def _run(n: int, status: str, **kw) -> RunResult:
                                                   tool_calls=[{"name": "bash"}], usage={"input_tokens": 1},
                                                   session_id="s"),
                      final_output="out", transcript=[{"type": "message"}], outcome={"ok": True}, tool_events=[],
-                     host_lifecycle={}, command_invocations=[], user_input_requests=[], skill_invocations=[],
+                     host_lifecycle={}, command_invocations=[], mcp_invocations=[], user_input_requests=[],
+                     skill_invocations=[],
                      usage={"input_tokens": 1}, session_id="s", workspace_dir="/ws", worker="local", **kw)
 
 
@@ -40,13 +41,16 @@ def every_field_document() -> ResultsDocument:
     """A document in which the classes write every field they can write."""
     runs = [_run(1, "passed"), _run(2, "error", error_msg="boom")]
     runs[1].validations["h"] = _grader("h", 0.0, error={"kind": "timeout", "message": "slow"})
+    runs[0].extra["cached"] = True  # the result cache's marks travel in `extra` (waza_core/results/cache.py)
     task = TaskResult(test_id="t", display_name="T", status=stats.task_status(runs), runs=runs,
-                      stats=stats.task_stats(runs), tags=["a"])
+                      stats=stats.task_stats(runs), tags=["a"], extra={"cached": True})
+    summary = stats.summarize([task], 12)
+    summary.extra["cached_runs"] = 1
     return ResultsDocument(
         eval_id="run-1", skill="s", eval_name="e", timestamp="2025-01-01T00:00:00Z", waza_version="0.1.0",
         config=RunConfig(runs_per_test=2, model_id="m", engine_type="mock", timeout_sec=30, judge_model="j",
                          max_attempts=1, parallel=False, workers=4, skip_graders=False, regraded=True),
-        summary=stats.summarize([task], 12), tasks=[task], incomplete=False, metrics={},
+        summary=summary, tasks=[task], incomplete=False, metrics={},
     )
 
 

@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from tests.conftest import BASIC_EVAL
 from tests.hostile.conftest import no_traceback
+from waza_core import escape_markdown
 from waza_core.results import console
-from waza_core.results.console import escape, escape_html, escape_markdown
+from waza_core.results.console import escape, escape_html
 
 RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
@@ -36,7 +37,7 @@ def test_escaped_text_has_no_raw_control_character_and_encodes(text):
 
 @given(st.text())
 def test_markdown_and_html_escapes_leave_no_markup(text):
-    md = escape_markdown(text, table_cell=True)
+    md = escape_markdown(text)
     assert not RAW_CONTROL.search(md) and "\n" not in md
     assert "<" not in md.replace("<br>", "") and not re.search(r"(?<!\\)[|\[\]`*_]", md)
     html = escape_html(text)

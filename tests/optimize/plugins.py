@@ -1,8 +1,8 @@
 """Test-only plugins for the optimizer tests (loaded with ``-p tests.optimize.plugins``).
 
-Grader stubs named like graders the seed's admission rules talk about (diff,
-json_schema, prompt, trigger) so the rules can be exercised on their config dicts, and
-executors that echo the skill, report usage, sleep, or interrupt the run.
+A grader that cannot judge, and executors that echo the skill, report usage, sleep, or
+interrupt the run. The graders the seed's admission rules talk about (diff,
+json_schema, prompt, trigger) are the real ones.
 """
 
 from __future__ import annotations
@@ -17,29 +17,6 @@ from waza_core.grading.base import Grader
 from waza_core.hookspecs import hookimpl
 from waza_core.model import RunEvidence
 from waza_core.run.execution import Executor
-
-
-class _Stub(Grader):
-    config_schema = {"type": "object"}
-
-    def grade(self, ctx):
-        return self.result(1.0, True, "ok")
-
-
-class DiffStub(_Stub):
-    name = "diff"
-
-
-class JsonSchemaStub(_Stub):
-    name = "json_schema"
-
-
-class PromptStub(_Stub):
-    name = "prompt"
-
-
-class TriggerStub(_Stub):
-    name = "trigger"
 
 
 class BoomGrader(Grader):
@@ -156,8 +133,7 @@ class ShutdownFails(Executor):
 
 @hookimpl
 def waza_register_graders(register):
-    for cls in (DiffStub, JsonSchemaStub, PromptStub, TriggerStub, BoomGrader):
-        register(cls)
+    register(BoomGrader)
 
 
 @hookimpl

@@ -164,7 +164,8 @@ def test_path_fields_must_stay_in_pinned_dirs(make, value):
 
 @pytest.mark.parametrize("level", ["eval", "task", "checkpoint"])
 def test_diff_update_snapshots_is_rejected_at_every_level(make, level, tmp_path):
-    g = grader("diff", update_snapshots=True, context_dir=str(tmp_path / "suite"))
+    g = grader("diff", update_snapshots=True, context_dir=str(tmp_path / "suite"),
+               expected_files=[{"path": "a.txt", "contains": ["+x"]}])
     if level == "eval":
         s = make(eval_extra=g)
         r = s.run([], plugins=["tests.optimize.plugins"])
@@ -196,10 +197,10 @@ def test_diff_update_snapshots_is_rejected_at_every_level(make, level, tmp_path)
 
 @pytest.mark.parametrize("gtype,config,needle", [
     ("json_schema", {"schema_file": "schema.json"}, "schema_file"),
-    ("prompt", {"prompt": "judge", "rubric_file": "rubric.md"}, "rubric_file"),
+    ("prompt", {"prompt": "judge", "rubric": "./rubric.md"}, "rubric './rubric.md' is relative to the working"),
     ("prompt", {"prompt": "judge", "rubric": "rubrics/quality.md"}, "rubric"),
     ("trigger", {"skill_path": "SKILL.md", "mode": "positive"}, "skill_path"),
-    ("diff", {"context_dir": "snapshots"}, "context_dir"),
+    ("diff", {"context_dir": "snapshots", "expected_files": [{"path": "a.txt", "contains": ["x"]}]}, "context_dir"),
     ("diff", {"expected_files": [{"path": "a.txt", "snapshot": "a.snap"}]}, "snapshot"),
 ])
 def test_cwd_relative_grader_files_are_rejected(make, gtype, config, needle):
@@ -216,9 +217,51 @@ def test_rubric_file_outside_pinned_dirs_is_rejected_but_builtin_names_pass(make
     assert s2.run([]).code == 0
 
 
+def test_prompt_grader_rubric_and_prompt_file_with_the_real_grader(make, tmp_path):
+    """The real prompt grader: an absolute rubric path inside the suite and a prompt_file
+    (suite-relative, confined to the suite) are admitted; a rubric file the seed calls
+    cwd-relative is what the grader really reads from the working directory."""
+    from waza_graders.prompt import PromptGrader, is_rubric_path
+
+    assert PromptGrader.name == "prompt" and is_rubric_path("rubrics/quality.md")
+    suite = tmp_path / "suite"
+    write(suite / "rubrics" / "quality.md", "---\nname: q\nversion: 1.0.0\nscale: pass-fail\n"
+                                            "description: d\n---\nIs it good?\n")
+    write(suite / "judge.md", "Is it good?\n")
+    graders = ("graders:\n" + grader("prompt", rubric=str(suite / "rubrics" / "quality.md")).replace("graders:\n", "")
+               + grader("prompt", prompt_file="judge.md").replace("graders:\n", "").replace("name: g", "name: g2"))
+    r = make(eval_extra=graders).run([])
+    assert r.code == 0, r.report["failure"]
+    assert r.report["failure"] is None
+
+
+def test_prompt_file_leaving_the_suite_is_invalid(make):
+    s = make(eval_extra=grader("prompt", prompt_file="../judge.md"))
+    assert_invalid(s.run([]), "prompt_file '../judge.md' must stay inside the suite folder")
+
+
 def test_absolute_grader_files_inside_the_suite_are_fine(make, tmp_path):
-    s = make(eval_extra=grader("json_schema", schema_file=str(tmp_path / "suite" / "schema.json")))
-    assert s.run([]).code == 0
+    """The real json_schema, trigger and diff graders, reading pinned files by absolute path."""
+    suite = tmp_path / "suite"
+    write(suite / "schema.json", '{"type": "string"}')
+    write(suite / "skill" / "SKILL.md", "---\nname: checklist\n---\nRead the checklist.\n")
+    write(suite / "snapshots" / "a.txt", "unused\n")
+    graders = "graders:\n" + "".join(
+        grader(t, **c).replace("graders:\n", "").replace("name: g", f"name: {t}") for t, c in [
+            ("json_schema", {"schema_file": str(suite / "schema.json")}),
+            ("trigger", {"skill_path": str(suite / "skill"), "mode": "positive"}),
+            ("diff", {"context_dir": str(suite / "snapshots"),
+                      "expected_files": [{"path": "checklist.md", "snapshot": "a.txt"}]})])
+    r = make(eval_extra=graders).run([])
+    assert r.code == 0, r.report["failure"]
+    assert r.report["failure"] is None
+    import json
+
+    evidence = json.loads(next((r.out / "evidence" / "optimization").glob("*.json")).read_text())
+    v = evidence["tasks"][0]["runs"][0]["validations"]
+    assert v["json_schema"]["feedback"].startswith("Output is not valid JSON: invalid character 'M'")
+    assert v["trigger"]["feedback"] == "Prompt is trigger-aligned (score 1.00 >= 0.60)"
+    assert (v["diff"]["score"], v["diff"]["feedback"]) == (0.5, "File checklist.md does not match snapshot a.txt")
 
 
 @pytest.mark.parametrize("config,needle", [

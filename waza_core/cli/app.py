@@ -14,7 +14,20 @@ def _version(value: bool) -> None:
 
 
 def build_app() -> typer.Typer:
-    from waza_core.cli import grade, interop, optimize, plugins_cmd, run, schema, validate
+    from waza_core.cli import (
+        cache,
+        compare,
+        gate,
+        grade,
+        init,
+        interop,
+        optimize,
+        plugins_cmd,
+        report,
+        run,
+        schema,
+        validate,
+    )
 
     app = typer.Typer(
         name="waza",
@@ -22,7 +35,7 @@ def build_app() -> typer.Typer:
         no_args_is_help=True,
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
-        add_completion=False,
+        add_completion=True,
     )
 
     @app.callback()
@@ -37,6 +50,11 @@ def build_app() -> typer.Typer:
     validate.register(app)
     schema.register(app)
     plugins_cmd.register(app)
+    report.register(app)
+    gate.register(app)
+    compare.register(app)
+    init.register(app)
+    cache.register(app)
     app.add_typer(interop.app, name="interop")
     app.add_typer(optimize.app, name="optimize")
     return app

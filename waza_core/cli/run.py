@@ -12,6 +12,7 @@ from typing import List, Optional
 import typer
 
 from waza_core.cli.common import PLUGIN_OPTION_HELP, color_option, quiet_option, user_errors, verbose_option
+from waza_core.cli.report import REPORTER_HELP, REPORTER_OPTION_HELP
 from waza_core.limits import MAX_TRIALS, MAX_WORKERS
 
 
@@ -22,7 +23,8 @@ def register(app: typer.Typer) -> None:
 @user_errors
 def run(
     eval_file: Path = typer.Argument(..., help="The suite's eval.yaml (or its folder)."),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the results JSON here."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output",
+                                          help="Write the results JSON here (- for stdout; the rest goes to stderr)."),
     output_dir: Optional[Path] = typer.Option(None, "--output-dir",
                                               help="Write <eval name>-<UTC time>-<id>.json into this folder."),
     context_dir: Optional[Path] = typer.Option(None, "--context-dir",
@@ -39,6 +41,9 @@ def run(
                                                "any value but 1 implies --parallel."),
     fail_fast: bool = typer.Option(False, "--fail-fast", help="Stop after the first task that does not pass."),
     keep_workspaces: bool = typer.Option(False, "--keep-workspaces", help="Do not delete run workspaces."),
+    update_snapshots: bool = typer.Option(False, "--update-snapshots", help="diff graders rewrite their snapshots."),
+    judge_model: Optional[str] = typer.Option(None, "--judge-model",
+                                              help="Judge model of prompt graders (over config.judge_model)."),
     skip_graders: bool = typer.Option(False, "--skip-graders",
                                       help="Run the agent only; record runs as n/a for `waza grade` later."),
     quiet: bool = quiet_option(),
@@ -46,6 +51,10 @@ def run(
     color: str = color_option(),
     log_format: str = typer.Option("console", "--log-format", help="console or json (stderr logs)."),
     plugin: List[str] = typer.Option([], "-p", "--plugin", help=PLUGIN_OPTION_HELP),
+    reporters: List[str] = typer.Option([], "--reporter", help=REPORTER_HELP),
+    reporter_options: List[str] = typer.Option([], "--reporter-option", help=REPORTER_OPTION_HELP),
+    cache: bool = typer.Option(False, "--cache", help="Reuse runs whose inputs are unchanged (docs/ci.md)."),
+    cache_dir: Path = typer.Option(Path(".waza-cache"), "--cache-dir", help="The result cache folder."),
 ) -> None:
     """Run an eval suite. Exit 0 when every task passed, 1 when one failed or errored, 2 on bad input."""
     from waza_core.run.command import RunCommand, run_command
@@ -64,10 +73,16 @@ def run(
         workers=workers,
         fail_fast=fail_fast,
         keep_workspaces=keep_workspaces,
+        update_snapshots=update_snapshots,
+        judge_model=judge_model,
         skip_graders=skip_graders,
         quiet=quiet,
         verbose=verbose,
         color=color,
         log_format=log_format,
         plugins=plugin,
+        reporters=reporters,
+        reporter_options=reporter_options,
+        cache=cache,
+        cache_dir=cache_dir,
     )))

@@ -41,17 +41,20 @@ class GraderSetup:
 
     ``new_executor(name, options)`` builds an executor plugin by name (not started), so a
     grader that needs a model (an LLM judge) runs it through any executor that can
-    answer, instead of a hard-wired SDK.
+    answer, instead of a hard-wired SDK. ``options=None`` means the suite's own options
+    for that executor (``config.<its config_key>``).
     """
 
     #: the judge model: ``--judge-model``, else ``config.judge_model`` (may be empty)
     judge_model: str = ""
     #: the model under test
     model: str = ""
+    #: the run's executor (``--executor``, else ``config.executor``): a judge's default
+    executor: str = ""
     #: ``waza run --update-snapshots``: snapshot-based graders rewrite their snapshots
     update_snapshots: bool = False
     #: builds an executor plugin by name; ``None`` where no registry is available
-    new_executor: Callable[[str, dict], Any] | None = None
+    new_executor: Callable[[str, dict | None], Any] | None = None
     #: set when the run is being interrupted
     cancel: threading.Event | None = None
 

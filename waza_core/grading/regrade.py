@@ -79,7 +79,7 @@ def regrade(
     workspace = os.path.abspath(workspace_dir if workspace_dir is not None else os.curdir)
     graders = SuiteGraders(suite, registry, [task for task, _ in todo])
     graders.start(GraderSetup(judge_model=judge_model if judge_model is not None else suite.config.judge_model,
-                              model=doc.config.model_id or suite.config.model,
+                              model=doc.config.model_id or suite.config.model, executor=suite.config.executor,
                               new_executor=_executor_factory(suite, registry), cancel=cancel))
     try:
         regraded = [regrade_task(task, saved, graders.of(task), suite, workspace, cancel, on_run)

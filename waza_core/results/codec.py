@@ -69,6 +69,8 @@ def run_to_json(r: RunResult) -> dict[str, Any]:
         "session_id": r.session_id,
         "workspace_dir": r.workspace_dir,
     }
+    if r.mcp_invocations is not None:  # waza (Go) has no such field: written only when recorded
+        out["mcp_invocations"] = r.mcp_invocations
     if r.worker is not None:
         out["worker"] = r.worker
     if r.error_msg is not None:
@@ -265,6 +267,7 @@ _RUN_FIELDS = (
     ("tool_events", "tool_events", "list", True, None),
     ("host_lifecycle", "host_lifecycle", "dict", True, None),
     ("command_invocations", "command_invocations", "list", True, None),
+    ("mcp_invocations", "mcp_invocations", "list", True, None),
     ("user_input_requests", "user_input_requests", "list", True, None),
     ("skill_invocations", "skill_invocations", "list", True, None),
     ("usage", "usage", "dict", True, None),

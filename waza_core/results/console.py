@@ -11,7 +11,8 @@
   the bidirectional overrides and line separators, lone surrogates) into visible
   ``\\x1b``-style escapes before anything reaches a terminal, so a task name cannot
   clear the screen, set the window title or forge a progress line.
-  :func:`escape_markdown` and :func:`escape_html` do the same for reports.
+  :func:`escape_html` does the same for HTML reports (markdown:
+  ``waza_core.escape_markdown``, in :mod:`waza_core.results.markdown_text`).
 * **Colour and verbosity.** ``--color auto|always|never`` (auto: colour only on a
   terminal, never when ``NO_COLOR`` is set and not empty), ``-q`` (errors only) and
   ``-v`` (more detail).
@@ -61,24 +62,6 @@ def escape(text: Any, newlines: bool = False) -> str:
     s = text if isinstance(text, str) else str(text)
     pattern = _CONTROL_KEEP_NL if newlines else _CONTROL
     return pattern.sub(_escape_char, s) if pattern.search(s) else s
-
-
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~])")
-_MD_LINE_START = re.compile(r"(?m)^(\s*)([-=]|\d+(?=[.)]))")
-
-
-def escape_markdown(text: Any, table_cell: bool = False) -> str:
-    """``text`` as literal markdown: no control characters, no markup, no raw HTML.
-
-    In a table cell (``table_cell=True``) line breaks become ``<br>`` and ``|`` is
-    escaped, so one value stays in one cell.
-    """
-    s = escape(text, newlines=True).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    s = _MD_SPECIAL.sub(r"\\\1", s)
-    s = _MD_LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), s)
-    if table_cell:
-        s = s.replace("\r\n", "\n").replace("\n", "<br>")
-    return s
 
 
 def escape_html(text: Any) -> str:
@@ -302,6 +285,8 @@ class Reporter:
             lines.append(f"  success rate {s['success_rate'] * 100:.1f}%   aggregate score "
                          f"{s['aggregate_score']:.3f}   weighted {s['weighted_score']:.3f}   "
                          f"duration {s['duration_ms']} ms")
+        if "cached_runs" in s:
+            lines.append(f"  {s['cached_runs']} run(s) from the result cache")
         problems = [t for t in outcome["tasks"] if t["status"] in ("failed", "error")]
         if problems:
             lines.append("")

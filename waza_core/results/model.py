@@ -57,6 +57,8 @@ class RunResult:
     tool_events: list | None = None
     host_lifecycle: dict | None = None
     command_invocations: list | None = None
+    #: calls answered by ``mcp_mocks``; None = absent (written only when recorded)
+    mcp_invocations: list | None = None
     user_input_requests: list | None = None
     skill_invocations: list | None = None
     usage: dict | None = None
@@ -82,7 +84,8 @@ class RunResult:
                                          tool_calls=calls, usage=evidence.usage, session_id=evidence.session_id),
             final_output=evidence.output, transcript=evidence.transcript, outcome=evidence.outcome,
             tool_events=evidence.tool_events, host_lifecycle=evidence.host_lifecycle,
-            command_invocations=evidence.command_invocations, user_input_requests=evidence.user_input_requests,
+            command_invocations=evidence.command_invocations, mcp_invocations=evidence.mcp_invocations,
+            user_input_requests=evidence.user_input_requests,
             skill_invocations=evidence.skill_invocations, usage=evidence.usage, session_id=evidence.session_id,
             workspace_dir=workspace, worker=worker, error_msg=error or None,
         )
@@ -93,9 +96,12 @@ class RunResult:
         return RunEvidence(
             output=self.final_output, transcript=self.transcript, tool_calls=digest.tool_calls,
             tool_events=self.tool_events, host_lifecycle=self.host_lifecycle,
-            command_invocations=self.command_invocations, user_input_requests=self.user_input_requests,
+            command_invocations=self.command_invocations, mcp_invocations=self.mcp_invocations,
+            user_input_requests=self.user_input_requests,
             skill_invocations=self.skill_invocations, outcome=self.outcome, duration_ms=self.duration_ms,
-            usage=self.usage, session_id=self.session_id if self.session_id is not None else digest.session_id,
+            # waza (Go) keeps usage only in session_digest, where its `waza grade` reads it
+            usage=self.usage if self.usage is not None else digest.usage,
+            session_id=self.session_id if self.session_id is not None else digest.session_id,
         )
 
 

@@ -7,7 +7,9 @@ line there, and its use in the step below that needs it:
 - :func:`check_targets`: where the results go, checked before anything runs;
 - :func:`load`: plugins and the suite;
 - :func:`run_options`: the :class:`~waza_core.run.plan.RunOptions` of the engine;
-- :func:`write_results`: the results file (and, later, reporters);
+- :func:`write_results`: the results file (``-`` is stdout); reporters
+  (:mod:`waza_core.results.reports`) are checked before the run and written after it;
+- the result cache (:mod:`waza_core.results.cache`) wraps the backend;
 - :func:`exit_code_of`: 0 / 1 / 130.
 """
 
@@ -19,7 +21,9 @@ from pathlib import Path
 import attrs
 
 from waza_core.errors import ExitCode, WazaError
+from waza_core.results.codec import results_to_json
 from waza_core.results.model import ResultsDocument, TaskResult, exit_code
+from waza_core.results.reports import STDOUT, machine_stdout, plan_for_run
 from waza_core.run.engine import Engine
 from waza_core.run.plan import RunOptions
 
@@ -41,12 +45,18 @@ class RunCommand:
     workers: int | None = None
     fail_fast: bool = False
     keep_workspaces: bool = False
+    update_snapshots: bool = False
+    judge_model: str | None = None
     skip_graders: bool = False
     quiet: bool = False
     verbose: bool = False
     color: str = "auto"
     log_format: str = "console"
     plugins: list[str] = attrs.field(factory=list)
+    reporters: list[str] = attrs.field(factory=list)  # --reporter NAME[:PATH]
+    reporter_options: list[str] = attrs.field(factory=list)  # --reporter-option NAME.KEY=VALUE
+    cache: bool = False
+    cache_dir: Path = Path(".waza-cache")
 
 
 def run_command(cmd: RunCommand) -> int:
@@ -59,23 +69,48 @@ def run_command(cmd: RunCommand) -> int:
     configure_logging(cmd.log_format, cmd.quiet)
     suite, registry = load(cmd)
     check_output_dir_name(cmd, suite.name)
-    reporter = console.Reporter(console=con, summary_to_stderr=cmd.output is not None and _is_stdout(cmd.output))
-    engine = Engine(suite, registry, run_options(cmd, reporter), plugins=tuple(cmd.plugins))
-    reporter.start(suite, engine)
-    try:
-        doc = engine.run()
-    finally:
-        reporter.stop()  # also when a run could not start: give the terminal its cursor back
-    from waza_core import signals
-
-    with signals.deferred():  # a signal now must not cost the results file
+    reports = plan_for_run(cmd.reporters, cmd.reporter_options, registry, cmd.output)
+    with machine_stdout(reports.uses_stdout) as machine:
+        reporter = console.Reporter(console=con,
+                                    summary_to_stderr=cmd.output is not None and _is_stdout(cmd.output))
+        engine = Engine(suite, registry, run_options(cmd, reporter), plugins=tuple(cmd.plugins))
+        cache = attach_cache(cmd, engine)
+        reporter.start(suite, engine)
         try:
-            target = write_results(cmd, doc)
-        except WazaError:  # the summary still shows what ran; then exit 2
-            reporter.summary(_console_outcome(doc), None)
-            raise
-        reporter.summary(_console_outcome(doc), target)
+            doc = engine.run()
+        finally:
+            reporter.stop()  # also when a run could not start: give the terminal its cursor back
+        from waza_core import signals
+
+        with signals.deferred():  # a signal now must not cost the results file
+            if cache is not None:
+                cache.mark(doc)
+            try:
+                target = write_results(cmd, doc, machine.stream)
+            except WazaError:  # the summary still shows what ran; then exit 2
+                reporter.summary(_console_outcome(doc), None)
+                raise
+            failures = reports.write(results_to_json(doc), machine.stream) if reports.requests else []
+            reporter.summary(_console_outcome(doc), target)
+    if failures:
+        raise WazaError("; ".join(failures))
     return exit_code_of(doc, engine)
+
+
+def attach_cache(cmd: RunCommand, engine: Engine):
+    """``--cache``: put the result cache in front of the backend (or say why it stays off)."""
+    if not cmd.cache:
+        return None
+    import sys
+
+    from waza_core.results.cache import RunCache
+
+    cache = RunCache(engine.prepared, cmd.cache_dir, lambda m: sys.stderr.write(f"waza: warning: {m}\n"))
+    if not cache.active:
+        sys.stderr.write(f"waza: warning: {cache.off_reason}\n")
+        return None
+    engine.wrap_backend = cache.wrap_backend
+    return cache
 
 
 def check_targets(cmd: RunCommand) -> None:
@@ -91,7 +126,7 @@ def check_targets(cmd: RunCommand) -> None:
             raise WazaError(f"--output-dir {cmd.output_dir}: no such folder")
         if not os.access(cmd.output_dir, os.W_OK | os.X_OK):
             raise WazaError(f"--output-dir {cmd.output_dir}: folder is not writable")
-    if cmd.output is not None:
+    if cmd.output is not None and str(cmd.output) != STDOUT:
         check_writable_target(cmd.output)
 
 
@@ -116,18 +151,24 @@ def run_options(cmd: RunCommand, reporter) -> RunOptions:
         parallel=True if cmd.parallel or (cmd.workers is not None and cmd.workers != 1) else None,
         workers=cmd.workers, task_globs=list(cmd.task), tag_globs=list(cmd.tags), context_dir=cmd.context_dir,
         keep_workspaces=cmd.keep_workspaces, skip_graders=cmd.skip_graders,
+        update_snapshots=cmd.update_snapshots, judge_model=cmd.judge_model,
         fail_fast=True if cmd.fail_fast else None,
         on_task_done=None if cmd.quiet else
         lambda index, total, entry: reporter.task_done(index, total, _console_task(entry, cmd.verbose)),
     )
 
 
-def write_results(cmd: RunCommand, doc: ResultsDocument) -> Path | None:
-    """Write the results file (-o, or a new name in --output-dir); where it went."""
+def write_results(cmd: RunCommand, doc: ResultsDocument, stdout=None) -> Path | None:
+    """Write the results file (-o, or a new name in --output-dir); where it went.
+    ``-o -`` writes to ``stdout`` (the real one; the rest of the output went to stderr)."""
     from waza_core.results.codec import encode_results
     from waza_core.results.io import write_atomic
 
     target = cmd.output
+    if target is not None and str(target) == STDOUT and stdout is not None:
+        stdout.write(encode_results(doc))
+        stdout.flush()
+        return None
     if cmd.output_dir is not None:
         stamp = doc.timestamp.replace(":", "").replace("-", "")
         target = cmd.output_dir / f"{results_file_stem(doc.eval_name)}-{stamp}-{doc.eval_id.rsplit('-', 1)[-1]}.json"

@@ -62,6 +62,8 @@ class Engine:
         # what the console shows before the first run
         self.tasks, self.trials, self.model = list(plan.tasks), plan.trials, plan.model
         self.executor_name = plan.executor_name
+        #: a function that may put another backend in front of the chosen one (the result cache)
+        self.wrap_backend = None
 
     @property
     def cancel(self):
@@ -86,6 +88,8 @@ class Engine:
         t0 = time.perf_counter()
         prepared, plan = self.prepared, self.plan
         backend = make_backend(self.options.backend, BackendJob(prepared, self.recipe, plan.parallel, plan.workers))
+        if self.wrap_backend is not None:
+            backend = self.wrap_backend(backend)
         try:
             prepared.start()
             backend.submit(plan.units())

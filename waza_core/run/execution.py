@@ -51,6 +51,10 @@ class Executor:
     paid: ClassVar[bool] = True
     #: whether it reads or writes the run's workspace (agents do; the mock does not)
     needs_workspace: ClassVar[bool] = True
+    #: whether it honours ``environment``, ``path_prepend``, ``mcp_servers`` and ``workdir``
+    #: of the request, so the suite's ``command_mocks`` and ``mcp_mocks`` are installed
+    #: (otherwise they are left out and their evidence stays null; see docs/mocks.md)
+    supports_mocks: ClassVar[bool] = False
     #: the key under the suite's ``config:`` that holds this executor's own options
     #: (e.g. ``cli``); empty when it takes none
     config_key: ClassVar[str] = ""

@@ -215,7 +215,7 @@ class PreparedSuite:
         judge = self.settings.judge_model
         if judge is None:
             judge = self.suite.config.judge_model
-        return GraderSetup(judge_model=judge, model=self.settings.model,
+        return GraderSetup(judge_model=judge, model=self.settings.model, executor=self.settings.executor,
                            update_snapshots=self.settings.update_snapshots,
                            new_executor=executor_factory(self.suite, self.registry), cancel=self.cancel)
 
@@ -296,10 +296,12 @@ def build_grader(spec, suite, registry) -> Grader:
 def executor_factory(suite: Suite, registry) -> Callable[[str, dict], Any]:
     """``new_executor(name, options)`` for :class:`GraderSetup`: an executor plugin by name."""
 
-    def new_executor(name: str, options: dict) -> Any:
+    def new_executor(name: str, options: dict | None) -> Any:
         cls = registry.get("executor", name)
         if cls is None:
             raise WazaError(registry.unknown("executor", name))
+        if options is None:  # the suite's own options for that executor (config.<key>)
+            options = suite.config.extra.get(cls.config_key, {}) if cls.config_key else {}
         return cls(suite, dict(options))
 
     return new_executor

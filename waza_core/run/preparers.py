@@ -16,6 +16,7 @@ import shutil
 from typing import TYPE_CHECKING
 
 from waza_core.errors import WazaError
+from waza_core.mocks.preparer import mocks_and_repos
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -54,6 +55,7 @@ def task_inputs(prepared: PreparedSuite) -> RunPreparer | None:
 #: every per-run feature, in the order its preparer runs; one line per feature
 PREPARER_FACTORIES: list[Callable[[PreparedSuite], RunPreparer | None]] = [
     task_inputs,
+    mocks_and_repos,  # inputs.repos/workdir/environment, command_mocks, mcp_mocks
 ]
 
 

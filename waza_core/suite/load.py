@@ -14,6 +14,7 @@ from typing import Any
 from waza_core.errors import SuiteError
 from waza_core.model import FileInput, GraderSpec, Suite, SuiteConfig, TaskSpec
 from waza_core.paths import display_path
+from waza_core.suite import mocks as mock_checks
 from waza_core.suite import schema as schemas
 from waza_core.suite import yamlio
 from waza_core.suite.cache import SuiteCache, stat_key
@@ -76,24 +77,35 @@ def _check_schema(kind: str, data: dict, text: str, file: Path, registry, proble
 
 
 def _check_graders(entries: Any, base_path: tuple, text: str, file: Path, registry,
-                   problems: _Problems) -> None:
+                   problems: _Problems, task: bool = False) -> None:
     """Run each grader's own config schema and load-time checks.
 
-    Entries the document schema already rejected are skipped (their problem is reported).
+    Entries the document schema already rejected are skipped (their problem is reported),
+    and so are ``ref`` entries: they are checked once resolved (:func:`_expand_refs`).
     """
     names: dict[str, int] = {}
     for i, entry in enumerate(entries if isinstance(entries, list) else []):
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or "ref" in entry:
             continue
         cls = registry.get("grader", entry.get("type")) if isinstance(entry.get("type"), str) else None
         config = entry.get("config") or {}
         if cls is None or not isinstance(config, dict):
             continue
         config_path = base_path + (i, "config")
+        checks = entry.get("assertions")
+        if checks is not None and not (isinstance(checks, list) and all(isinstance(c, str) for c in checks)):
+            continue  # the document schema reported it
+        config, problem = _entry_assertions(entry, config) if task else (config, None)
+        if problem:
+            problems.add(file, f"grader {entry['name']!r}: {problem}", text, base_path + (i,), "assertions")
+            continue
         schema_errors = schemas.config_errors(cls, config)
         for err in schema_errors:
             for path, key, message in schemas.describe(err, "config"):
-                problems.add(file, f"grader {entry['name']!r}: {message}", text, config_path + path, key)
+                where = config_path + path
+                if path[:1] == ("assertions",) and entry.get("assertions"):
+                    where = base_path + (i,) + path  # the list came from the entry, not from config
+                problems.add(file, f"grader {entry['name']!r}: {message}", text, where, key)
         try:
             checks = [] if schema_errors else cls.check_config(config)
         except Exception as exc:  # a plugin's check itself failed: report, don't crash
@@ -106,12 +118,79 @@ def _check_graders(entries: Any, base_path: tuple, text: str, file: Path, regist
         names[entry["name"]] = i
 
 
+def _entry_assertions(entry: dict, config: dict) -> tuple[dict, str | None]:
+    """A task grader's own ``assertions:`` list becomes its ``config.assertions``, as in waza.
+
+    waza (Go) copies a non-empty entry list over ``config.assertions`` (any grader type;
+    only ``code`` reads it). Setting both, or the list on another type, is a mistake
+    waza passes over silently; here it is a load error.
+    """
+    checks = entry.get("assertions")
+    if not checks:
+        return config, None
+    if entry.get("type") != "code":
+        return config, "assertions: only a code grader takes assertions"
+    if "assertions" in config:
+        return config, "set assertions on the grader entry or in config.assertions, not both"
+    return dict(config, assertions=list(checks)), None
+
+
 def _grader_specs(entries: list, file: Path) -> list[GraderSpec]:
     """Grader specs of a checked document."""
     where = display_path(file)
     return [GraderSpec(type=e["type"], name=e["name"], weight=float(e.get("weight", 1.0)),
-                       config=e.get("config") or {}, where=f"{where} (graders[{i}])")
+                       config=_entry_assertions(e, e.get("config") or {})[0], where=f"{where} (graders[{i}])")
             for i, e in enumerate(entries)]
+
+
+def _expand_refs(file: Path, entries: list, registry, problems: _Problems) -> list:
+    """Replace each ``ref`` entry of eval.yaml by the grader it names (waza_core/suite/refs.py).
+
+    Resolved graders get the same checks as written ones; every problem is reported at the
+    entry's ``ref`` key."""
+    from waza_core.suite import refs
+
+    out = list(entries)
+    lock = None
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or "ref" not in entry:
+            continue
+        label = f"grader ref {entry['ref']!r}"
+        try:
+            lock = refs.load_lock(file) if lock is None else lock
+            grader, source = refs.resolve(entry, lock)
+        except refs.RefError as exc:
+            problems.add(file, f"{label}: {exc}", None, ("graders", i), "ref")
+            continue
+        cls = registry.get("grader", grader.get("type"))
+        config = grader.get("config") or {}
+        messages = []
+        if cls is None:
+            messages = [registry.unknown("grader", grader.get("type"))]
+        elif not isinstance(config, dict):
+            messages = ["config must be a mapping"]
+        else:
+            errors = schemas.config_errors(cls, config)
+            messages = [m for err in errors for _, _, m in schemas.describe(err, "config")]
+            messages = messages or [m for _, m in cls.check_config(config)]
+        if messages:
+            for message in messages:
+                problems.add(file, f"{label} ({display_path(source)}): {message}", None, ("graders", i), "ref")
+            continue
+        out[i] = grader
+    is_ref = [isinstance(e, dict) and "ref" in e for e in entries]
+    names: dict[str, int] = {}
+    for i, entry in enumerate(out):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if not isinstance(name, str):
+            continue
+        if name in names and (is_ref[i] or is_ref[names[name]]):
+            at = i if is_ref[i] else names[name]
+            other = names[name] if at == i else i
+            problems.add(file, f"duplicate grader name {name!r} (also entry {other + 1})", None,
+                         ("graders", at), "ref")
+        names.setdefault(name, i)
+    return out
 
 
 def _load_checked(file: Path, kind: str, registry, problems: _Problems, cache) -> dict | None:
@@ -133,7 +212,8 @@ def _load_checked(file: Path, kind: str, registry, problems: _Problems, cache) -
         problems.add(file, f"{schemas._dotted(where) or 'value'}: {value} is not allowed (use a finite number)",
                      text, where)
     _check_schema(kind, data, text, file, registry, problems)
-    _check_graders(data.get("graders") or [], ("graders",), text, file, registry, problems)
+    mock_checks.check_document(kind, data, file, text, problems)
+    _check_graders(data.get("graders") or [], ("graders",), text, file, registry, problems, task=kind == "task")
     if len(problems.items) > before:
         return None
     if key is not None:
@@ -160,7 +240,11 @@ def load_suite(path: str | Path, registry) -> Suite:
         eval_ok = False
     else:
         eval_ok = True
-    graders = _grader_specs(data.get("graders") or [], file) if eval_ok else []
+    entries = data.get("graders") or []
+    if eval_ok and any(isinstance(e, dict) and "ref" in e for e in entries):
+        entries = _expand_refs(file, entries, registry, problems)
+        eval_ok = not problems.items
+    graders = _grader_specs(entries, file) if eval_ok else []
     globs = data.get("tasks")
     globs = [g for g in globs if isinstance(g, str) and g] if isinstance(globs, list) else []
     task_files = _expand_globs(file, None, globs, problems)
@@ -171,6 +255,7 @@ def load_suite(path: str | Path, registry) -> Suite:
             tasks.append(task)
     _check_unique_ids(tasks, problems)
     _check_grader_names(graders, tasks, file, problems)
+    mock_checks.check_suite(data, file, tasks, problems)
     cache.save()
     if problems.items:
         raise SuiteError(problems.items)

@@ -18,11 +18,10 @@ from typing import Any
 #: keys that waza (Go) defines and that waza for Python parses but does not support yet,
 #: by the JSON path of the object that holds them.
 UNSUPPORTED = {
-    (): {"tasks_from", "range", "adversarial", "command_mocks", "agent", "scenario"},
+    (): {"tasks_from", "range", "adversarial", "agent", "scenario"},
     ("config",): {"group_by", "instruction_files"},
-    ("inputs",): {"repos", "environment"},
     ("expected",): {"outcomes", "behavior", "tool_calls", "should_trigger", "max_response_time_ms"},
-    ("__task__",): {"checkpoints", "command_mocks", "assertions"},
+    ("__task__",): {"checkpoints"},
 }
 
 

@@ -1,0 +1,85 @@
+"""Open HTML reports in a real headless Chromium (Debian's ``chromium``) through Playwright.
+
+The browser is never downloaded (no ``playwright install``): ``.ci/run`` installs the
+Debian package. A missing browser makes these tests FAIL, so CI can never pass without
+them; on a developer machine without Chromium, ``WAZA_SKIP_BROWSER_TESTS=1`` skips them
+with a reason (ignored when ``CI`` is set).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = os.environ.get("WAZA_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def require_browser() -> None:
+    problem = None
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        problem = "Playwright for Python is not installed (pip install -e '.[test]')"
+    if problem is None and not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
+        problem = f"no Chromium at {CHROMIUM} (apt-get install -y chromium)"
+    if problem is None:
+        return
+    if os.environ.get("WAZA_SKIP_BROWSER_TESTS") == "1" and not os.environ.get("CI"):
+        pytest.skip(f"browser test skipped (WAZA_SKIP_BROWSER_TESTS=1): {problem}")
+    pytest.fail(f"the HTML report tests need a real browser: {problem}; "
+                "set WAZA_SKIP_BROWSER_TESTS=1 to skip them outside CI")
+
+
+class Opened:
+    """A report open in the browser, with what it asked the network for and its console errors."""
+
+    def __init__(self, page, requests: list[str], errors: list[str]) -> None:
+        self.page = page
+        self.requests = requests
+        self.errors = errors
+
+    def remote_requests(self, own_url: str) -> list[str]:
+        return [u for u in self.requests if u != own_url]
+
+
+@contextlib.contextmanager
+def open_report(path: Path, timeout_ms: int = 60000):
+    """Open ``path`` in a fresh profile; every request but the page itself is aborted and recorded."""
+    require_browser()
+    from playwright.sync_api import sync_playwright
+
+    profile = tempfile.mkdtemp(prefix="waza-chromium-")
+    try:
+        with sync_playwright() as p:
+            ctx = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True,
+                                                       args=ARGS, offline=True)
+            try:
+                url = path.resolve().as_uri()
+                requests: list[str] = []
+                errors: list[str] = []
+
+                def route(r):
+                    if r.request.url == url:
+                        r.continue_()
+                    else:
+                        r.abort()
+
+                ctx.route("**/*", route)
+                page = ctx.new_page()
+                page.on("request", lambda r: requests.append(r.url))
+                page.set_default_timeout(timeout_ms)
+                page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+                page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+                page.goto(url, wait_until="load")
+                yield Opened(page, requests, errors)
+            finally:
+                ctx.close()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)

@@ -1,0 +1,158 @@
+"""The HTML report in a real headless Chromium: it opens, shows every task, sorts and
+filters, shows each run's evidence, runs no injected script, logs no console error and
+asks the network for nothing."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.ci.big_results import big_results
+from tests.ci.browser import open_report
+from tests.ci.conftest import waza_ci
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.browser
+
+NAMES = ["Stable pass", "Always fails", "Flaky task", "Errors on trial two",
+         "Hostile <b>name</b> | pipe `tick` @octocat"]
+
+
+@pytest.fixture(scope="module")
+def ci_html(ci_results, tmp_path_factory):
+    out = tmp_path_factory.mktemp("html") / "report.html"
+    proc = waza_ci("report", str(ci_results), "--html", str(out))
+    assert proc.returncode == 0, proc.stderr.decode()
+    return out
+
+
+def _rows(page):
+    return page.locator("#task-rows tr.task-row")
+
+
+def test_the_report_opens_and_shows_every_task(ci_html):
+    with open_report(ci_html) as opened:
+        page = opened.page
+        assert page.title() == "waza: ci-demo"
+        assert _rows(page).count() == 5
+        table = page.text_content("#tasks")
+        for name in NAMES:
+            assert name in table
+        summary = page.text_content("#summary")
+        assert "FAIL" in summary and "20.0%" in summary
+        assert page.text_content("#shown") == "5 of 5 task(s)"
+        assert "Flaky task" in page.text_content("#flaky")
+        assert page.locator("#flaky .spread i").count() == 2 * 2  # two flaky tasks x two trials
+        assert opened.errors == []
+        assert opened.remote_requests(ci_html.resolve().as_uri()) == []
+
+
+def test_filters_and_sorting_work(ci_html):
+    with open_report(ci_html) as opened:
+        page = opened.page
+        page.fill("#filter", "flaky")
+        page.locator("#shown", has_text="1 of 5").wait_for()
+        assert _rows(page).count() == 1 and "Flaky task" in _rows(page).first.text_content()
+        page.fill("#filter", "")
+        page.locator("#shown", has_text="5 of 5").wait_for()
+        page.select_option("#status-filter", "failed")
+        page.locator("#shown", has_text="3 of 5").wait_for()
+        assert {r.get_attribute("data-task-id") for r in _rows(page).all()} == {"always-fails", "flaky-task",
+                                                                               "hostile-task"}
+        page.select_option("#status-filter", "")
+        page.check("#flaky-only")
+        page.locator("#shown", has_text="2 of 5").wait_for()
+        page.uncheck("#flaky-only")
+        page.locator("th[data-key=score]").click()
+        ids = [r.get_attribute("data-task-id") for r in _rows(page).all()]
+        assert ids[0] == "always-fails" and ids[-1] == "stable-pass"
+        assert page.get_attribute("th[data-key=score]", "aria-sort") == "ascending"
+        page.locator("th[data-key=score]").click()
+        assert _rows(page).first.get_attribute("data-task-id") == "stable-pass"
+        assert opened.errors == []
+
+
+def test_a_task_shows_each_runs_evidence_and_hostile_text_stays_text(ci_html):
+    with open_report(ci_html) as opened:
+        page = opened.page
+        page.locator("tr[data-task-id=hostile-task]").click()
+        detail = page.locator("#detail")
+        assert detail.locator(".run").count() == 2
+        text = detail.text_content()
+        assert "Trial 1: failed" in text and "hostile_check" in text
+        assert "Missing expected substring: <script>window.__pwned=4</script>|x" in text
+        assert "</script><script>window.__pwned=1</script>" in detail.locator("pre.output").first.text_content()
+        detail.locator("details.transcript summary").first.click()
+        assert "window.__pwned=3" in detail.locator("details.transcript").first.text_content()
+        detail.locator("details.tool-events summary").first.click()
+        assert "read_file" in detail.locator("details.tool-events").first.text_content()
+        assert page.evaluate("typeof window.__pwned") == "undefined"
+        assert page.locator("#app img, #app b:has-text('name')").count() == 0
+        page.locator("tr[data-task-id=errors-task]").click()
+        assert "scripted failure of trial 2" in page.text_content("#detail")
+        assert opened.errors == []
+        assert opened.remote_requests(ci_html.resolve().as_uri()) == []
+
+
+def test_the_request_guard_sees_a_remote_resource(tmp_path):
+    """The harness itself: a page that loads something remote is caught (so the checks above mean something)."""
+    page_file = tmp_path / "remote.html"
+    page_file.write_text('<!DOCTYPE html><html><body><img src="http://127.0.0.1:9/x.png"></body></html>')
+    with open_report(page_file) as opened:
+        opened.page.wait_for_timeout(300)
+        assert opened.remote_requests(page_file.resolve().as_uri()) == ["http://127.0.0.1:9/x.png"]
+
+
+def test_a_20000_run_report_opens_paged_without_freezing(tmp_path):
+    src = tmp_path / "big.json"
+    src.write_text(json.dumps(big_results(4000, 5)), encoding="utf-8")
+    out = tmp_path / "big.html"
+    proc = waza_ci("report", str(src), "--html", str(out), timeout=300)
+    assert proc.returncode == 0, proc.stderr.decode()
+    with open_report(out, timeout_ms=120000) as opened:
+        page = opened.page
+        assert page.text_content("#shown") == "4000 of 4000 task(s)"
+        assert _rows(page).count() == 50  # paged: the DOM never holds 4000 rows
+        assert page.text_content("#page-info") == "page 1 of 80"
+        page.fill("#filter", "task-03999")
+        page.locator("#shown", has_text="1 of 4000").wait_for()
+        assert _rows(page).first.get_attribute("data-task-id") == "task-03999"
+        page.fill("#filter", "")
+        page.locator("#shown", has_text="4000 of 4000").wait_for()
+        for _ in range(3):
+            page.click("#next")
+        assert page.text_content("#page-info") == "page 4 of 80"
+        page.locator("#task-rows tr.task-row").first.click()
+        assert page.locator("#detail .run").count() == 5
+        assert opened.errors == []
+        assert opened.remote_requests(out.resolve().as_uri()) == []
+
+
+def test_an_optimizer_report_shows_candidates_side_by_side(tmp_path):
+    example = REPO / "examples" / "optimizer"
+    out_dir = tmp_path / "opt"
+    proc = waza_ci("optimize", "run", str(example / "eval.yaml"), "--target", "context-overlay",
+                   "--seed", str(example / "seed"), "--optimization-tag", "optimization",
+                   "--qualification-tag", "qualification", "--adapter", "fake",
+                   "--fake-script", str(example / "fake-script.json"), "--output-dir", str(out_dir), timeout=300)
+    assert proc.returncode == 0, proc.stderr.decode()
+    report = json.loads((out_dir / "report.json").read_text("utf-8"))
+    html = tmp_path / "opt.html"
+    proc = waza_ci("report", str(out_dir / "report.json"), "--html", str(html))
+    assert proc.returncode == 0, proc.stderr.decode()
+    proc = waza_ci("report", str(out_dir / "report.json"), "--junit", str(tmp_path / "x.xml"))
+    assert proc.returncode == 2 and b"cannot write a report of it" in proc.stderr
+    with open_report(html) as opened:
+        page = opened.page
+        assert "accepted" in page.text_content("#summary")
+        heads = page.locator("#candidates thead th[data-candidate]")
+        assert heads.count() == len(report["candidates"]) >= 3
+        best = report["best_candidate_id"][:12]
+        assert any(best in h.text_content() and "★" in h.text_content() for h in heads.all())
+        body = page.text_content("#candidates tbody")
+        assert "optimization score" in body and "qualification score" in body
+        assert re.search(r"optimization/\S+", body)
+        assert opened.errors == []
+        assert opened.remote_requests(html.resolve().as_uri()) == []

@@ -1,0 +1,107 @@
+"""The ``mcp_mocks`` stdio MCP server, built on the official MCP Python SDK (``mcp``).
+
+An agent starts it (waza hands the agent its command line) with the mock's resolved
+configuration; the SDK speaks the protocol (initialize and version negotiation,
+``tools/list``, ``tools/call``, errors for unknown methods and bad parameters) and
+:mod:`.mcp_match` decides the answers. Every ``tools/call`` is recorded in the run's
+log folder, so waza can put the calls in the run's evidence (``mcp_invocations``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from waza_core.mocks import mcp_match
+from waza_core.mocks.sanitize import REDACTED, TOKEN_SHAPES, secret_values, sensitive_name
+
+SERVER_VERSION = "0.0.0-mock"
+
+
+def sanitize_value(value: Any, secrets_: list[str]) -> Any:
+    """Arguments as recorded: values under sensitive keys and secret-shaped text redacted."""
+    if isinstance(value, dict):
+        return {k: REDACTED if sensitive_name(str(k)) and v not in (None, "") else sanitize_value(v, secrets_)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [sanitize_value(v, secrets_) for v in value]
+    if isinstance(value, str):
+        for secret in secrets_:
+            value = value.replace(secret, REDACTED)
+        return TOKEN_SHAPES.sub(REDACTED, value)
+    return value
+
+
+def record(log_dir: str | None, server: str, tool: str, args: dict, index: int, is_error: bool) -> None:
+    if not log_dir:
+        return
+    entry = {"server": server, "tool": tool, "arguments": sanitize_value(args, secret_values(os.environ)),
+             "response_index": index, "is_error": is_error}
+    data = json.dumps({"recorded_at": time.time_ns(), "invocation": entry}).encode("utf-8")
+    stem = f"call-{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}"
+    tmp = os.path.join(log_dir, f".{stem}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    os.replace(tmp, os.path.join(log_dir, stem + ".json"))
+
+
+def build_server(config: dict, log_dir: str | None):
+    """A low-level SDK server answering from ``config`` (``name`` and ``tools``)."""
+    from mcp import types
+    from mcp.server.lowlevel import Server
+
+    name = str(config.get("name") or "mock")
+
+    async def list_tools(_ctx, _params) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[
+            types.Tool(name=t["name"], description=t["description"], input_schema=t["inputSchema"])
+            for t in mcp_match.tool_list(config)])
+
+    async def call_tool(_ctx, params) -> types.CallToolResult:
+        args = params.arguments if params.arguments is not None else {}
+        text, is_error, index = mcp_match.call(config, params.name, args)
+        try:
+            record(log_dir, name, params.name, args, index, is_error)
+        except OSError as exc:
+            print(f"mcp mock {name!r}: cannot record the call: {exc}", file=sys.stderr)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error)
+
+    return Server(name, version=SERVER_VERSION, on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def serve(config: dict, log_dir: str | None) -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(config, log_dir)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="waza-mcp-mock", description="waza's mcp_mocks stdio server")
+    parser.add_argument("--config-file", required=True)
+    parser.add_argument("--log-dir")
+    opts = parser.parse_args(argv)
+    try:
+        with open(opts.config_file, encoding="utf-8") as fh:
+            config = json.load(fh)
+    except (OSError, ValueError) as exc:
+        print(f"waza mcp mock: cannot read {opts.config_file}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        import anyio
+    except ImportError:
+        print("waza mcp mock: the MCP SDK is not installed (pip install 'waza[mcp]')", file=sys.stderr)
+        return 2
+    try:
+        anyio.run(serve, config, opts.log_dir)
+    except KeyboardInterrupt:
+        pass
+    return 0

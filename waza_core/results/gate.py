@@ -1,0 +1,292 @@
+"""``waza gate``: compare current results with a baseline and decide pass / fail / golden-failure.
+
+The algorithm, report keys, verdicts, messages and exit codes are waza's
+(``cmd/waza/cmd_gate.go``). Where waza's code and its documentation disagree we follow
+the documentation (docs/ci.md lists each point):
+
+- ``--golden-must-pass`` is on by default (the code's default is off);
+- a task is golden when *either* file marks it (the code looks at the current file
+  only), so a golden task missing from the current results is a golden failure too.
+
+Two traps of waza fixed: the regression is rounded to 9 decimals before it is compared
+(``(0.7 - 0.6) * 100`` must not count as more than 10 points), and GitHub Actions
+messages escape only ``%``, CR and LF (waza also escapes ``:`` and ``,``, which GitHub
+does not unescape in a message, so they showed as ``%3A`` and ``%2C``).
+
+Beyond waza, an optional significance test (``--significance ALPHA``): with trials,
+every run is a pass/fail sample, so a drop can be weighed against noise. See
+:func:`significance`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from waza_core.results.markdown_text import escape_markdown
+
+EXIT_PASS, EXIT_REGRESSION, EXIT_GOLDEN, EXIT_CONFIG = 0, 1, 2, 3
+POLICIES = ("allow", "warn", "fail")
+FORMATS = ("human", "json", "markdown", "github-actions")
+
+
+@attrs.define
+class GateOptions:
+    baseline_path: str
+    current_path: str
+    max_regression_pct: float = 0.0
+    golden_must_pass: bool = True
+    on_new_tasks: str = "allow"
+    on_removed_tasks: str = "warn"
+    format: str = "human"
+    significance_alpha: float | None = None
+
+
+def check_options(opts: GateOptions) -> GateOptions:
+    """Trim and lower-case as waza does; raise ValueError with waza's message for a bad value."""
+    opts.baseline_path = opts.baseline_path.strip()
+    opts.current_path = opts.current_path.strip()
+    opts.on_new_tasks = opts.on_new_tasks.strip().lower()
+    opts.on_removed_tasks = opts.on_removed_tasks.strip().lower()
+    opts.format = opts.format.strip().lower()
+    if not opts.baseline_path:
+        raise ValueError("--baseline is required")
+    if not opts.current_path:
+        raise ValueError("--current is required")
+    if not opts.max_regression_pct >= 0:  # also refuses NaN
+        raise ValueError("--max-regression-pct must be >= 0")
+    for flag, value in (("--on-new-tasks", opts.on_new_tasks), ("--on-removed-tasks", opts.on_removed_tasks)):
+        if value not in POLICIES:
+            raise ValueError(f"{flag}: unsupported policy {value!r}: must be allow, warn, or fail")
+    if opts.format not in FORMATS:
+        raise ValueError(f"unsupported format {opts.format!r}: must be human, json, markdown, or github-actions")
+    if opts.significance_alpha is not None and not 0 < opts.significance_alpha < 1:
+        raise ValueError("--significance must be a level between 0 and 1, e.g. 0.05")
+    return opts
+
+
+def _task_entry(task: dict[str, Any], golden: bool | None = None) -> dict[str, Any]:
+    stats = task.get("stats") or {}
+    rate = stats.get("pass_rate")
+    entry: dict[str, Any] = {"task_id": task["test_id"], "display_name": task["display_name"]}
+    if golden if golden is not None else task.get("golden"):
+        entry["golden"] = True
+    entry["status"] = task["status"]
+    entry["pass_rate"] = float(rate) if isinstance(rate, (int, float)) and not isinstance(rate, bool) else 0.0
+    return entry
+
+
+def _index(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {t["test_id"]: t for t in doc["tasks"]}  # as in waza, a repeated id: the last one counts
+
+
+def build_report(opts: GateOptions, baseline: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
+    b_sum, c_sum = baseline["summary"], current["summary"]
+    b_cfg, c_cfg = baseline["config"], current["config"]
+    report: dict[str, Any] = {
+        "passed": True, "exit_code": EXIT_PASS, "verdict": "pass",
+        "baseline_file": opts.baseline_path, "current_file": opts.current_path,
+        "baseline_success_rate": float(b_sum["success_rate"]), "current_success_rate": float(c_sum["success_rate"]),
+        "regression_pct": 0.0, "max_regression_pct": opts.max_regression_pct,
+        "golden_must_pass": opts.golden_must_pass,
+    }
+    drop = round((report["baseline_success_rate"] - report["current_success_rate"]) * 100, 9)
+    if drop > 0:
+        report["regression_pct"] = drop
+    failures: list[dict[str, Any]] = []
+    warnings: list[dict[str, Any]] = []
+    if report["regression_pct"] > opts.max_regression_pct:
+        failures.append({"kind": "regression", "severity": "error",
+                         "message": f"aggregate pass rate regressed by {report['regression_pct']:.2f} percentage "
+                                    f"points, exceeding {opts.max_regression_pct:.2f}"})
+    base, cur = _index(baseline), _index(current)
+    new_tasks = [_task_entry(cur[i]) for i in sorted(cur) if i not in base]
+    removed_tasks = [_task_entry(base[i]) for i in sorted(base) if i not in cur]
+    for task in new_tasks:
+        _apply_policy(warnings, failures, opts.on_new_tasks, "new_task", task)
+    for task in removed_tasks:
+        _apply_policy(warnings, failures, opts.on_removed_tasks, "removed_task", task)
+    golden_failures = []
+    if opts.golden_must_pass:
+        golden_ids = sorted({i for i, t in cur.items() if t.get("golden")}
+                            | {i for i, t in base.items() if t.get("golden")})
+        for tid in golden_ids:
+            if tid not in cur:
+                entry = _task_entry(base[tid], golden=True)
+                entry.update(status="n/a", pass_rate=0.0)
+                golden_failures.append(entry)
+            elif cur[tid]["status"] != "passed":
+                golden_failures.append(_task_entry(cur[tid], golden=True))
+    significance_note = None
+    if opts.significance_alpha is not None:
+        report["significance"] = significance(baseline, current, opts.significance_alpha)
+        sig = report["significance"]
+        if failures and failures[0]["kind"] == "regression" and sig.get("significant") is False:
+            failures.pop(0)
+            significance_note = {"kind": "regression_not_significant", "severity": "warning",
+                                 "message": f"aggregate pass rate regressed by {report['regression_pct']:.2f} "
+                                            f"percentage points, but the drop in passed runs is within noise "
+                                            f"(one-sided Fisher exact test p={sig['p_value']:.4f} >= "
+                                            f"alpha {sig['alpha']})"}
+            warnings.insert(0, significance_note)
+    if golden_failures:
+        report["golden_failures"] = golden_failures
+    if new_tasks:
+        report["new_tasks"] = new_tasks
+    if removed_tasks:
+        report["removed_tasks"] = removed_tasks
+    for task in golden_failures:
+        if task["status"] == "n/a" and task["task_id"] not in cur:
+            message = (f"golden task {_go_quote(task['display_name'])} ({task['task_id']}) is missing from the "
+                       "current results")
+        else:
+            message = f"golden task {_go_quote(task['display_name'])} ({task['task_id']}) did not pass; " \
+                      f"status={task['status']}"
+        failures.append({"kind": "golden_failure", "severity": "error", "message": message,
+                         "task_id": task["task_id"], "task_name": task["display_name"]})
+    if warnings:
+        report["warnings"] = warnings
+    if failures:
+        report["failures"] = failures
+    report.update({
+        "baseline_task_count": len(baseline["tasks"]), "current_task_count": len(current["tasks"]),
+        "new_task_policy": opts.on_new_tasks, "removed_task_policy": opts.on_removed_tasks,
+    })
+    for side, cfg in (("baseline", b_cfg), ("current", c_cfg)):
+        if isinstance(cfg.get("model_id"), str) and cfg["model_id"]:
+            report[f"{side}_model"] = cfg["model_id"]
+    for side, cfg in (("baseline", b_cfg), ("current", c_cfg)):
+        runs = cfg.get("runs_per_test")
+        if isinstance(runs, int) and not isinstance(runs, bool) and runs:
+            report[f"{side}_runs_per_test"] = runs
+    report["baseline_aggregate_score"] = float(b_sum["aggregate_score"])
+    report["current_aggregate_score"] = float(c_sum["aggregate_score"])
+    if golden_failures:
+        report.update(passed=False, exit_code=EXIT_GOLDEN, verdict="golden-failure")
+    elif failures:
+        report.update(passed=False, exit_code=EXIT_REGRESSION, verdict="fail")
+    if "significance" in report:  # keep waza's keys first, ours last
+        report["significance"] = report.pop("significance")
+    return report
+
+
+def _go_quote(text: str) -> str:
+    """A Go ``%q`` of a display name, as in waza's messages (JSON quoting is close enough)."""
+    import json
+
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _apply_policy(warnings: list, failures: list, policy: str, kind: str, task: dict[str, Any]) -> None:
+    if policy == "allow":
+        return
+    where = "is present only in baseline results" if kind == "removed_task" else "is present only in current results"
+    issue = {"kind": kind, "severity": "error" if policy == "fail" else "warning",
+             "message": f"task {_go_quote(task['display_name'])} ({task['task_id']}) {where} and policy is {policy}",
+             "task_id": task["task_id"], "task_name": task["display_name"]}
+    (failures if policy == "fail" else warnings).append(issue)
+
+
+def significance(baseline: dict[str, Any], current: dict[str, Any], alpha: float) -> dict[str, Any]:
+    """Is the drop in passed runs more than noise? A one-sided Fisher exact test.
+
+    Over the tasks both files hold, every graded run (each trial) is a pass or a
+    fail; the 2x2 table baseline/current x passed/not passed is tested for "the
+    baseline passes more often" (``scipy.stats.fisher_exact``, alternative
+    ``greater``). ``significant`` is ``p_value < alpha``. Runs of one task are not
+    independent of each other, so read the p-value as a guide for flaky suites, not
+    as a proof; with one trial per task it weighs tasks instead of runs.
+    """
+    try:
+        from scipy.stats import fisher_exact
+    except ImportError:
+        raise ValueError("--significance needs scipy: pip install 'waza[stats]'") from None
+    common = set(_index(baseline)) & set(_index(current))
+
+    def counts(doc: dict[str, Any]) -> tuple[int, int]:
+        graded = [r for t in doc["tasks"] if t["test_id"] in common for r in t["runs"]
+                  if r["status"] not in ("n/a", "skipped")]
+        return sum(1 for r in graded if r["status"] == "passed"), len(graded)
+
+    b_pass, b_total = counts(baseline)
+    c_pass, c_total = counts(current)
+    out: dict[str, Any] = {"test": "fisher_exact_one_sided", "alpha": alpha,
+                           "baseline_runs_passed": b_pass, "baseline_runs": b_total,
+                           "current_runs_passed": c_pass, "current_runs": c_total}
+    if not b_total or not c_total:
+        out.update(p_value=None, significant=None, note="no graded runs of common tasks in one of the files")
+        return out
+    _, p = fisher_exact([[b_pass, b_total - b_pass], [c_pass, c_total - c_pass]], alternative="greater")
+    out.update(p_value=float(p), significant=bool(p < alpha))
+    return out
+
+
+# -- rendering ------------------------------------------------------------------------
+
+def render_human(report: dict[str, Any]) -> str:
+    status = "PASS" if report["passed"] else report["verdict"].upper()
+    lines = [f"Waza gate: {status}", "",
+             f"Baseline: {report['baseline_success_rate'] * 100:.1f}% pass rate ({report['baseline_task_count']} "
+             f"tasks, model: {report.get('baseline_model') or 'n/a'})",
+             f"Current:  {report['current_success_rate'] * 100:.1f}% pass rate ({report['current_task_count']} "
+             f"tasks, model: {report.get('current_model') or 'n/a'})",
+             f"Regression: {report['regression_pct']:.2f} percentage points "
+             f"(max allowed {report['max_regression_pct']:.2f})"]
+    if report["golden_must_pass"]:
+        lines.append(f"Golden tasks: {len(report.get('golden_failures', []))} failure(s)")
+    lines.append(f"Task changes: {len(report.get('new_tasks', []))} new, "
+                 f"{len(report.get('removed_tasks', []))} removed")
+    sig = report.get("significance")
+    if sig:
+        lines.append(_significance_line(sig))
+    for title, key in (("Failures", "failures"), ("Warnings", "warnings")):
+        if report.get(key):
+            lines += ["", f"{title}:"] + [f"- {_one_line(i['message'])}" for i in report[key]]
+    return "\n".join(lines) + "\n"
+
+
+def _significance_line(sig: dict[str, Any]) -> str:
+    runs = (f"{sig['baseline_runs_passed']}/{sig['baseline_runs']} runs passed -> "
+            f"{sig['current_runs_passed']}/{sig['current_runs']}")
+    if sig.get("p_value") is None:
+        return f"Significance: not computed ({sig.get('note')}); {runs}"
+    verdict = "significant" if sig["significant"] else "within noise"
+    return f"Significance: p={sig['p_value']:.4f} (alpha {sig['alpha']}, {verdict}); {runs}"
+
+
+def _one_line(text: str) -> str:
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    status = "PASS" if report["passed"] else "FAIL"
+    out = [f"## Waza gate: {status}", "",
+           "| Metric | Baseline | Current |", "|---|---:|---:|",
+           f"| Pass rate | {report['baseline_success_rate'] * 100:.1f}% | "
+           f"{report['current_success_rate'] * 100:.1f}% |",
+           f"| Aggregate score | {report['baseline_aggregate_score']:.4f} | {report['current_aggregate_score']:.4f} |",
+           f"| Tasks | {report['baseline_task_count']} | {report['current_task_count']} |", "",
+           f"- Regression: {report['regression_pct']:.2f} percentage points "
+           f"(max allowed {report['max_regression_pct']:.2f})",
+           f"- New tasks: {len(report.get('new_tasks', []))} (`{report['new_task_policy']}`)",
+           f"- Removed tasks: {len(report.get('removed_tasks', []))} (`{report['removed_task_policy']}`)"]
+    if report["golden_must_pass"]:
+        out.append(f"- Golden failures: {len(report.get('golden_failures', []))}")
+    if report.get("significance"):
+        out.append(f"- {escape_markdown(_significance_line(report['significance']))}")
+    for title, key in (("Failures", "failures"), ("Warnings", "warnings")):
+        if report.get(key):
+            out += ["", f"### {title}", ""] + [f"- {escape_markdown(i['message'])}" for i in report[key]]
+    return "\n".join(out) + "\n"
+
+
+def escape_actions_message(value: str) -> str:
+    """GitHub Actions workflow-command data: only %, CR and LF are escaped (and unescaped)."""
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def render_github_actions(report: dict[str, Any]) -> str:
+    lines = [f"::warning title=Waza gate::{escape_actions_message(i['message'])}" for i in report.get("warnings", [])]
+    lines += [f"::error title=Waza gate::{escape_actions_message(i['message'])}" for i in report.get("failures", [])]
+    return "".join(line + "\n" for line in lines)

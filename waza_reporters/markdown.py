@@ -1,0 +1,126 @@
+"""``--reporter markdown:PATH``: a summary for ``$GITHUB_STEP_SUMMARY`` and pull-request comments.
+
+A headline with the verdict, one line of figures, then a table of tasks (problems
+first): status, score, pass rate over the trials, a flaky mark and the failing
+graders' feedback. Everything that comes from a suite, an agent or a grader is
+escaped, so it renders as the text it is: no HTML, no markdown syntax, no table
+break from a ``|`` or a newline, no ``@mention`` that pings someone, no control
+characters. Long feedback and long tables are cut (options below) so the summary
+stays under GitHub's comment size limit (65,536 characters).
+"""
+
+from __future__ import annotations
+
+from typing import IO, Any
+
+from waza_core import Reporter, ResultsView, escape_markdown, hookimpl
+
+MARK = {"passed": "✅ passed", "failed": "❌ failed", "error": "⚠️ error", "n/a": "➖ n/a", "skipped": "➖ skipped"}
+ORDER = {"error": 0, "failed": 1, "n/a": 3, "skipped": 3, "passed": 4}
+escape = escape_markdown
+
+
+def _pct(value: Any) -> str:
+    return f"{value * 100:.1f}%" if isinstance(value, (int, float)) and not isinstance(value, bool) else "–"
+
+
+def _num(value: Any) -> str:
+    return f"{value:.2f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "–"
+
+
+class MarkdownReporter(Reporter):
+    name = "markdown"
+    summary = "a markdown summary for $GITHUB_STEP_SUMMARY and pull-request comments"
+    suffix = ".md"
+    option_help = {
+        "max_rows": "most task rows in the table; the rest are counted below it (default 100)",
+        "max_feedback": "most characters of feedback per task (default 300)",
+        "title": "the headline instead of 'waza: <eval name>'",
+    }
+
+    def check_options(self) -> list[str]:
+        problems = super().check_options()
+        for key, default in (("max_rows", 100), ("max_feedback", 300)):
+            try:
+                self.option_int(key, default, minimum=1)
+            except ValueError as exc:
+                problems.append(str(exc))
+        return problems
+
+    def write(self, results: ResultsView, out: IO[bytes]) -> None:
+        out.write("\n".join(self.lines(results)).encode("utf-8") + b"\n")
+
+    def lines(self, results: ResultsView) -> list[str]:
+        max_rows = self.option_int("max_rows", 100, minimum=1)
+        max_feedback = self.option_int("max_feedback", 300, minimum=1)
+        header, s = results.header, results.summary
+        config = header.get("config") or {}
+        total = s.get("total_tests", 0)
+        bad = (s.get("failed") or 0) + (s.get("errors") or 0)
+        verdict = "❌" if bad or header.get("incomplete") else "✅"
+        title = self.options.get("title") or f"waza: {header.get('eval_name') or header.get('skill') or 'results'}"
+        out = [f"## {verdict} {escape(title, 200)}", ""]
+        figures = [f"**{s.get('succeeded', 0)}/{total}** tasks passed",
+                   f"success rate **{_pct(s.get('success_rate'))}**",
+                   f"aggregate score **{_num(s.get('aggregate_score'))}**"]
+        if s.get("failed"):
+            figures.append(f"{s['failed']} failed")
+        if s.get("errors"):
+            figures.append(f"{s['errors']} errored")
+        if s.get("skipped"):
+            figures.append(f"{s['skipped']} not graded")
+        out.append(" · ".join(figures))
+        about = [f"model {escape(config.get('model_id') or '(default)', 80)}",
+                 f"executor {escape(config.get('engine_type') or '?', 40)}"]
+        if config.get("runs_per_test"):
+            about.append(f"{config['runs_per_test']} trial(s) per task")
+        cached = s.get("cached_runs")
+        if isinstance(cached, int) and cached:
+            about.append(f"{cached} run(s) from the cache")
+        if header.get("incomplete"):
+            about.append("**incomplete run**")
+        out += ["", " · ".join(about), ""]
+        tasks = sorted(results.tasks(), key=lambda t: (ORDER.get(t.get("status"), 2), t.get("test_id", "")))
+        if not tasks:
+            return out + ["_No tasks._"]
+        out += ["| Status | Task | Score | Pass rate | Flaky | Failing graders |",
+                "|---|---|---:|---:|:---:|---|"]
+        for task in tasks[:max_rows]:
+            out.append(self._row(task, max_feedback))
+        if len(tasks) > max_rows:
+            rest = tasks[max_rows:]
+            problems = sum(1 for t in rest if t.get("status") in ("failed", "error"))
+            out += ["", f"_… and {len(rest)} more task(s) ({problems} failed or errored) not shown._"]
+        return out
+
+    def _row(self, task: dict, max_feedback: int) -> str:
+        runs = task.get("runs") or []
+        passed = sum(1 for r in runs if r.get("status") == "passed")
+        graded = sum(1 for r in runs if r.get("status") not in ("n/a", "skipped"))
+        rate = f"{passed}/{graded}" if graded else "–"
+        flaky = "⚠️ flaky" if ResultsView.task_flaky(task) else ""
+        name = task.get("display_name") or task.get("test_id")
+        label = escape(name, 120)
+        if task.get("test_id") and task.get("test_id") != name:
+            label += f"<br><sub>{escape(task['test_id'], 120)}</sub>"
+        if task.get("golden"):
+            label += " ⭐"
+        return (f"| {MARK.get(task.get('status'), escape(task.get('status'), 20))} | {label} | "
+                f"{_num(ResultsView.task_score(task))} | {rate} | {flaky} | "
+                f"{escape(chr(10).join(_feedback(task)), max_feedback)} |")
+
+
+def _feedback(task: dict) -> list[str]:
+    """The failing graders' feedback over all runs, each distinct line once."""
+    seen: dict[str, None] = {}
+    for run in task.get("runs") or []:
+        if run.get("error_msg"):
+            seen.setdefault(f"run {run.get('run_number', '?')}: {run['error_msg']}", None)
+        for name, v in ResultsView.failed_graders(run):
+            seen.setdefault(f"{name}: {v.get('feedback') or 'failed'}", None)
+    return list(seen)
+
+
+@hookimpl
+def waza_register_reporters(register):
+    register(MarkdownReporter)
