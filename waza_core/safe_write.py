@@ -32,6 +32,7 @@ import re
 import stat
 import tempfile
 import time
+from collections.abc import Callable
 from typing import BinaryIO
 
 from waza_core.errors import WazaError
@@ -185,17 +186,38 @@ def write_file(path: str | os.PathLike[str], data: bytes, mode: int | None = Non
     ``mode`` is the mode of a new file (default: ``0666 & ~umask``) and an upper bound
     for an existing one; it is set explicitly, whatever the umask.
     """
+    write_stream(path, lambda fh: fh.write(data), mode, through_links=through_links)
+
+
+def write_stream(path: str | os.PathLike[str], fill: Callable[[BinaryIO], object], mode: int | None = None, *,
+                 through_links: bool = True) -> None:
+    """:func:`write_file` for content produced by ``fill(binary_file)`` (a reporter that
+    streams). An ``OSError`` of ``fill`` is a WazaError naming the path; any other
+    exception of ``fill`` propagates (after the temporary file is removed)."""
     p = os.fspath(path)
     kind, real, st = _classify(p, through_links)
     if kind == _FD:
         _flush_std(int(real))
-        _write_all(int(real), data, p)
+        fd = os.dup(int(real))
     elif kind == _STREAM:
-        _write_stream(p, data)
+        fd = _open_fifo(p) if stat.S_ISFIFO(os.stat(p).st_mode) else _open(p, 0)
     elif kind == _DIRECT:
-        _write_direct(p, data)
+        fd = _open(p, os.O_TRUNC)
     else:
-        _write_replacing(p, real, data, mode, st)
+        _write_replacing(p, real, fill, mode, st)
+        return
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fill(fh)
+    except OSError as exc:
+        raise WazaError(f"cannot write {p}: {exc.strerror or exc}") from None
+
+
+def _open(path: str, extra: int) -> int:
+    try:
+        return os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC | extra)
+    except OSError as exc:
+        raise WazaError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def _final_mode(mode: int | None, st: os.stat_result | None) -> int:
@@ -205,7 +227,8 @@ def _final_mode(mode: int | None, st: os.stat_result | None) -> int:
     return (0o666 & ~current_umask()) if mode is None else mode
 
 
-def _write_replacing(shown: str, real: str, data: bytes, mode: int | None, st: os.stat_result | None) -> None:
+def _write_replacing(shown: str, real: str, fill: Callable[[BinaryIO], object], mode: int | None,
+                     st: os.stat_result | None) -> None:
     parent = os.path.dirname(os.path.abspath(real))
     name = os.path.basename(real)
     try:
@@ -216,7 +239,7 @@ def _write_replacing(shown: str, real: str, data: bytes, mode: int | None, st: o
         raise WazaError(f"cannot write {shown}: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            fill(fh)
             fh.flush()
             os.fsync(fh.fileno())
             os.fchmod(fh.fileno(), _final_mode(mode, st))
@@ -232,15 +255,6 @@ def _write_replacing(shown: str, real: str, data: bytes, mode: int | None, st: o
         if isinstance(exc, OSError):
             raise WazaError(f"cannot write {shown}: {exc.strerror or exc}") from None
         raise
-
-
-def _write_all(fd: int, data: bytes, shown: str) -> None:
-    view = memoryview(data)
-    try:
-        while view:
-            view = view[os.write(fd, view):]
-    except OSError as exc:
-        raise WazaError(f"cannot write {shown}: {exc.strerror or exc}") from None
 
 
 def _flush_std(fd: int) -> None:
@@ -273,32 +287,6 @@ def _open_fifo(path: str) -> int:
             continue
         os.set_blocking(fd, True)
         return fd
-
-
-def _write_stream(path: str, data: bytes) -> None:
-    st = os.stat(path)
-    if stat.S_ISFIFO(st.st_mode):
-        fd = _open_fifo(path)
-    else:
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
-        except OSError as exc:
-            raise WazaError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        _write_all(fd, data, path)
-    finally:
-        os.close(fd)
-
-
-def _write_direct(path: str, data: bytes) -> None:
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_NOCTTY | os.O_CLOEXEC)
-    except OSError as exc:
-        raise WazaError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        _write_all(fd, data, path)
-    finally:
-        os.close(fd)
 
 
 def open_append(path: str | os.PathLike[str], mode: int | None = None) -> BinaryIO:
@@ -341,4 +329,5 @@ def is_special(path: str | os.PathLike[str]) -> bool:
     return not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode))
 
 
-__all__ = ["FIFO_WAIT_SECONDS", "check_target", "current_umask", "is_special", "open_append", "write_file"]
+__all__ = ["FIFO_WAIT_SECONDS", "check_target", "current_umask", "is_special", "open_append", "write_file",
+           "write_stream"]
