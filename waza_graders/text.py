@@ -18,6 +18,7 @@ _LIST = {"type": "array", "items": {"type": "string"}}
 
 class TextGrader(Grader):
     name = "text"
+    bounded = True  # regexes only (RE2 semantics): called in the run's thread
     needs_workspace = False
     config_schema = {
         "type": "object",

@@ -34,19 +34,10 @@ SHIM_ENTRY = Path(__file__).with_name("_shim_entry.py")
 
 
 def _write_private(path: Path, data: bytes, mode: int = 0o600) -> None:
-    """Write ``path`` atomically with ``mode`` (temporary file in the same folder, then rename)."""
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write ``path`` atomically with ``mode`` (waza's one safe writer; a link is replaced)."""
+    from waza_core.safe_write import write_file
+
+    write_file(path, data, mode, through_links=False)
 
 
 def render_shim(name: str, root: Path) -> str:

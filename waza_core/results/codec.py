@@ -180,18 +180,11 @@ _msgspec_encode, _msgspec_error = _msgspec_encoder()
 
 
 def read_results(path: str | Path, warnings: list[str] | None = None) -> ResultsDocument:
-    """Read a results file, with a clear error for a missing or malformed one."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise WazaError(f"cannot read results file {path}: {exc.strerror}") from None
-    try:
-        obj = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise WazaError(f"results file {path} is not valid JSON: {exc}") from None
-    if not isinstance(obj, dict) or not isinstance(obj.get("tasks"), list):
-        raise WazaError(f"results file {path} has no 'tasks' list: is it a waza results file?")
-    return decode_results(obj, warnings)
+    """Read a results file, with a clear one-line error for a missing, special (FIFO),
+    malformed or too deeply nested one (:func:`waza_core.results.io.load_results`)."""
+    from waza_core.results.io import load_results
+
+    return decode_results(load_results(path), warnings)
 
 
 def decode_results(obj: Any, warnings: list[str] | None = None) -> ResultsDocument:

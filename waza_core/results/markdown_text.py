@@ -20,7 +20,7 @@ from typing import Any
 
 #: controls, line and paragraph separators, bidirectional marks and overrides (which can
 #: make a name read backwards: "Trojan source"), lone surrogates
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
 _MARKDOWN = re.compile(r"([\\`*_\[\]|~#])")
 _MENTION = "@\u200b"
 

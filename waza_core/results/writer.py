@@ -13,15 +13,14 @@ sibling of the target that is fsynced and renamed over it (as
 
 from __future__ import annotations
 
-import os
 import tempfile
 from array import array
 from collections.abc import Mapping
 from pathlib import Path
 
-from waza_core.errors import WazaError
 from waza_core.results.codec import compact_json, header_to_json, task_to_json
 from waza_core.results.model import ResultsDocument, TaskResult
+from waza_core.safe_write import write_stream
 
 _COPY_CHUNK = 1 << 20
 
@@ -50,26 +49,15 @@ class StreamingResultsWriter:
         self.target = Path(target)
         header = compact_json(header_to_json(doc))
         trailer = compact_json({"incomplete": doc.incomplete, **doc.extra})
-        parent = self.target.parent
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.target.name}.", suffix=".tmp", dir=parent)
-        except OSError as exc:
-            raise WazaError(f"cannot write {self.target}: {exc.strerror}") from None
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(header[:-1] + b',"tasks":[')
-                self._copy_tasks(out)
-                out.write(b"]," + trailer[1:] + b"\n")
-                out.flush()
-                os.fsync(out.fileno())
-                os.fchmod(out.fileno(), 0o644)
-            os.replace(tmp, self.target)
-        except OSError as exc:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise WazaError(f"cannot write {self.target}: {exc.strerror or exc}") from None
+
+        def fill(out) -> None:
+            out.write(header[:-1] + b',"tasks":[')
+            self._copy_tasks(out)
+            out.write(b"]," + trailer[1:] + b"\n")
+
+        # the rules of every file waza writes: atomic for a regular file, through a link,
+        # directly to a FIFO or device, the mode of an existing file kept
+        write_stream(self.target, fill)
 
     def _copy_tasks(self, out) -> None:
         """The spooled tasks in plan order; a sequential read when they finished in order."""

@@ -50,6 +50,8 @@ class RunCommand:
     judge_model: str | None = None
     skip_graders: bool = False
     quiet: bool = False
+    verbose: bool = False
+    color: str = "auto"
     log_format: str = "console"
     plugins: list[str] = attrs.field(factory=list)
     reporters: list[str] = attrs.field(factory=list)  # --reporter NAME[:PATH]
@@ -62,9 +64,10 @@ def run_command(cmd: RunCommand) -> int:
     """Run ``waza run``; the exit code. User mistakes raise :class:`WazaError` (exit 2)."""
     import gc
 
-    from waza_core.cli.common import configure_logging
+    from waza_core.cli.common import configure_logging, setup_console
     from waza_core.results import console
 
+    con = setup_console(cmd.color, cmd.quiet, cmd.verbose)
     check_targets(cmd)
     configure_logging(cmd.log_format, cmd.quiet)
     # Loading the suite and building the engine make objects that all live until the end:
@@ -78,12 +81,14 @@ def run_command(cmd: RunCommand) -> int:
         suite, registry = load(cmd)
     finally:
         gc.set_threshold(*thresholds)
+    check_output_dir_name(cmd, suite.name)
     reports = plan_for_run(cmd.reporters, cmd.reporter_options, registry, cmd.output)
     with machine_stdout(reports.uses_stdout) as machine:
         gc.disable()
         try:
-            reporter = console.Reporter(quiet=cmd.quiet)
-            finished = FinishedTasks(reporter, cmd.quiet)
+            reporter = console.Reporter(console=con,
+                                        summary_to_stderr=cmd.output is not None and _is_stdout(cmd.output))
+            finished = FinishedTasks(reporter, cmd.quiet, cmd.verbose)
             engine = Engine(suite, registry, run_options(cmd, finished.add), plugins=tuple(cmd.plugins))
             finished.cache = attach_cache(cmd, engine)
             finished.stream_if_large(engine, file_target(cmd), needs_document=bool(reports.requests) or
@@ -97,13 +102,20 @@ def run_command(cmd: RunCommand) -> int:
                 doc = engine.run()
             finally:
                 reporter.stop()  # also when a run could not start: give the terminal its cursor back
-            if finished.cache is not None:
-                finished.cache.mark(doc)
-            target = write_results(cmd, doc, machine.stream, finished.writer)
+            from waza_core import signals
+
+            with signals.deferred():  # a signal now must not cost the results file
+                if finished.cache is not None:
+                    finished.cache.mark(doc)
+                try:
+                    target = write_results(cmd, doc, machine.stream, finished.writer)
+                except WazaError:  # the summary still shows what ran; then exit 2
+                    reporter.summary(finished.console_outcome(doc), None)
+                    raise
+                failures = reports.write(results_to_json(doc), machine.stream) if reports.requests else []
+                reporter.summary(finished.console_outcome(doc), target)
         finally:
             finished.close()
-        failures = reports.write(results_to_json(doc), machine.stream) if reports.requests else []
-        reporter.summary(finished.console_outcome(doc), target)
     if failures:
         raise WazaError("; ".join(failures))
     return exit_code_of(doc, engine)
@@ -141,9 +153,10 @@ class FinishedTasks:
     #: the console summary details this many failed tasks and counts the others
     SHOWN = 50
 
-    def __init__(self, reporter, quiet: bool) -> None:
+    def __init__(self, reporter, quiet: bool, verbose: bool = False) -> None:
         self.reporter = reporter
         self.quiet = quiet
+        self.verbose = verbose  # -v: a failed task's progress line shows its runs' feedback
         self.writer: StreamingResultsWriter | None = None
         self.cache = None  # the result cache, when --cache is on
         self.positions: dict[str, int] = {}
@@ -172,8 +185,7 @@ class FinishedTasks:
         if entry.status in ("failed", "error"):
             self._remember_problem(entry)
         if not self.quiet:
-            self.reporter.task_done(index, total, {"test_id": entry.test_id, "display_name": entry.display_name,
-                                                   "status": entry.status, "stats": entry.stats})
+            self.reporter.task_done(index, total, _console_task(entry, self.verbose))
 
     def _remember_problem(self, entry: TaskResult) -> None:
         import heapq
@@ -263,7 +275,7 @@ def write_results(cmd: RunCommand, doc: ResultsDocument, stdout=None,
         return None
     if cmd.output_dir is not None:
         stamp = doc.timestamp.replace(":", "").replace("-", "")
-        target = cmd.output_dir / f"{_safe(doc.eval_name)}-{stamp}-{doc.eval_id.rsplit('-', 1)[-1]}.json"
+        target = cmd.output_dir / f"{results_file_stem(doc.eval_name)}-{stamp}-{doc.eval_id.rsplit('-', 1)[-1]}.json"
     if target is None:
         return None
     if writer is not None:
@@ -274,10 +286,56 @@ def write_results(cmd: RunCommand, doc: ResultsDocument, stdout=None,
 
 
 def exit_code_of(doc: ResultsDocument, engine: Engine) -> int:
-    if doc.incomplete and engine.cancel.is_set():
-        return ExitCode.INTERRUPTED
+    """0 / 1 as the runs went; 128 + the signal that stopped the run (130 Ctrl-C, 143 SIGTERM)."""
+    from waza_core import signals
+
+    if signals.received() is not None or (doc.incomplete and engine.cancel.is_set()):
+        return signals.exit_code(ExitCode.INTERRUPTED)
     return exit_code(doc)
 
 
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "-" for c in name) or "results"
+def _console_task(entry: TaskResult, with_runs: bool = False) -> dict:
+    """What the progress line shows of a finished task (with ``-v``, its runs' feedback too)."""
+    shown = {"test_id": entry.test_id, "display_name": entry.display_name, "status": entry.status,
+             "stats": entry.stats}
+    if with_runs and entry.status in ("failed", "error"):
+        from waza_core.results.codec import task_to_json
+
+        shown["runs"] = task_to_json(entry)["runs"]
+    return shown
+
+
+#: at most this many characters of the eval name go into a file name of --output-dir
+NAME_STEM_LIMIT = 100
+
+
+def results_file_stem(name: str) -> str:
+    """A file-name-safe stem from an eval name: ASCII letters, digits, ``-_.`` only, no
+    leading dot, at most :data:`NAME_STEM_LIMIT` characters (with a short hash of the
+    full name when it had to be cut, so two long names stay apart)."""
+    import hashlib
+
+    stem = "".join(c if (c.isascii() and c.isalnum()) or c in "-_." else "-" for c in name).lstrip(".")
+    if len(stem) > NAME_STEM_LIMIT:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        stem = f"{stem[:NAME_STEM_LIMIT - 9]}-{digest}"
+    return stem or "results"
+
+
+def check_output_dir_name(cmd: RunCommand, eval_name: str) -> None:
+    """The --output-dir file name is fixed before anything runs, so it cannot lose a
+    finished run (a 300-character eval name once did: "File name too long")."""
+    if cmd.output_dir is not None:
+        from waza_core.safe_write import check_target
+
+        check_target(cmd.output_dir / f"{results_file_stem(eval_name)}-00000000T000000Z-000000.json", "results")
+
+
+def _is_stdout(target: Path) -> bool:
+    """True when ``target`` is where stdout goes (``-o /dev/stdout``): the summary then
+    moves to stderr, so the results stay valid JSON."""
+    try:
+        a, b = os.stat(target), os.fstat(1)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)

@@ -97,4 +97,6 @@ class LocalBackend(Backend):
 
     def close(self) -> None:
         if self.pool is not None:
+            # interrupted: the runs in flight are waited for (a bounded time) by
+            # PreparedSuite.close, after the executor was told to stop
             self.pool.shutdown(wait=not self.prepared.cancel.is_set())

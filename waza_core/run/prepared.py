@@ -31,6 +31,9 @@ from waza_core.grading.expectations import ExpectationGrader
 from waza_core.model import Suite, TaskSpec
 from waza_core.run.execution import Executor
 
+#: after an interrupt, how long the attempts in flight get to finish their cleanups
+STOP_GRACE_SECONDS = 10.0
+
 
 @attrs.frozen
 class UnitSettings:
@@ -136,17 +139,41 @@ class PreparedSuite:
         #: 100,000-task suite spends megabytes on every dict keyed by task)
         self.by_id: dict[str, PreparedTask] = {}
         for t, own in zip(tasks, task_graders, strict=True):
-            inputs = load_inputs(t, self.fixtures_dir(t))
+            inputs = load_inputs(t, self.fixtures_dir(t), self.inputs_root(t))
             graders = self.global_graders + own if own else self.global_graders
             self.by_id[t.id] = PreparedTask(t, own, graders, inputs, self._needs_workspace(inputs, graders))
         #: task id -> TaskSpec, and task id -> TaskInputs (read-only views of ``by_id``)
         self.tasks: Mapping[str, TaskSpec] = _PerTask(self.by_id, "task")
         self.inputs: Mapping[str, TaskInputs] = _PerTask(self.by_id, "inputs")
-        #: setting it also kills every running child process group of this process
+        #: setting it also kills every running child process group of this process, and
+        #: stops every grading call of this suite in progress (waza_core.grading.deadline)
         self.cancel = CancelEvent()
+        self.cancel._subscribe(self._stop_grading)
         self.preparers = run_preparers(self)
         self.workspaces: Workspaces | None = None  # from start() to close()
+        self._in_flight = 0  # attempts running in this process (see wait_idle)
+        self._flight = threading.Condition()
         self.started = False  # the executor started: close() must shut it down
+
+    def attempt_started(self) -> None:
+        with self._flight:
+            self._in_flight += 1
+
+    def attempt_ended(self) -> None:
+        with self._flight:
+            self._in_flight -= 1
+            if self._in_flight == 0:
+                self._flight.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no attempt runs in this process; False when ``timeout`` passed first."""
+        with self._flight:
+            return self._flight.wait_for(lambda: self._in_flight == 0, timeout)
+
+    def _stop_grading(self) -> None:
+        from waza_core.grading import deadline
+
+        deadline.cancel_all(self.cancel)
 
     # -- what a run of a task sees ------------------------------------------------------
     def graders_of(self, task_id: str) -> list[Grader]:
@@ -162,6 +189,14 @@ class PreparedSuite:
         if self.settings.context_dir is not None:
             return Path(self.settings.context_dir).absolute()
         return self.suite.dir / "fixtures"
+
+    def inputs_root(self, task: TaskSpec) -> Path:
+        """What input files must stay inside once links are resolved: the fixtures folder
+        a user named (``context_dir``, ``--context-dir``), else the suite's folder (so a
+        ``fixtures`` link out of the suite cannot read files from elsewhere)."""
+        if task.context_dir or self.settings.context_dir is not None:
+            return self.fixtures_dir(task).resolve()
+        return self.suite.dir.resolve()
 
     def skill_directories(self, task: TaskSpec) -> tuple[str, ...]:
         skills = self.settings.skill_directories
@@ -186,7 +221,7 @@ class PreparedSuite:
 
         When the executor cannot start, nothing is left running; after a grader
         fails to start, :meth:`close` closes every grader and the executor."""
-        self.workspaces = Workspaces()
+        self.workspaces = Workspaces(keep=self.settings.keep_workspaces)
         self.executor.model = self.settings.model  # so start() can check the model once, not per run
         try:
             self.executor.start()
@@ -199,7 +234,10 @@ class PreparedSuite:
 
     def close(self) -> None:
         """Close every grader, shut the executor down, and wait until every used
-        workspace is removed, also after a failure."""
+        workspace is removed, also after a failure. After an interrupt the attempts still
+        in flight (told to stop: child groups killed, graders cancelled, executor shut
+        down) get :data:`STOP_GRACE_SECONDS` to clean up their workspaces and grading
+        context folders first."""
         try:
             if self.started:
                 self.started = False
@@ -208,6 +246,8 @@ class PreparedSuite:
                 finally:
                     self.executor.shutdown()
         finally:
+            if self.cancel.is_set():
+                self.wait_idle(STOP_GRACE_SECONDS)
             if self.workspaces is not None:
                 self.workspaces.close()
                 self.workspaces = None
@@ -221,8 +261,12 @@ class PreparedSuite:
                            new_executor=executor_factory(self.suite, self.registry), cancel=self.cancel)
 
 
-def load_inputs(task: TaskSpec, base: Path) -> TaskInputs:
-    """Read a task's input files; every problem is a config error now, not later."""
+def load_inputs(task: TaskSpec, base: Path, root: Path | None = None) -> TaskInputs:
+    """Read a task's input files; every problem is a config error now, not later.
+
+    With ``root``, a file or fixture folder that resolves (through symbolic links)
+    outside it is refused, as ``inputs.prompt_file`` is.
+    """
     problems, files = [], []
     for f in task.files:
         rel = Path(f.path)
@@ -233,6 +277,12 @@ def load_inputs(task: TaskSpec, base: Path) -> TaskInputs:
             files.append((f.path, f.content))
             continue
         src = base / rel
+        if root is not None and not _inside(src, root):
+            problems.append(f"inputs.files path {f.path!r}: {src} leaves {root} through a symbolic link")
+            continue
+        if _special(src):
+            problems.append(f"cannot read input file {src}: it is not a regular file")
+            continue
         try:
             files.append((f.path, src.read_text("utf-8")))
         except (OSError, UnicodeDecodeError) as exc:
@@ -247,6 +297,8 @@ def load_inputs(task: TaskSpec, base: Path) -> TaskInputs:
                             "without '..'")
         elif not fixture.is_dir():
             problems.append(f"inputs.context.fixture {name!r}: no such directory {fixture}")
+        elif root is not None and not _inside(fixture, root):
+            problems.append(f"inputs.context.fixture {name!r}: {fixture} leaves {root} through a symbolic link")
         elif not os.access(fixture, os.R_OK | os.X_OK):
             problems.append(f"inputs.context.fixture {name!r}: directory {fixture} is not readable")
     if problems:
@@ -254,6 +306,18 @@ def load_inputs(task: TaskSpec, base: Path) -> TaskInputs:
 
         raise WazaError(f"task {task.id!r} ({display_path(task.file)}): " + "; ".join(problems))
     return TaskInputs(tuple(files), fixture) if files or fixture is not None else NO_INPUTS
+
+
+def _inside(path: Path, root: Path) -> bool:
+    target = path.resolve()
+    return target == root or target.is_relative_to(root)
+
+
+def _special(path: Path) -> bool:
+    """A FIFO or device: reading it could block for ever or never end."""
+    from waza_core.safe_write import is_special
+
+    return is_special(path)
 
 
 def build_grader(spec, suite, registry) -> Grader:
@@ -324,10 +388,13 @@ class Workspaces:
     folder is gone.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, keep: bool = False) -> None:
         self.trash: queue.SimpleQueue = queue.SimpleQueue()
         self.janitor = threading.Thread(target=self._remove, name="waza-janitor", daemon=True)
         self.janitor.start()
+        self.keep = keep  # --keep-workspaces: never removed, not even after an interrupt
+        self.live: set[str] = set()  # taken and not handed back: removed at close
+        self.closed = False
 
     def _remove(self) -> None:
         while (ws := self.trash.get()) is not None:
@@ -335,14 +402,27 @@ class Workspaces:
 
     def take(self) -> str:
         try:
-            return tempfile.mkdtemp(prefix="waza-ws-")
+            ws = tempfile.mkdtemp(prefix="waza-ws-")  # 0700, whatever the umask
         except OSError as exc:
             raise WazaError(f"cannot create a run workspace in {tempfile.gettempdir()}: {exc.strerror}; "
                             "set TMPDIR to a writable folder") from None
+        if not self.keep:
+            self.live.add(ws)
+        return ws
 
     def remove(self, ws: str) -> None:
-        self.trash.put(ws)
+        self.live.discard(ws)
+        if self.closed:  # a run abandoned at an interrupt finishing late: remove it now
+            _remove_workspace(ws)
+        else:
+            self.trash.put(ws)
 
     def close(self) -> None:
+        """Wait until every used workspace is removed; also remove those of runs that
+        never handed theirs back (left behind at an interrupt)."""
         self.trash.put(None)
         self.janitor.join()
+        self.closed = True
+        for ws in list(self.live):
+            self.live.discard(ws)
+            _remove_workspace(ws)

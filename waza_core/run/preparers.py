@@ -38,6 +38,7 @@ def task_inputs(prepared: PreparedSuite) -> RunPreparer | None:
         try:
             if inputs.fixture is not None:
                 shutil.copytree(inputs.fixture, ws, dirs_exist_ok=True, symlinks=True)
+                os.chmod(ws, 0o700)  # copytree gave it the fixture's mode: a workspace stays private
             for rel, content in inputs.files:
                 dest = os.path.join(ws, rel)
                 parent = os.path.dirname(dest)

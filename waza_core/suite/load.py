@@ -217,6 +217,10 @@ def _load_checked(file: Path, kind: str, registry, problems: _Problems, cache) -
     data, text = _read_yaml(file, problems)
     if data is None:
         return None
+    free_form = (("inputs", "context"),) if kind == "task" else (("inputs",),)
+    for where, value in yamlio.non_finite(data, skip=free_form):
+        problems.add(file, f"{schemas._dotted(where) or 'value'}: {value} is not allowed (use a finite number)",
+                     text, where)
     _check_schema(kind, data, text, file, registry, problems)
     mock_checks.check_document(kind, data, file, text, problems)
     _check_graders(data.get("graders") or [], ("graders",), text, file, registry, problems, task=kind == "task")
@@ -230,6 +234,9 @@ def _load_checked(file: Path, kind: str, registry, problems: _Problems, cache) -
 def load_suite(path: str | Path, registry) -> Suite:
     """Load and check ``eval.yaml`` and every task file it names."""
     registry.check_conflicts()
+    from waza_core.suite import project_config
+
+    project_config.load()  # a .waza.yaml that is a folder or unreadable is exit 2 for every command
     file = Path(path).absolute()
     problems = _Problems()
     if file.is_dir():
@@ -305,7 +312,14 @@ def _expand_globs(file: Path, text: str | None, patterns: list[str], problems: _
         if not matches:
             problems.add(file, f"task glob {pattern!r} matches no file under {display_path(base)}",
                          text, ("tasks", i))
+        real_base = base.resolve()
         for m in matches:
+            # the rule of inputs.prompt_file, for links: a path that stays in the folder as
+            # written must stay there once resolved (an explicit '..' is the author's choice)
+            if Path(os.path.normpath(m)).is_relative_to(base) and not m.resolve().is_relative_to(real_base):
+                problems.add(file, f"task glob {pattern!r}: {display_path(m)} leaves the suite's folder "
+                             "through a symbolic link", text, ("tasks", i))
+                continue
             if m not in seen:
                 seen.add(m)
                 out.append(m)

@@ -122,6 +122,8 @@ def describe(error, kind: str) -> list[tuple[tuple, str | None, str]]:
 
 
 def _unknown_key(key: str, known: list[str], path: tuple, kind: str) -> str:
+    if len(key) > QUOTE_LIMIT:
+        return f"unknown key {key[:QUOTE_LIMIT - 3]!r}... ({len(key)} characters)"
     holder = None
     if kind == "eval":
         holder = path
@@ -157,7 +159,23 @@ def _message(error, path: tuple) -> str:
         return "hooks are recognised but not supported yet by waza for Python; remove them"
     if v == "const" and path == ("baseline",):
         return "baseline: true (A/B mode) is not supported yet by waza for Python"
-    return f"{_dotted(path) or 'document'}: {error.message}"
+    return f"{_dotted(path) or 'document'}: {_capped(error)}"
+
+
+#: longest quotation of a value in a message (the value itself is in the file)
+QUOTE_LIMIT = 60
+
+
+def _capped(error) -> str:
+    """jsonschema's message with the offending value's repr cut to :data:`QUOTE_LIMIT`."""
+    message = error.message
+    try:
+        shown = repr(error.instance)
+    except Exception:  # a value whose repr fails: show the message as it is, capped below
+        shown = ""
+    if len(shown) > QUOTE_LIMIT and shown in message:
+        message = message.replace(shown, shown[: QUOTE_LIMIT - 3] + "...")
+    return message if len(message) <= 300 else message[:297] + "..."
 
 
 _YAML_NAMES = {"object": "mapping", "array": "list", "number": "number", "integer": "integer",
