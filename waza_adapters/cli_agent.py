@@ -646,7 +646,7 @@ def _json_docs(stdout: str, mode: str) -> list[Any] | None:
     if mode == "json":
         try:
             return [json.loads(stdout)]
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past the parser: not a document we can read
             return None
     docs = []
     for line in stdout.splitlines():
@@ -655,7 +655,7 @@ def _json_docs(stdout: str, mode: str) -> list[Any] | None:
             continue
         try:
             docs.append(json.loads(line))
-        except ValueError:
+        except (ValueError, RecursionError):
             continue  # agents interleave log lines with their JSON events
     return docs or None
 

@@ -93,16 +93,21 @@ class CommandAdapter(OptimizerAdapter):
 
     name = "command"
     always_paid = True
-    options_used = ("command", "args", "env_names")
+    option_help = {
+        "command": "The program to run (--adapter-command): a name on PATH or a path.",
+        "arg": "One argument for the program, in order (--adapter-arg; repeatable).",
+        "env": "Pass this environment variable by name (--adapter-env; repeatable).",
+    }
+    repeatable_options = frozenset({"arg", "env"})
 
     def __init__(self, options) -> None:
         super().__init__(options)
         # Resolved now: the working directory of waza may change, the adapter's will.
         cwd = os.getcwd()
-        command = options.command or ""
+        command = options.get("command") or ""
         self.argv = [absolutize(command, cwd) if _names_a_path(command) else command,
-                     *(absolutize(a, cwd) for a in options.args)]
-        self.env = adapter_env(tuple(options.env_names), os.environ)
+                     *(absolutize(a, cwd) for a in options.get_all("arg"))]
+        self.env = adapter_env(options.get_all("env"), os.environ)
 
     def check_options(self) -> list[str]:
         """Flag problems found before any call: a missing or unknown command, a bad or unset
@@ -110,24 +115,25 @@ class CommandAdapter(OptimizerAdapter):
         import shutil
 
         problems = []
-        command = self.options.command
+        command = self.options.get("command")
+        flag, env_flag = self.options.origin("command"), self.options.origin("env")
         if not command:
-            problems.append("--adapter command needs --adapter-command (the program to run, e.g. python3)")
+            problems.append(f"--adapter command needs {flag} (the program to run, e.g. python3)")
         elif _names_a_path(command):
             path = self.argv[0]
             if not os.path.isfile(path):
-                problems.append(f"--adapter-command {command}: no such file")
+                problems.append(f"{flag} {command}: no such file")
             elif not os.access(path, os.X_OK):
-                problems.append(f"--adapter-command {command}: not executable (chmod +x it, or run it "
+                problems.append(f"{flag} {command}: not executable (chmod +x it, or run it "
                                 "through its interpreter, e.g. --adapter-command python3 --adapter-arg FILE)")
         elif shutil.which(command, path=self.env.get("PATH", os.defpath)) is None:
             hint = f" (for the file in this folder, write ./{command})" if os.path.isfile(command) else ""
-            problems.append(f"--adapter-command {command}: command not found on PATH{hint}")
-        for name in self.options.env_names:
+            problems.append(f"{flag} {command}: command not found on PATH{hint}")
+        for name in self.options.get_all("env"):
             if not _ENV_NAME.match(name):
-                problems.append(f"--adapter-env {name!r}: not a variable name (give the name only, not NAME=value)")
+                problems.append(f"{env_flag} {name!r}: not a variable name (give the name only, not NAME=value)")
             elif name not in os.environ:
-                problems.append(f"--adapter-env {name}: not set in waza's environment")
+                problems.append(f"{env_flag} {name}: not set in waza's environment")
         return problems
 
     def call(self, request: dict[str, Any], *, timeout, cancel) -> AdapterReply:

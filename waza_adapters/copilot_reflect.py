@@ -391,13 +391,14 @@ class CopilotReflectAdapter(OptimizerAdapter):
 
     name = "copilot-reflect"
     always_paid = True
-    options_used = ("reflect_model",)
+    option_help = {"model": "The model that rewrites the candidate (--reflect-model); default: the eval model, "
+                            "required when that is mock."}
     #: makes the backend (the seam); tests replace it with a fake
     backend_factory = staticmethod(sdk_backend)
 
     def __init__(self, options) -> None:
         super().__init__(options)
-        self.model = options.reflect_model or options.eval_model
+        self.model = options.get("model") or options.eval_model
         self.backend = None
         self._loop = None
         self._thread: threading.Thread | None = None
@@ -409,7 +410,7 @@ class CopilotReflectAdapter(OptimizerAdapter):
         import importlib.util
 
         problems = []
-        if not self.options.reflect_model and self.options.eval_model in ("", "mock"):
+        if not self.options.get("model") and self.options.eval_model in ("", "mock"):
             problems.append("--adapter copilot-reflect needs --reflect-model when the eval model is "
                             f"{self.options.eval_model or 'not set'!r} (e.g. --reflect-model claude-haiku-4.5)")
         if type(self).backend_factory is sdk_backend and importlib.util.find_spec("copilot") is None:
@@ -525,7 +526,8 @@ class CopilotReflectAdapter(OptimizerAdapter):
 
             close = difflib.get_close_matches(self.model, models, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            flag = "--reflect-model" if self.options.reflect_model else "the eval model (or --reflect-model)"
+            flag = self.options.origin("model") if self.options.get("model") else \
+                "the eval model (or --reflect-model)"
             raise AdapterFailure(f"copilot-reflect: model {self.model!r} from {flag} is not available to this "
                                  f"Copilot account{hint}; available: {', '.join(models)}")
 

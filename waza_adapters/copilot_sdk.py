@@ -319,6 +319,185 @@ def _usage_from_turns(usage_events: list[dict]) -> dict[str, Any] | None:
     return {**totals, "premium_requests": premium, "model_metrics": per_model}
 
 
+class _SessionScan:
+    """One pass over a session's events, sorting each into what the evidence is built from.
+
+    Events of intent-only tools are skipped entirely; everything else but deltas and
+    ephemeral events goes into the transcript, then to the handler of its kind.
+    """
+
+    def __init__(self, events: list[dict]) -> None:
+        self.intent_ids = {(e.get("data") or {}).get("toolCallId") for e in events
+                           if e.get("type") == "tool.execution_start"
+                           and (e.get("data") or {}).get("toolName") in INTENT_TOOLS}
+        self.transcript: list[dict] = []
+        self.outputs: list[str] = []
+        self.deltas: list[str] = []
+        self.calls: dict[str, dict] = {}  # tool call id -> {start, complete, turn}
+        self.order: list[str] = []  # tool call ids, first start first
+        self.skills: list[dict] = []
+        self.turns: list[dict] = []
+        self.usage_events: list[dict] = []
+        self.shutdown_metrics: dict | None = None
+        self.turn_no = 0
+        self.session_error: str | None = None
+        for event in events:
+            self._feed(event)
+
+    def _feed(self, event: dict) -> None:
+        kind = event.get("type", "")
+        data = event.get("data") or {}
+        if data.get("toolCallId") in self.intent_ids and kind.startswith("tool."):
+            return
+        if kind not in DELTA_TYPES and not event.get("ephemeral"):
+            self.transcript.append(_transcript_event(event))
+        root = not event.get("agentId")
+        handler = self._ROOT_HANDLERS.get(kind) if root else None
+        handler = handler or self._HANDLERS.get(kind)
+        if handler is not None:
+            handler(self, event, data)
+
+    # -- the main agent's events (sub-agents' are only in the transcript) --------------
+
+    def _assistant_message(self, event: dict, data: dict) -> None:
+        if data.get("content"):
+            self.outputs.append(data["content"])
+
+    def _assistant_delta(self, event: dict, data: dict) -> None:
+        self.deltas.append(data.get("deltaContent") or "")
+
+    def _turn_start(self, event: dict, data: dict) -> None:
+        self.turn_no += 1
+        self.turns.append({"index": self.turn_no, "turn_id": data.get("turnId"),
+                           "started_at": event.get("timestamp"), "ended_at": None})
+
+    def _turn_end(self, event: dict, data: dict) -> None:
+        for turn in reversed(self.turns):
+            if turn["turn_id"] == data.get("turnId") and turn["ended_at"] is None:
+                turn["ended_at"] = event.get("timestamp")
+                break
+
+    def _session_error(self, event: dict, data: dict) -> None:
+        self.session_error = data.get("message") or "session failed with unknown error"
+
+    # -- any agent's events ---------------------------------------------------------------
+
+    def _tool_start(self, event: dict, data: dict) -> None:
+        if not (data.get("toolCallId") and data.get("toolName")):
+            return
+        call_id = data["toolCallId"]
+        if call_id not in self.calls:
+            self.order.append(call_id)
+        self.calls[call_id] = {"start": event, "complete": None, "turn": self.turn_no}
+
+    def _tool_complete(self, event: dict, data: dict) -> None:
+        if data.get("toolCallId") in self.calls:
+            self.calls[data["toolCallId"]]["complete"] = event
+
+    def _skill_invoked(self, event: dict, data: dict) -> None:
+        if data.get("name") or data.get("path"):
+            self.skills.append({k: v for k, v in (("name", data.get("name")), ("path", data.get("path"))) if v})
+
+    def _usage(self, event: dict, data: dict) -> None:
+        self.usage_events.append(data)
+
+    def _shutdown(self, event: dict, data: dict) -> None:
+        self.shutdown_metrics = data
+
+    _ROOT_HANDLERS = {
+        "assistant.message": _assistant_message,
+        "assistant.message_delta": _assistant_delta,
+        "assistant.turn_start": _turn_start,
+        "assistant.turn_end": _turn_end,
+        "session.error": _session_error,
+    }
+    _HANDLERS = {
+        "tool.execution_start": _tool_start,
+        "tool.execution_complete": _tool_complete,
+        "skill.invoked": _skill_invoked,
+        "assistant.usage": _usage,
+        "session.shutdown": _shutdown,
+    }
+
+    @property
+    def output(self) -> str:
+        """The main agent's messages, one per line; the streamed deltas when there were none."""
+        return "\n".join(self.outputs) if self.outputs else "".join(self.deltas)
+
+
+def _tool_records(scan: _SessionScan) -> tuple[list[dict], list[dict], list[dict]]:
+    """(tool_calls, tool_events, shell_calls): each tool call, paired start with completion."""
+    tool_calls, tool_events, shell_calls = [], [], []
+    for seq, call_id in enumerate(scan.order, start=1):
+        entry = scan.calls[call_id]
+        start, complete = entry["start"], entry["complete"]
+        sdata, cdata = start.get("data") or {}, (complete or {}).get("data") or {}
+        success = bool(cdata.get("success")) if complete else False
+        tool_calls.append(_legacy_tool_call(call_id, sdata, cdata, success))
+        tool_events.append(_tool_event(call_id, seq, entry["turn"], start, complete, success))
+        if sdata["toolName"] in SHELL_TOOLS or sdata.get("shellToolInfo"):
+            shell_calls.append(_shell_call(call_id, seq, sdata, cdata))
+    return tool_calls, tool_events, shell_calls
+
+
+def _legacy_tool_call(call_id: str, sdata: dict, cdata: dict, success: bool) -> dict:
+    """The ``tool_calls`` entry waza (Go) writes: id, name, the five legacy arguments."""
+    legacy = {"id": call_id, "name": sdata["toolName"], "arguments": _tool_args(sdata.get("arguments")),
+              "success": success}
+    if cdata.get("result") is not None:
+        legacy["result"] = cdata["result"]
+    return legacy
+
+
+def _tool_event(call_id: str, seq: int, turn: int, start: dict, complete: dict | None, success: bool) -> dict:
+    """The ``tool_events`` entry: turn, order, arguments, result, error, duration."""
+    sdata, cdata = start.get("data") or {}, (complete or {}).get("data") or {}
+    record: dict[str, Any] = {"turn": turn, "sequence": seq, "tool_call_id": call_id,
+                              "tool_name": sdata["toolName"], "success": success}
+    if sdata.get("arguments") is not None:
+        record["args"] = sdata["arguments"]
+    if cdata.get("result") is not None:
+        record["result"] = cdata["result"]
+    if complete is None:
+        record["error"] = "no completion event (the run ended first)"
+    elif not success:
+        err = cdata.get("error")
+        record["error"] = (err.get("message") if isinstance(err, dict) else str(err or "")) or "tool failed"
+    t0, t1 = _ts(start), _ts(complete) if complete else None
+    if t0 and t1:
+        record["duration_ms"] = max(0, int((t1 - t0).total_seconds() * 1000))
+    return record
+
+
+def _shell_call(call_id: str, seq: int, sdata: dict, cdata: dict) -> dict:
+    """A ``host_lifecycle.shell_calls`` entry: the command and, when known, its exit code."""
+    args = sdata.get("arguments") if isinstance(sdata.get("arguments"), dict) else {}
+    shell = {"sequence": seq, "tool_call_id": call_id, "command": args.get("command", "")}
+    exit_code = (cdata.get("shellExecution") or {}).get("exitCode")
+    if exit_code is not None:
+        shell["exit_code"] = exit_code
+    return shell
+
+
+def _session_usage(usage_metrics: dict | None, scan: _SessionScan) -> dict[str, Any] | None:
+    """The session's totals when known (metrics call, else the shutdown event), else the sum
+    of the per-call usage events; token counts from the calls fill totals that have none."""
+    if usage_metrics:
+        usage = _usage_from_metrics(usage_metrics)
+    elif scan.shutdown_metrics and scan.shutdown_metrics.get("modelMetrics"):
+        usage = _usage_from_metrics(scan.shutdown_metrics)
+    else:
+        usage = _usage_from_turns(scan.usage_events)
+    if usage is None:
+        return None
+    usage = {"turns": scan.turn_no, **usage}
+    turn_usage = _usage_from_turns(scan.usage_events)
+    if turn_usage and not (usage["input_tokens"] or usage["output_tokens"]):
+        for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
+            usage[key] = turn_usage[key]
+    return usage
+
+
 def evidence_from_session(events: list[dict], *, session_id: str | None, error: str | None,
                           user_input_requests: list[dict] | None, usage_metrics: dict | None,
                           duration_ms: int, observed: bool = True) -> RunEvidence:
@@ -329,118 +508,22 @@ def evidence_from_session(events: list[dict], *, session_id: str | None, error: 
     tools are dropped. Usage: the session's totals when known, else the per-call sum.
     ``observed=False`` (no session was ever opened) leaves the session-only fields null.
     """
-    intent_ids = {(e.get("data") or {}).get("toolCallId") for e in events
-                  if e.get("type") == "tool.execution_start" and (e.get("data") or {}).get("toolName") in INTENT_TOOLS}
-    transcript: list[dict] = []
-    outputs: list[str] = []
-    deltas: list[str] = []
-    calls: dict[str, dict] = {}
-    order: list[str] = []
-    skills: list[dict] = []
-    turns: list[dict] = []
-    usage_events: list[dict] = []
-    shutdown_metrics: dict | None = None
-    turn_no = 0
-    session_error: str | None = None
-    for event in events:
-        kind = event.get("type", "")
-        data = event.get("data") or {}
-        root = not event.get("agentId")
-        if data.get("toolCallId") in intent_ids and kind.startswith("tool."):
-            continue
-        if kind not in DELTA_TYPES and not event.get("ephemeral"):
-            transcript.append(_transcript_event(event))
-        if kind == "assistant.message" and root:
-            if data.get("content"):
-                outputs.append(data["content"])
-        elif kind == "assistant.message_delta" and root:
-            deltas.append(data.get("deltaContent") or "")
-        elif kind == "assistant.turn_start" and root:
-            turn_no += 1
-            turns.append({"index": turn_no, "turn_id": data.get("turnId"), "started_at": event.get("timestamp"),
-                          "ended_at": None})
-        elif kind == "assistant.turn_end" and root:
-            for turn in reversed(turns):
-                if turn["turn_id"] == data.get("turnId") and turn["ended_at"] is None:
-                    turn["ended_at"] = event.get("timestamp")
-                    break
-        elif kind == "tool.execution_start" and data.get("toolCallId") and data.get("toolName"):
-            call_id = data["toolCallId"]
-            if call_id not in calls:
-                order.append(call_id)
-            calls[call_id] = {"start": event, "complete": None, "turn": turn_no}
-        elif kind == "tool.execution_complete" and data.get("toolCallId") in calls:
-            calls[data["toolCallId"]]["complete"] = event
-        elif kind == "skill.invoked" and (data.get("name") or data.get("path")):
-            skills.append({k: v for k, v in (("name", data.get("name")), ("path", data.get("path"))) if v})
-        elif kind == "assistant.usage":
-            usage_events.append(data)
-        elif kind == "session.shutdown":
-            shutdown_metrics = data
-        elif kind == "session.error" and root:
-            session_error = data.get("message") or "session failed with unknown error"
-
-    tool_calls, tool_events, shell_calls = [], [], []
-    for seq, call_id in enumerate(order, start=1):
-        start, complete = calls[call_id]["start"], calls[call_id]["complete"]
-        sdata, cdata = start.get("data") or {}, (complete or {}).get("data") or {}
-        success = bool(cdata.get("success")) if complete else False
-        legacy = {"id": call_id, "name": sdata["toolName"], "arguments": _tool_args(sdata.get("arguments")),
-                  "success": success}
-        if cdata.get("result") is not None:
-            legacy["result"] = cdata["result"]
-        tool_calls.append(legacy)
-        record: dict[str, Any] = {"turn": calls[call_id]["turn"], "sequence": seq, "tool_call_id": call_id,
-                                  "tool_name": sdata["toolName"], "success": success}
-        if sdata.get("arguments") is not None:
-            record["args"] = sdata["arguments"]
-        if cdata.get("result") is not None:
-            record["result"] = cdata["result"]
-        if complete is None:
-            record["error"] = "no completion event (the run ended first)"
-        elif not success:
-            err = cdata.get("error")
-            record["error"] = (err.get("message") if isinstance(err, dict) else str(err or "")) or "tool failed"
-        t0, t1 = _ts(start), _ts(complete) if complete else None
-        if t0 and t1:
-            record["duration_ms"] = max(0, int((t1 - t0).total_seconds() * 1000))
-        tool_events.append(record)
-        if sdata["toolName"] in SHELL_TOOLS or sdata.get("shellToolInfo"):
-            args = sdata.get("arguments") if isinstance(sdata.get("arguments"), dict) else {}
-            shell = {"sequence": seq, "tool_call_id": call_id, "command": args.get("command", "")}
-            exit_code = (cdata.get("shellExecution") or {}).get("exitCode")
-            if exit_code is not None:
-                shell["exit_code"] = exit_code
-            shell_calls.append(shell)
-
-    if usage_metrics:
-        usage = _usage_from_metrics(usage_metrics)
-    elif shutdown_metrics and shutdown_metrics.get("modelMetrics"):
-        usage = _usage_from_metrics(shutdown_metrics)
-    else:
-        usage = _usage_from_turns(usage_events)
-    if usage is not None:
-        usage = {"turns": turn_no, **usage}
-        turn_usage = _usage_from_turns(usage_events)
-        if turn_usage and not (usage["input_tokens"] or usage["output_tokens"]):
-            for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
-                usage[key] = turn_usage[key]
-
-    output = "\n".join(outputs) if outputs else "".join(deltas)
+    scan = _SessionScan(events)
+    tool_calls, tool_events, shell_calls = _tool_records(scan)
     return RunEvidence(
-        output=output,
-        transcript=transcript,
+        output=scan.output,
+        transcript=scan.transcript,
         tool_calls=tool_calls,
         tool_events=tool_events if observed else None,
-        host_lifecycle={"turns": turns, "shell_calls": shell_calls} if observed else None,
+        host_lifecycle={"turns": scan.turns, "shell_calls": shell_calls} if observed else None,
         command_invocations=None,
         user_input_requests=user_input_requests if observed else None,
-        skill_invocations=skills if observed else None,
+        skill_invocations=scan.skills if observed else None,
         outcome={},
         duration_ms=duration_ms,
-        usage=usage,
+        usage=_session_usage(usage_metrics, scan),
         session_id=session_id,
-        error=error or (f"session error: {session_error}" if session_error else None),
+        error=error or (f"session error: {scan.session_error}" if scan.session_error else None),
     )
 
 

@@ -108,7 +108,7 @@ def parse_script(data: bytes) -> dict[str, Any]:
 class FakeAdapter(OptimizerAdapter):
     name = "fake"
     always_paid = False
-    options_used = ("fake_script",)
+    option_help = {"script": "Strict JSON file of proposals (--fake-script); without it the adapter reports done."}
 
     def __init__(self, options) -> None:
         super().__init__(options)
@@ -119,18 +119,19 @@ class FakeAdapter(OptimizerAdapter):
     def check_options(self) -> list[str]:
         if self._problems is None:
             self._problems = []
-            path = self.options.fake_script
+            path = self.options.get("script")
+            flag = self.options.origin("script")
             if path is not None:
                 try:
                     with open(path, "rb") as fh:
                         data = fh.read()
                 except OSError as exc:
-                    self._problems.append(f"--fake-script {path}: cannot read: {exc.strerror}")
+                    self._problems.append(f"{flag} {path}: cannot read: {exc.strerror}")
                     return self._problems
                 try:
                     self.script = parse_script(data)
                 except FakeScriptError as exc:
-                    self._problems.append(f"--fake-script {path}: {exc}")
+                    self._problems.append(f"{flag} {path}: {exc}")
         return self._problems
 
     def call(self, request, *, timeout, cancel) -> AdapterReply:

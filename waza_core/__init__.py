@@ -12,9 +12,13 @@ Names are resolved lazily on first use, so ``import waza_core`` (and ``waza
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from waza_core._version import __version__
+
+#: ``typing`` costs a few ms to import; ``waza --version`` goes through this module, so the
+#: names it needs exist for type checkers only (mypy treats TYPE_CHECKING as true)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: public name -> module that defines it
 _EXPORTS: dict[str, str] = {
@@ -73,10 +77,32 @@ _EXPORTS: dict[str, str] = {
     "resolve_inside": "waza_core.paths",
     "PathEscape": "waza_core.paths",
     "program_timeout": "waza_core.suite.project_config",
+    # the environment of a child program: whole by default, or an allow-list
+    "child_environment": "waza_core.childenv",
+    "check_env_allow_list": "waza_core.childenv",
+    "project_env_allow_list": "waza_core.childenv",
+    # text from suites, agents and graders, made safe for a terminal or a report
+    "escape_terminal": "waza_core.results.console",
+    "escape_html": "waza_core.results.console",
+    # writing a file a user named (reporters, snapshots, journals): never replaces a device
+    "write_file_safely": "waza_core.safe_write",
+    "open_append_safely": "waza_core.safe_write",
+    "check_output_target": "waza_core.safe_write",
     # RE2 regexes (waza's regex semantics) for every plugin that takes a pattern
     "compile_regex": "waza_core.regex",
     "Regex": "waza_core.regex",
     "RegexError": "waza_core.regex",
+    # text printed as waza (Go) prints it (%q, %v, json.Marshal, case mapping), so feedback
+    # and mock replies match waza's byte for byte
+    "go_quote": "waza_core.gofmt",
+    "go_quote_list": "waza_core.gofmt",
+    "go_list": "waza_core.gofmt",
+    "go_float": "waza_core.gofmt",
+    "go_json": "waza_core.gofmt",
+    "go_value": "waza_core.gofmt",
+    "go_lower": "waza_core.gofmt",
+    "go_upper": "waza_core.gofmt",
+    "go_trim_space": "waza_core.gofmt",
     # errors and exit codes
     "WazaError": "waza_core.errors",
     "SuiteError": "waza_core.errors",
@@ -96,10 +122,29 @@ _RENAMED = {
     "yaml_quote": "quote",
     "quote_for_message": "show",
     "ProcessResult": "ProcResult",
+    "write_file_safely": "write_file",
+    "escape_terminal": "escape",
+    "check_env_allow_list": "check_allow_list",
+    "project_env_allow_list": "project_allow_list",
+    "open_append_safely": "open_append",
+    "check_output_target": "check_target",
     "results_json_bytes": "dumps",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+#: a literal list, so type checkers see every re-export (tests/core/test_public_api.py keeps it
+#: equal to _EXPORTS)
+__all__ = [
+    "__version__", "hookimpl", "Grader", "GradingContext", "GraderSetup", "GraderResult", "GraderSpec",
+    "Executor", "ExecutionRequest", "RunEvidence", "Suite", "SuiteConfig", "TaskSpec", "FileInput",
+    "OptimizerAdapter", "AdapterOptions", "AdapterReply", "AdapterFailure", "ADAPTER_STDOUT_LIMIT",
+    "ADAPTER_RESPONSE_KIND", "HARNESS_CAPABILITIES", "StrictJSONError", "strict_json_loads", "Dialect",
+    "Conversion", "InteropError", "find_template_marker", "yaml_quote", "quote_for_message", "StrictDocument",
+    "StrictYamlError", "load_strict_yaml", "describe_yaml_type", "Reporter", "ResultsView", "results_json_bytes",
+    "escape_markdown", "run_process",
+    "ProcessResult", "ProcessStartError", "CancelEvent", "display_path", "resolve_inside", "PathEscape",
+    "program_timeout", "compile_regex", "Regex", "RegexError", "WazaError", "SuiteError", "PluginError",
+    "GraderError", "ExecutorError", "ExitCode",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -118,34 +163,75 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from waza_core.errors import (
-        ExecutorError,
-        ExitCode,
-        GraderError,
-        PluginError,
-        SuiteError,
-        WazaError,
-    )
-    from waza_core.grading.base import Grader, GraderSetup, GradingContext
-    from waza_core.hookspecs import hookimpl
-    from waza_core.interop import Conversion, Dialect, InteropError, find_template_marker
+    # "import X as X": an explicit re-export, so `from waza_core import Grader` type-checks
+    # under mypy --strict (no implicit re-export) in a plugin author's project
+    from waza_core.childenv import check_allow_list as check_env_allow_list
+    from waza_core.childenv import child_environment as child_environment
+    from waza_core.childenv import project_allow_list as project_env_allow_list
+    from waza_core.errors import ExecutorError as ExecutorError
+    from waza_core.errors import ExitCode as ExitCode
+    from waza_core.errors import GraderError as GraderError
+    from waza_core.errors import PluginError as PluginError
+    from waza_core.errors import SuiteError as SuiteError
+    from waza_core.errors import WazaError as WazaError
+    from waza_core.gofmt import go_float as go_float
+    from waza_core.gofmt import go_json as go_json
+    from waza_core.gofmt import go_list as go_list
+    from waza_core.gofmt import go_lower as go_lower
+    from waza_core.gofmt import go_quote as go_quote
+    from waza_core.gofmt import go_quote_list as go_quote_list
+    from waza_core.gofmt import go_trim_space as go_trim_space
+    from waza_core.gofmt import go_upper as go_upper
+    from waza_core.gofmt import go_value as go_value
+    from waza_core.grading.base import Grader as Grader
+    from waza_core.grading.base import GraderSetup as GraderSetup
+    from waza_core.grading.base import GradingContext as GradingContext
+    from waza_core.hookspecs import hookimpl as hookimpl
+    from waza_core.interop import Conversion as Conversion
+    from waza_core.interop import Dialect as Dialect
+    from waza_core.interop import InteropError as InteropError
+    from waza_core.interop import find_template_marker as find_template_marker
     from waza_core.interop import quote as yaml_quote
     from waza_core.interop import show as quote_for_message
-    from waza_core.model import FileInput, GraderResult, GraderSpec, RunEvidence, Suite, SuiteConfig, TaskSpec
-    from waza_core.optimize.adapter import AdapterFailure, AdapterOptions, AdapterReply, OptimizerAdapter
-    from waza_core.optimize.contract import ADAPTER_STDOUT_LIMIT, HARNESS_CAPABILITIES, StrictJSONError
+    from waza_core.model import FileInput as FileInput
+    from waza_core.model import GraderResult as GraderResult
+    from waza_core.model import GraderSpec as GraderSpec
+    from waza_core.model import RunEvidence as RunEvidence
+    from waza_core.model import Suite as Suite
+    from waza_core.model import SuiteConfig as SuiteConfig
+    from waza_core.model import TaskSpec as TaskSpec
+    from waza_core.optimize.adapter import AdapterFailure as AdapterFailure
+    from waza_core.optimize.adapter import AdapterOptions as AdapterOptions
+    from waza_core.optimize.adapter import AdapterReply as AdapterReply
+    from waza_core.optimize.adapter import OptimizerAdapter as OptimizerAdapter
+    from waza_core.optimize.contract import ADAPTER_STDOUT_LIMIT as ADAPTER_STDOUT_LIMIT
+    from waza_core.optimize.contract import HARNESS_CAPABILITIES as HARNESS_CAPABILITIES
     from waza_core.optimize.contract import RESPONSE_KIND as ADAPTER_RESPONSE_KIND
+    from waza_core.optimize.contract import StrictJSONError as StrictJSONError
     from waza_core.optimize.contract import strict_loads as strict_json_loads
-    from waza_core.paths import PathEscape, display_path, resolve_inside
-    from waza_core.procs import CancelEvent, ProcessStartError
+    from waza_core.paths import PathEscape as PathEscape
+    from waza_core.paths import display_path as display_path
+    from waza_core.paths import resolve_inside as resolve_inside
+    from waza_core.procs import CancelEvent as CancelEvent
+    from waza_core.procs import ProcessStartError as ProcessStartError
     from waza_core.procs import ProcResult as ProcessResult
     from waza_core.procs import run as run_process
-    from waza_core.regex import Regex, RegexError, compile_regex
+    from waza_core.regex import Regex as Regex
+    from waza_core.regex import RegexError as RegexError
+    from waza_core.regex import compile_regex as compile_regex
+    from waza_core.results.console import escape as escape_terminal
+    from waza_core.results.console import escape_html as escape_html
     from waza_core.results.io import dumps as results_json_bytes
-    from waza_core.results.markdown_text import escape_markdown
-    from waza_core.results.reporting import Reporter, ResultsView
-    from waza_core.run.execution import ExecutionRequest, Executor
-    from waza_core.suite.project_config import program_timeout
-    from waza_core.suite.strict_yaml import StrictDocument, StrictYamlError
+    from waza_core.results.markdown_text import escape_markdown as escape_markdown
+    from waza_core.results.reporting import Reporter as Reporter
+    from waza_core.results.reporting import ResultsView as ResultsView
+    from waza_core.run.execution import ExecutionRequest as ExecutionRequest
+    from waza_core.run.execution import Executor as Executor
+    from waza_core.safe_write import check_target as check_output_target
+    from waza_core.safe_write import open_append as open_append_safely
+    from waza_core.safe_write import write_file as write_file_safely
+    from waza_core.suite.project_config import program_timeout as program_timeout
+    from waza_core.suite.strict_yaml import StrictDocument as StrictDocument
+    from waza_core.suite.strict_yaml import StrictYamlError as StrictYamlError
     from waza_core.suite.strict_yaml import describe_type as describe_yaml_type
     from waza_core.suite.strict_yaml import load as load_strict_yaml

@@ -6,10 +6,28 @@ from __future__ import annotations
 import enum
 
 
+class ExitCode(enum.IntEnum):
+    """The exit codes of every ``waza`` command.
+
+    ``waza gate`` adds its own meanings on top (see its docs); everything else uses
+    these: 0 all good, 1 a task (or check) failed, 2 a user, config or I/O error.
+    """
+
+    OK = 0
+    FAILED = 1
+    USAGE = 2
+    #: ``waza gate`` only: a results file could not be read
+    GATE_INPUT = 3
+    #: stopped by Ctrl-C (128 + SIGINT)
+    INTERRUPTED = 130
+    #: stopped by SIGTERM (128 + SIGTERM)
+    TERMINATED = 143
+
+
 class WazaError(Exception):
     """A user, configuration or I/O error: printed without a traceback, exit 2."""
 
-    exit_code = 2
+    exit_code: int = ExitCode.USAGE
 
 
 class SuiteError(WazaError):
@@ -41,21 +59,3 @@ class GraderError(Exception):
 
 class ExecutorError(Exception):
     """An executor could not run the task; the run becomes ``error``."""
-
-
-class ExitCode(enum.IntEnum):
-    """The exit codes of every ``waza`` command.
-
-    ``waza gate`` adds its own meanings on top (see its docs); everything else uses
-    these: 0 all good, 1 a task (or check) failed, 2 a user, config or I/O error.
-    """
-
-    OK = 0
-    FAILED = 1
-    USAGE = 2
-    #: ``waza gate`` only: a results file could not be read
-    GATE_INPUT = 3
-    #: stopped by Ctrl-C (128 + SIGINT)
-    INTERRUPTED = 130
-    #: stopped by SIGTERM (128 + SIGTERM)
-    TERMINATED = 143

@@ -4,12 +4,18 @@ Each built-in is its own plugin module, listed in the ``PLUGINS`` tuple of
 ``waza_graders``, ``waza_adapters`` and ``waza_interop``. Third parties arrive
 through the ``waza`` entry-point group. A module that fails to import is recorded as
 broken (and shown by ``waza plugins``) instead of breaking every command.
+
+What the user asked for on the command line is held to a stricter rule, because a
+typo there would otherwise pass silently: ``-p MODULE`` naming a module that does not
+exist, ``-p no:NAME`` naming no plugin, or an unreadable
+``WAZA_DISABLE_PLUGIN_AUTOLOAD`` value are errors (exit 2).
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -21,6 +27,14 @@ from waza_core.errors import PluginError
 
 BUILTIN_PACKAGES = ("waza_graders", "waza_adapters", "waza_interop", "waza_reporters")
 ENTRY_POINT_GROUP = "waza"
+#: ``-p no:NAME`` disables the plugin NAME, as in pytest
+DISABLE_PREFIX = "no:"
+#: environment variables read here (documented in docs/plugins.md)
+ENV_PLUGINS = "WAZA_PLUGINS"
+ENV_DISABLED = "WAZA_DISABLED_PLUGINS"
+ENV_NO_AUTOLOAD = "WAZA_DISABLE_PLUGIN_AUTOLOAD"
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("", "0", "false", "no", "off")
 
 #: plugin kind -> (hook name, human name)
 KINDS = {
@@ -45,11 +59,21 @@ BASES = {
 class PluginInfo:
     name: str
     module: str
-    source: str  # "builtin" | "entry-point" | "option"
+    source: str  # "builtin" | "entry-point" | "option" | "object"
     distribution: str | None = None
     version: str | None = None
     error: str | None = None
     registers: dict[str, list[str]] = attrs.field(factory=dict)
+    #: what switched it off (``-p no:text`` or ``WAZA_DISABLED_PLUGINS=text``); a
+    #: disabled plugin is not imported (a built-in only to say what it would register)
+    disabled_by: str | None = None
+
+    def answers_to(self, name: str) -> bool:
+        """Whether ``-p no:name`` means this plugin: its name, its module, or for a
+        built-in the module's last part (``text`` for ``waza_graders.text``)."""
+        if name in (self.name, self.module):
+            return True
+        return self.source == "builtin" and name == self.module.rpartition(".")[2]
 
 
 @attrs.define
@@ -58,12 +82,58 @@ class Registration:
     plugin: str
 
 
+@attrs.frozen
+class PluginRequest:
+    """Which plugins a command asked for: ``-p`` values and the environment, parsed."""
+
+    modules: tuple[str, ...] = ()
+    #: (name, where it was given: ``-p no:NAME`` or ``WAZA_DISABLED_PLUGINS=NAME``)
+    disabled: tuple[tuple[str, str], ...] = ()
+    autoload: bool = True
+
+    @classmethod
+    def parse(cls, options: Iterable[str] | None = None) -> PluginRequest:
+        """``-p`` values (``MODULE`` or ``no:NAME``), then ``WAZA_PLUGINS``,
+        ``WAZA_DISABLED_PLUGINS`` and ``WAZA_DISABLE_PLUGIN_AUTOLOAD``."""
+        modules: list[str] = []
+        disabled: list[tuple[str, str]] = []
+        for value in [*(options or ()), *_env_list(ENV_PLUGINS)]:
+            if value.startswith(DISABLE_PREFIX):
+                name = value[len(DISABLE_PREFIX):].strip()
+                if not name:
+                    raise PluginError(f"-p {value!r}: name the plugin to disable, e.g. -p no:text")
+                disabled.append((name, f"-p {DISABLE_PREFIX}{name}"))
+            elif value:
+                modules.append(value)
+        disabled.extend((name, f"{ENV_DISABLED}={name}") for name in _env_list(ENV_DISABLED))
+        return cls(tuple(modules), tuple(disabled), _autoload())
+
+
+def _env_list(name: str) -> list[str]:
+    return [n.strip() for n in os.environ.get(name, "").split(",") if n.strip()]
+
+
+def _autoload() -> bool:
+    raw = os.environ.get(ENV_NO_AUTOLOAD, "")
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return False
+    if value in _FALSE:
+        return True
+    raise PluginError(f"{ENV_NO_AUTOLOAD}={raw!r}: use 1, true or yes to skip installed plugins "
+                      "(0, false, no or unset to load them)")
+
+
 class Registry:
     """What the loaded plugins registered, by kind and name."""
 
     def __init__(self) -> None:
         self.plugins: list[PluginInfo] = []
         self.items: dict[str, dict[str, Registration]] = {kind: {} for kind in KINDS}
+        #: what disabled built-ins would have registered, for a helpful message
+        self.disabled_items: dict[str, dict[str, str]] = {kind: {} for kind in KINDS}
+        #: config keys of executors in disabled built-ins -> plugin name
+        self.disabled_config_keys: dict[str, str] = {}
         self.conflicts: list[str] = []
 
     def get(self, kind: str, name: str) -> Any | None:
@@ -76,6 +146,9 @@ class Registry:
 
     def broken(self) -> list[PluginInfo]:
         return [p for p in self.plugins if p.error]
+
+    def disabled(self) -> list[PluginInfo]:
+        return [p for p in self.plugins if p.disabled_by]
 
     def check_conflicts(self) -> None:
         if self.conflicts:
@@ -91,7 +164,35 @@ class Registry:
         close = difflib.get_close_matches(name, known, n=1)
         if close:
             msg += f" (did you mean {close[0]!r}?)"
-        msg += f"; known: {', '.join(known) or 'none'}"
+        return msg + f"; known: {', '.join(known) or 'none'}" + self.unavailable_note(kind, name)
+
+    def unavailable_note(self, kind: str, name: str) -> str:
+        """Why ``name`` may be missing: the disabled plugin that provides it (and how to
+        enable it), other disabled plugins, plugins that failed to load. Empty when none."""
+        msg = ""
+        owner = self.disabled_items[kind].get(name)
+        for p in self.disabled():
+            if p.name == owner:
+                msg += (f"; {KINDS[kind][1]} {name!r} is provided by the plugin {p.name!r}, disabled by "
+                        f"{p.disabled_by}: remove that to enable it")
+            elif p.source != "builtin":  # not imported, so what it registers is unknown
+                msg += f"; the plugin {p.name!r} may provide it but is disabled by {p.disabled_by}"
+        broken = self.broken()
+        if broken:
+            msg += "; plugins that failed to load: " + ", ".join(f"{p.name} ({p.error})" for p in broken)
+        return msg
+
+    def config_key_note(self, key: str) -> str:
+        """Why ``config.<key>`` of a suite may be unknown: the executor that reads it is
+        in a disabled plugin (or a plugin that failed to load). Empty when none."""
+        owner = self.disabled_config_keys.get(key)
+        msg = ""
+        for p in self.disabled():
+            if p.name == owner:
+                msg += (f"; config.{key} belongs to an executor of the plugin {p.name!r}, disabled by "
+                        f"{p.disabled_by}: remove that to enable it")
+            elif p.source != "builtin":
+                msg += f"; the plugin {p.name!r} may read it but is disabled by {p.disabled_by}"
         broken = self.broken()
         if broken:
             msg += "; plugins that failed to load: " + ", ".join(f"{p.name} ({p.error})" for p in broken)
@@ -105,50 +206,127 @@ def _builtin_modules() -> list[str]:
     return modules
 
 
-def _requested_modules(extra: list[str] | None) -> list[str]:
-    names = list(extra or [])
-    env = os.environ.get("WAZA_PLUGINS", "")
-    names.extend(n.strip() for n in env.split(",") if n.strip())
-    return names
+def _import_requested(module_name: str) -> Any:
+    """Import a ``-p`` module. A module that does not exist at all is the user's typo
+    (:class:`PluginError`); one that exists but fails while importing is broken like
+    any other plugin (the exception propagates and is recorded)."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if module_name == missing or module_name.startswith(missing + "."):
+            raise PluginError(f"-p {module_name}: no module named {missing!r} (check the name; a module in "
+                              "the current folder needs PYTHONPATH=. or python -m waza_core)") from None
+        raise
 
 
-def build_plugin_manager(extra_modules: list[str] | None = None) -> tuple[pluggy.PluginManager, Registry]:
-    """Load every plugin and collect what each one registers."""
+class _Loader:
+    """Adds plugins one by one to a plugin manager and the registry's plugin list."""
+
+    def __init__(self, pm: pluggy.PluginManager, registry: Registry, request: PluginRequest) -> None:
+        self.pm = pm
+        self.registry = registry
+        self.request = request
+        self.used_disables: set[str] = set()
+
+    def disabled_by(self, info: PluginInfo) -> str | None:
+        hits = [(name, where) for name, where in self.request.disabled if info.answers_to(name)]
+        self.used_disables |= {name for name, _ in hits}
+        return hits[0][1] if hits else None
+
+    def add(self, info: PluginInfo, loader) -> None:
+        if any(p.name == info.name or p.module == info.module for p in self.registry.plugins):
+            return  # already loaded (e.g. an installed plugin also named with -p)
+        self.registry.plugins.append(info)
+        info.disabled_by = self.disabled_by(info)
+        if info.disabled_by:
+            if info.source == "builtin":
+                _record_disabled_builtin(info, self.registry)
+            return
+        try:
+            plugin = loader()
+            if self.pm.is_registered(plugin) or self.pm.get_plugin(info.name) is not None:
+                return
+            self.pm.register(plugin, name=info.name)
+        except PluginError:
+            raise
+        except Exception as exc:  # a broken plugin must not break unrelated commands
+            info.error = f"{type(exc).__name__}: {exc}"
+
+
+def build_plugin_manager(extra_modules: list[str] | None = None, *,
+                         extra_plugins: Mapping[str, object] | None = None) -> tuple[pluggy.PluginManager, Registry]:
+    """Load every plugin and collect what each one registers.
+
+    ``extra_modules`` are ``-p`` values (``MODULE`` or ``no:NAME``); ``extra_plugins``
+    maps a plugin name to an already-made plugin object (a module or any object with
+    hook implementations), as :mod:`waza_core.testing` uses. Raises
+    :class:`PluginError` for a request that cannot be honoured (see the module doc).
+    """
+    request = PluginRequest.parse(extra_modules)
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     registry = Registry()
-
-    def add(name: str, module_name: str, source: str, loader, dist=None, version=None) -> None:
-        if any(p.name == name or p.module == module_name for p in registry.plugins):
-            return  # already loaded (e.g. an installed plugin also named with -p)
-        info = PluginInfo(name=name, module=module_name, source=source, distribution=dist, version=version)
-        registry.plugins.append(info)
-        try:
-            plugin = loader()
-            if pm.is_registered(plugin) or pm.get_plugin(name) is not None:
-                return
-            pm.register(plugin, name=name)
-        except Exception as exc:  # a broken plugin must not break unrelated commands
-            info.error = f"{type(exc).__name__}: {exc}"
+    loader = _Loader(pm, registry, request)
 
     from waza_core._version import __version__
 
     for mod in _builtin_modules():
-        add(mod, mod, "builtin", lambda m=mod: importlib.import_module(m), "waza", __version__)
+        loader.add(PluginInfo(mod, mod, "builtin", "waza", __version__), lambda m=mod: importlib.import_module(m))
 
-    if os.environ.get("WAZA_DISABLE_PLUGIN_AUTOLOAD", "") in ("", "0"):
+    if request.autoload:
         from importlib.metadata import entry_points
 
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             dist = getattr(ep, "dist", None)
-            add(ep.name, ep.value, "entry-point", ep.load,
-                dist.metadata["Name"] if dist else None, dist.version if dist else None)
+            loader.add(PluginInfo(ep.name, ep.value, "entry-point", dist.metadata["Name"] if dist else None,
+                                  dist.version if dist else None), ep.load)
 
-    for mod in _requested_modules(extra_modules):
-        add(mod, mod, "option", lambda m=mod: importlib.import_module(m))
+    for mod in request.modules:
+        loader.add(PluginInfo(mod, mod, "option"), lambda m=mod: _import_requested(m))
+
+    for name, plugin in (extra_plugins or {}).items():
+        loader.add(PluginInfo(name, getattr(plugin, "__name__", name), "object"), lambda p=plugin: p)
+
+    unused = [name for name, _ in request.disabled if name not in loader.used_disables]
+    if unused:
+        raise PluginError(_no_such_plugin(unused, registry))
 
     _collect(pm, registry)
     return pm, registry
+
+
+def _no_such_plugin(names: list[str], registry: Registry) -> str:
+    import difflib
+
+    known = sorted({p.name for p in registry.plugins}
+                   | {p.module.rpartition(".")[2] for p in registry.plugins if p.source == "builtin"})
+    hints = []
+    for name in names:
+        close = difflib.get_close_matches(name, known, n=1)
+        hints.append(repr(name) + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return (f"cannot disable {', '.join(hints)}: no such plugin (-p {DISABLE_PREFIX}NAME and {ENV_DISABLED} "
+            "take a plugin name as `waza plugins` lists it, or a built-in's short name such as 'text')")
+
+
+def _record_disabled_builtin(info: PluginInfo, registry: Registry) -> None:
+    """Note what a disabled built-in would register (built-ins are ours and import-light),
+    so a suite that needs it gets told which plugin to enable instead of 'unknown'."""
+    try:
+        module = importlib.import_module(info.module)
+    except Exception:  # pragma: no cover - a built-in always imports
+        return
+    for kind, (hook_name, _) in KINDS.items():
+        hook = getattr(module, hook_name, None)
+        if callable(hook):
+            hook(register=lambda cls, _k=kind: _note_disabled(registry, _k, cls, info.name))
+
+
+def _note_disabled(registry: Registry, kind: str, cls: Any, plugin: str) -> None:
+    registry.disabled_items[kind].setdefault(cls.name, plugin)
+    key: Any = getattr(cls, "config_key", None)
+    if kind == "executor" and isinstance(key, str) and key:
+        registry.disabled_config_keys.setdefault(key, plugin)
 
 
 def _collect(pm: pluggy.PluginManager, registry: Registry) -> None:
@@ -166,7 +344,7 @@ def _collect(pm: pluggy.PluginManager, registry: Registry) -> None:
                 if not (isinstance(cls, type) and issubclass(cls, base)):
                     raise PluginError(f"plugin {_plugin!r} registered {cls!r} as a {_human}, but it does not "
                                       f"derive from waza_core.{BASES[_kind]}")
-                name = cls.name
+                name = getattr(cls, "name", None)
                 if not isinstance(name, str) or not name:
                     raise PluginError(f"plugin {_plugin!r} registered an unnamed {_human}")
                 table = registry.items[_kind]
@@ -187,12 +365,31 @@ def _collect(pm: pluggy.PluginManager, registry: Registry) -> None:
                     info.error = f"{type(exc).__name__}: {exc}"
 
 
-_CACHE: dict[tuple[str, ...], Registry] = {}
+_CACHE: dict[PluginRequest, Registry] = {}
+_OVERRIDE: list[Registry] = []
 
 
 def get_registry(extra_modules: list[str] | None = None) -> Registry:
-    """The registry for this process, built once per set of ``-p`` modules."""
-    key = tuple(_requested_modules(extra_modules)) + (os.environ.get("WAZA_DISABLE_PLUGIN_AUTOLOAD", ""),)
+    """The registry for this process, built once per plugin request (``-p`` values and
+    the plugin environment variables). Raises :class:`PluginError` for a bad request."""
+    if _OVERRIDE:
+        return _OVERRIDE[-1]
+    key = PluginRequest.parse(extra_modules)
     if key not in _CACHE:
         _CACHE[key] = build_plugin_manager(extra_modules)[1]
     return _CACHE[key]
+
+
+class use_registry:  # noqa: N801 - used as a context manager, reads like a function
+    """Make every command in this process use ``registry`` (``waza_core.testing`` runs
+    the real CLI in-process with plugins made in a test)."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+
+    def __enter__(self) -> Registry:
+        _OVERRIDE.append(self.registry)
+        return self.registry
+
+    def __exit__(self, *exc: object) -> None:
+        _OVERRIDE.remove(self.registry)

@@ -57,6 +57,8 @@ def test_all_resolves_and_holds_every_plugin_type():
     for name in waza_core.__all__:
         assert getattr(waza_core, name) is not None, name
     assert set(PLUGIN_KIND_TYPES) <= set(waza_core.__all__)
+    assert waza_core.__all__ == ["__version__", *waza_core._EXPORTS], \
+        "add the name to __all__ too (a literal list, for type checkers)"
     assert issubclass(waza_core.GraderError, Exception)
     assert waza_core.ExitCode.USAGE == 2
     with pytest.raises(AttributeError):

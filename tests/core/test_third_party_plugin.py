@@ -1,37 +1,50 @@
-"""A real third-party plugin: installed into a fresh virtual environment with pip,
-found through the ``waza`` entry-point group, listed by ``waza plugins``, used by a suite."""
+"""Real third-party plugins: installed into a fresh virtual environment with pip, found
+through the ``waza`` entry-point group, listed by ``waza plugins``, used by a suite.
+
+``waza-wordcount`` is a one-grader distribution; ``waza-shout`` has one plugin of each
+kind and is the code docs/plugins.md shows (tests/api/test_plugin_docs.py checks that the
+doc and the files are the same), so these tests check that a plugin written only from
+the docs installs and works.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
-import sys
-import venv
 
 import pytest
 
 from tests.conftest import REPO
 
 PLUGIN = REPO / "examples" / "plugins" / "waza-wordcount"
+SHOUT = REPO / "examples" / "plugins" / "waza-shout"
+OPTIMIZER = REPO / "examples" / "optimizer"
 
 
 @pytest.fixture(scope="module")
 def fresh_env(tmp_path_factory):
+    import venv
+
     root = tmp_path_factory.mktemp("venv")
     venv.EnvBuilder(with_pip=True).create(root)
     py = root / "bin" / "python"
     proc = subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                           str(REPO), str(PLUGIN)], capture_output=True, text=True, timeout=600)
+                           str(REPO), str(PLUGIN), str(SHOUT)], capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return root
 
 
-def waza(env_root, *args, cwd=None):
-    import os
+def _env(**extra):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("WAZA_DISABLE_PLUGIN_AUTOLOAD", "WAZA_PLUGINS", "WAZA_DISABLED_PLUGINS", "PYTHONPATH")}
+    env.update(extra)
+    return env
 
-    env = {k: v for k, v in os.environ.items() if k not in ("WAZA_DISABLE_PLUGIN_AUTOLOAD", "WAZA_PLUGINS")}
+
+def waza(env_root, *args, cwd=None, input=None, **env):
     return subprocess.run([str(env_root / "bin" / "waza"), *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=120, env=env)
+                          timeout=180, env=_env(**env), input=input)
 
 
 def test_waza_plugins_lists_the_installed_plugin(fresh_env):
@@ -65,11 +78,100 @@ def test_plugin_config_is_checked_at_load(fresh_env, tmp_path):
 
 
 def test_autoload_can_be_disabled(fresh_env):
-    import os
-
-    env = dict(os.environ, WAZA_DISABLE_PLUGIN_AUTOLOAD="1")
-    proc = subprocess.run([str(fresh_env / "bin" / "waza"), "plugins", "--json"], capture_output=True, text=True,
-                          env=env)
+    proc = waza(fresh_env, "plugins", "--json", WAZA_DISABLE_PLUGIN_AUTOLOAD="1")
     names = [p["name"] for p in json.loads(proc.stdout)["plugins"]]
-    assert "wordcount" not in names and "waza_graders.text" in names
-    assert sys.executable  # the test venv is separate from the one running pytest
+    assert "wordcount" not in names and "shout-grader" not in names and "waza_graders.text" in names
+
+
+# -- waza-shout: one plugin of each kind, as docs/plugins.md shows them --------------------
+
+def test_every_kind_is_registered_from_its_entry_point(fresh_env):
+    plugins = {p["name"]: p for p in json.loads(waza(fresh_env, "plugins", "--json").stdout)["plugins"]}
+    assert {name: plugins[name]["registers"] for name in plugins if name.startswith("shout-")} == {
+        "shout-grader": {"grader": ["shout"]},
+        "shout-executor": {"executor": ["echo"]},
+        "shout-adapter": {"optimizer_adapter": ["append-lines"]},
+        "shout-dialect": {"interop_dialect": ["shout-yaml-v1"]},
+        "shout-reporter": {"reporter": ["tsv"]},
+    }
+    assert all(plugins[n]["distribution"] == "waza-shout" and not plugins[n]["error"]
+               for n in plugins if n.startswith("shout-"))
+
+
+def test_the_grader_and_executor_run_a_suite(fresh_env, tmp_path):
+    out = tmp_path / "out.json"
+    proc = waza(fresh_env, "run", str(SHOUT / "example"), "-o", str(out))
+    assert proc.returncode == 1, proc.stderr  # the blank task is an executor error, as documented
+    tasks = {t["test_id"]: t for t in json.loads(out.read_text())["tasks"]}
+    assert tasks["hi"]["status"] == "passed"
+    assert tasks["hi"]["runs"][0]["final_output"] == "ECHO: SAY HI"
+    assert tasks["blank"]["runs"][0]["error_msg"] == "empty prompt"
+
+
+def test_a_disabled_plugin_is_named(fresh_env):
+    proc = waza(fresh_env, "validate", str(SHOUT / "example"), "-p", "no:shout-executor")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "unknown key 'echo'" in proc.stderr
+    assert "the plugin 'shout-executor' may read it but is disabled by -p no:shout-executor" in proc.stderr
+
+
+def test_the_executor_config_is_checked_at_load(fresh_env, tmp_path):
+    import shutil
+
+    suite = tmp_path / "s"
+    shutil.copytree(SHOUT / "example", suite)
+    (suite / "eval.yaml").write_text((suite / "eval.yaml").read_text().replace("prefix:", "prefx:"))
+    proc = waza(fresh_env, "validate", str(suite))
+    assert proc.returncode == 2 and "unknown key 'prefx' (did you mean 'prefix'?)" in proc.stderr
+
+
+def test_the_adapter_runs_an_optimization(fresh_env, tmp_path):
+    lines = ["- Run the linter", "- Update the documentation", "- Bump the version number", "- Tag the release"]
+    args = [a for line in lines for a in ("--adapter-option", f"line={line}")]
+    proc = waza(fresh_env, "optimize", "run", str(OPTIMIZER / "eval.yaml"), "--target", "context-overlay",
+                "--seed", str(OPTIMIZER / "seed"), "--optimization-tag", "optimization",
+                "--qualification-tag", "qualification", "--adapter", "append-lines",
+                "--output-dir", str(tmp_path / "out"), *args, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["outcome"] == "accepted" and report["stop_reason"] == "adapter_done"
+    proc = waza(fresh_env, "optimize", "run", str(OPTIMIZER / "eval.yaml"), "--target", "context-overlay",
+                "--seed", str(OPTIMIZER / "seed"), "--optimization-tag", "optimization",
+                "--qualification-tag", "qualification", "--adapter", "append-lines",
+                "--output-dir", str(tmp_path / "out2"), "--adapter-option", "lines=x", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "its options: file, line" in json.loads((tmp_path / "out2" / "report.json").read_text())["failure"][
+        "message"]
+
+
+def test_the_dialect_imports_and_exports(fresh_env):
+    assert "shout-yaml-v1  Toy format" in waza(fresh_env, "interop", "list").stdout
+    suite = "tests:\n  - id: t1\n    asserts:\n      - shout: hello\n"
+    proc = waza(fresh_env, "interop", "import", "--adapter", "shout-yaml-v1", "--test", "t1", "--assertion", "1",
+                input=suite)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.endswith('contains_cs:\n    - "HELLO"\n') and "imported one assertion only" in proc.stderr
+    back = waza(fresh_env, "interop", "export", "--adapter", "shout-yaml-v1", input=proc.stdout)
+    assert back.returncode == 0 and back.stdout.endswith('shout: "HELLO"\n')
+
+
+def test_the_reporter_writes_a_report(fresh_env, tmp_path):
+    out = tmp_path / "out.json"
+    waza(fresh_env, "run", str(SHOUT / "example"), "-o", str(out))
+    code = ("import json, sys; from waza_core import testing; "
+            "sys.stdout.buffer.write(testing.render_report('tsv', json.load(open(sys.argv[1])), autoload=True))")
+    proc = subprocess.run([str(fresh_env / "bin" / "python"), "-c", code, str(out)], capture_output=True,
+                          timeout=120, env=_env())
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == b"task\tstatus\tscore\nblank\terror\t0.000\nhi\tpassed\t1.000\n"
+
+
+def test_the_reporter_through_waza_report(fresh_env, tmp_path):
+    if waza(fresh_env, "report", "--help").returncode != 0:
+        pytest.skip("this waza has no `waza report` command yet")
+    out = tmp_path / "out.json"
+    waza(fresh_env, "run", str(SHOUT / "example"), "-o", str(out))
+    proc = waza(fresh_env, "report", str(out), "--reporter", f"tsv:{tmp_path / 'r.tsv'}",
+                "--reporter-option", "tsv.header=false")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "r.tsv").read_text() == "blank\terror\t0.000\nhi\tpassed\t1.000\n"

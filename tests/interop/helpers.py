@@ -99,13 +99,9 @@ def grader(name: str, *needles: str, extra: str = "") -> str:
 
 def native_grade(needle: str, output: str):
     """The real native grader: a text grader with one contains_cs check."""
-    from waza_core.grading.base import GradingContext
-    from waza_core.model import GraderSpec, RunEvidence, TaskSpec
-    from waza_graders.text import TextGrader
+    from waza_core import testing
 
-    g = TextGrader(GraderSpec(type="text", name="x", config={"contains_cs": [needle]}), None)
-    task = TaskSpec(id="t", name="t", prompt="", file=Path("t.yaml"))
-    return g.grade(GradingContext(task=task, evidence=RunEvidence(output=output), workspace_dir=None))
+    return testing.grade("text", output, config={"contains_cs": [needle]})
 
 
 def load_output(out: bytes):

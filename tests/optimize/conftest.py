@@ -76,7 +76,7 @@ class Suite:
         cfg = OptimizeConfig(
             eval_file=self.eval, target=target, seed=seed or self.seed, optimization_tag="optimization",
             qualification_tag="qualification", adapter=adapter, output_dir=out,
-            adapter_options=AdapterOptions(fake_script=kw.pop("fake_script", script)),
+            adapter_options=AdapterOptions.of({"script": kw.pop("fake_script", script)}),
             plugins=list(PLUGINS if plugins is None else plugins), cwd=kw.pop("cwd", self.root), **kw)
         code = run_optimizer(cfg)
         report = json.loads((out / "report.json").read_text("utf-8"))

@@ -270,7 +270,7 @@ def test_adapter_flags_for_another_adapter_are_invalid_config(suite):
 
     cfg = OptimizeConfig(eval_file=suite.eval, target="context-overlay", seed=suite.seed,
                          optimization_tag="optimization", qualification_tag="qualification", adapter="fake",
-                         output_dir=suite.root / "x", adapter_options=AdapterOptions(command="python3"))
+                         output_dir=suite.root / "x", adapter_options=AdapterOptions.of({"command": "python3"}))
     assert run_optimizer(cfg) == 1
     import json
 

@@ -139,9 +139,9 @@ class Example:
             eval_file=self.dir / "eval.yaml", target=target, seed=seed or self.seed,
             optimization_tag="optimization", qualification_tag="qualification", adapter=adapter,
             output_dir=out, allow_paid_calls=allow_paid_calls,
-            adapter_options=AdapterOptions(command=command if adapter == "command" else None,
-                                           args=tuple(str(a) for a in args), env_names=tuple(env_names),
-                                           reflect_model=reflect_model),
+            adapter_options=AdapterOptions.of({"command": command if adapter == "command" else None,
+                                               "arg": [str(a) for a in args], "env": list(env_names),
+                                               "model": reflect_model}),
             plugins=[], cwd=self.root, **kw)
         code = run_optimizer(cfg)
         report = json.loads((out / "report.json").read_text("utf-8"))

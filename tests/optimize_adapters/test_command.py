@@ -38,8 +38,8 @@ def reply(req):
 
 
 def adapter(command=PY, args=(), env_names=(), timeout=30.0) -> CommandAdapter:
-    a = CommandAdapter(AdapterOptions(command=command, args=tuple(str(x) for x in args),
-                                      env_names=tuple(env_names), timeout_seconds=timeout))
+    a = CommandAdapter(AdapterOptions.of({"command": command, "arg": [str(x) for x in args],
+                                          "env": list(env_names)}, timeout_seconds=timeout))
     assert a.check_options() == []
     return a
 
@@ -61,8 +61,9 @@ def test_environment_is_only_the_base_list_plus_named_variables(tmp_path, monkey
     env = json.loads((tmp_path / "obs" / "probe.json").read_text())["env"]
     assert "WAZA_CANARY" not in env and "WAZA_PASSED" not in env
     assert env["LANG"] == "C.UTF-8" and env["PATH"] == os.environ["PATH"]
-    # Python itself may add LC_CTYPE when it coerces the C locale; nothing else gets in
-    assert set(env) - {"LC_CTYPE"} <= set(BASE_ENV)
+    # Python itself may add LC_CTYPE when it coerces the C locale; waza adds WAZA_PROCESS_TAG
+    # to every child (how it finds what escaped the group, docs/safety.md); nothing else gets in
+    assert set(env) - {"LC_CTYPE", "WAZA_PROCESS_TAG"} <= set(BASE_ENV)
 
     call(adapter(args=[script, tmp_path / "obs"], env_names=["WAZA_PASSED"]))
     env = json.loads((tmp_path / "obs" / "probe.json").read_text())["env"]
@@ -109,11 +110,11 @@ def test_relative_paths_in_args_and_command_are_made_absolute(tmp_path, monkeypa
     ({"command": None}, "needs --adapter-command"),
     ({"command": "waza-no-such-command-xyz"}, "command not found on PATH"),
     ({"command": "./missing/adapter.sh"}, "no such file"),
-    ({"command": PY, "env_names": ("WAZA_SURELY_UNSET_VAR",)}, "not set in waza's environment"),
-    ({"command": PY, "env_names": ("KEY=value",)}, "not a variable name"),
+    ({"command": PY, "env": ["WAZA_SURELY_UNSET_VAR"]}, "not set in waza's environment"),
+    ({"command": PY, "env": ["KEY=value"]}, "not a variable name"),
 ])
 def test_flag_problems_are_found_before_any_call(opts, expected):
-    problems = CommandAdapter(AdapterOptions(**opts)).check_options()
+    problems = CommandAdapter(AdapterOptions.of(opts)).check_options()
     assert len(problems) == 1 and expected in problems[0]
 
 
@@ -121,16 +122,16 @@ def test_a_bare_name_is_looked_up_on_path_only(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "adapter.sh").write_text("#!/bin/sh\n")
     (tmp_path / "adapter.sh").chmod(0o755)
-    problems = CommandAdapter(AdapterOptions(command="adapter.sh")).check_options()
+    problems = CommandAdapter(AdapterOptions.of({"command": "adapter.sh"})).check_options()
     assert problems == ["--adapter-command adapter.sh: command not found on PATH "
                         "(for the file in this folder, write ./adapter.sh)"]
-    assert CommandAdapter(AdapterOptions(command="./adapter.sh")).check_options() == []
+    assert CommandAdapter(AdapterOptions.of({"command": "./adapter.sh"})).check_options() == []
 
 
 def test_a_script_that_is_not_executable_says_how_to_run_it(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "adapter.py").write_text("print('hi')\n")
-    problems = CommandAdapter(AdapterOptions(command="./adapter.py")).check_options()
+    problems = CommandAdapter(AdapterOptions.of({"command": "./adapter.py"})).check_options()
     assert "not executable" in problems[0] and "--adapter-command python3" in problems[0]
 
 

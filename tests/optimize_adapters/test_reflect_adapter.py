@@ -42,7 +42,7 @@ def fake(monkeypatch):
 
 
 def adapter(reflect_model=MODEL, eval_model="mock") -> CopilotReflectAdapter:
-    a = CopilotReflectAdapter(AdapterOptions(reflect_model=reflect_model, eval_model=eval_model))
+    a = CopilotReflectAdapter(AdapterOptions.of({"model": reflect_model}, eval_model=eval_model))
     assert a.check_options() == []
     return a
 
@@ -360,13 +360,13 @@ def test_a_session_that_will_not_stop_is_cancelled_outright(fake, monkeypatch):
 ])
 def test_reflect_model_is_required_with_a_mock_eval_model(fake, opts, expected):
     fake()
-    problems = CopilotReflectAdapter(AdapterOptions(**opts)).check_options()
+    problems = CopilotReflectAdapter(AdapterOptions.of(**opts)).check_options()
     assert len(problems) == 1 and expected in problems[0]
 
 
 def test_missing_sdk_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "copilot", None)  # as if github-copilot-sdk were not installed
-    problems = CopilotReflectAdapter(AdapterOptions(reflect_model=MODEL, eval_model="mock")).check_options()
+    problems = CopilotReflectAdapter(AdapterOptions.of({"model": MODEL}, eval_model="mock")).check_options()
     assert problems == ["--adapter copilot-reflect needs the GitHub Copilot SDK; install it with: "
                         "pip install 'waza[copilot]' (or pip install github-copilot-sdk)"]
 

@@ -174,7 +174,7 @@ def test_backend_over_an_autospec_client(monkeypatch):
     client.create_session.side_effect = create_session
     monkeypatch.setattr("waza_adapters.copilot_sdk.SdkBackend._make_client", lambda self, mod, path, token: client)
     monkeypatch.setenv("COPILOT_CLI_PATH", sys.executable)  # an executable file, never spawned here
-    a = CopilotReflectAdapter(AdapterOptions(reflect_model="claude-haiku-4.5", eval_model="mock"))
+    a = CopilotReflectAdapter(AdapterOptions.of({"model": "claude-haiku-4.5"}, eval_model="mock"))
     assert a.check_options() == []
     cancel = threading.Event()
     a.call(contract.describe_request("context-overlay"), timeout=30, cancel=cancel)
@@ -219,7 +219,7 @@ def test_a_cli_that_cannot_start_is_a_clear_failure(tmp_path, monkeypatch, capfd
     cli.write_text("#!/bin/sh\necho 'Error: No authentication information found.' >&2\nexit 1\n")
     cli.chmod(0o755)
     monkeypatch.setenv("COPILOT_CLI_PATH", str(cli))
-    a = CopilotReflectAdapter(AdapterOptions(reflect_model="claude-haiku-4.5", eval_model="mock"))
+    a = CopilotReflectAdapter(AdapterOptions.of({"model": "claude-haiku-4.5"}, eval_model="mock"))
     assert type(a).backend_factory is sdk_backend
     with pytest.raises(AdapterFailure) as info:
         a.call(contract.describe_request("context-overlay"), timeout=60, cancel=threading.Event())
@@ -232,7 +232,7 @@ def test_a_cli_that_cannot_start_is_a_clear_failure(tmp_path, monkeypatch, capfd
 
 def test_missing_cli_path_is_a_clear_failure(tmp_path, monkeypatch):
     monkeypatch.setenv("COPILOT_CLI_PATH", str(tmp_path / "no-copilot"))
-    a = CopilotReflectAdapter(AdapterOptions(reflect_model="claude-haiku-4.5", eval_model="mock"))
+    a = CopilotReflectAdapter(AdapterOptions.of({"model": "claude-haiku-4.5"}, eval_model="mock"))
     with pytest.raises(AdapterFailure, match="Copilot CLI not found or not executable: .*no-copilot"):
         a.call(contract.describe_request("context-overlay"), timeout=60, cancel=threading.Event())
     a.close()
@@ -244,7 +244,7 @@ def test_runtime_that_cannot_be_fetched_names_only_what_applies(monkeypatch):
 
     monkeypatch.setattr("waza_adapters.copilot_sdk.SdkBackend._make_client", offline)
     monkeypatch.delenv("COPILOT_CLI_PATH", raising=False)
-    a = CopilotReflectAdapter(AdapterOptions(reflect_model="claude-haiku-4.5", eval_model="mock"))
+    a = CopilotReflectAdapter(AdapterOptions.of({"model": "claude-haiku-4.5"}, eval_model="mock"))
     with pytest.raises(AdapterFailure) as info:
         a.call(contract.describe_request("context-overlay"), timeout=60, cancel=threading.Event())
     a.close()

@@ -156,12 +156,12 @@ def _deliver(output: bytes, notice: Optional[str]) -> None:
     except BrokenPipeError:
         _silence_stdout()
         raise fail("cannot write the output: stdout was closed by its reader (broken pipe); "
-                   "part of the output may have been delivered", 2) from None
+                   "part of the output may have been delivered") from None
     except (OSError, ValueError) as exc:
         _silence_stdout()
         reason = getattr(exc, "strerror", None) or str(exc)
         raise fail(f"cannot write the output to stdout: {reason}; part of the output may have "
-                   "been delivered", 2) from None
+                   "been delivered") from None
     if notice:
         try:
             sys.stderr.write(notice + "\n")

@@ -47,6 +47,11 @@ def run(
     adapter_env: List[str] = typer.Option([], "--adapter-env",
                                           help="Environment variable passed to the adapter, by name (repeatable)."),
     reflect_model: Optional[str] = typer.Option(None, "--reflect-model", help="Model of --adapter copilot-reflect."),
+    adapter_option: List[str] = typer.Option(
+        [], "--adapter-option", metavar="KEY=VALUE",
+        help="An option of the adapter (repeatable); `waza plugins --options` lists each adapter's keys. "
+             "The flags above are aliases: --fake-script F is --adapter-option script=F, --adapter-command C "
+             "is command=C, --adapter-arg A is arg=A, --adapter-env N is env=N, --reflect-model M is model=M."),
     max_iterations: int = typer.Option(5, "--max-iterations", help="Maximum propose calls (duplicates count)."),
     max_evaluations: int = typer.Option(10, "--max-evaluations",
                                         help="Total evaluations, including the seed and 2 reserved for qualification."),
@@ -64,8 +69,15 @@ def run(
     1: not_qualified, failed, incomplete (report.json says why); 2: unusable --output-dir."""
     import sys
 
-    from waza_core.optimize.adapter import AdapterOptions
     from waza_core.optimize.loop import OptimizeConfig, run_optimizer
+    from waza_core.plugins import get_registry
+
+    get_registry(plugin)  # a -p module that does not exist is a usage error (exit 2), before any report
+    options = _adapter_options({"--fake-script": [fake_script] if fake_script is not None else [],
+                                "--adapter-command": [adapter_command] if adapter_command is not None else [],
+                                "--adapter-arg": adapter_arg, "--adapter-env": adapter_env,
+                                "--reflect-model": [reflect_model] if reflect_model is not None else []},
+                               adapter_option)
 
     def progress(text: str) -> None:
         if not quiet or text.startswith("outcome:"):
@@ -76,10 +88,34 @@ def run(
         qualification_tag=qualification_tag, adapter=adapter, output_dir=output_dir,
         max_iterations=max_iterations, max_evaluations=max_evaluations, timeout=timeout,
         adapter_timeout=adapter_timeout, min_improvement=min_improvement, allow_paid_calls=allow_paid_calls,
-        adapter_options=AdapterOptions(fake_script=fake_script, command=adapter_command, args=tuple(adapter_arg),
-                                       env_names=tuple(adapter_env), reflect_model=reflect_model),
+        adapter_options=options,
         plugins=list(plugin), progress=progress,
     )
     code = run_optimizer(cfg)
     sys.stderr.write(f"waza optimize: report: {output_dir / 'report.json'}\n")
     raise typer.Exit(code)
+
+
+def _adapter_options(aliases: dict[str, list[str]], given: list[str]):
+    """AdapterOptions from the alias flags (first) and each ``--adapter-option KEY=VALUE``.
+
+    A value without ``=`` or with an empty key is a usage error (exit 2); whether the
+    adapter knows the key is checked by the optimizer run (``invalid_config``)."""
+    import re
+
+    from waza_core.cli.common import fail
+    from waza_core.optimize.adapter import OPTION_ALIASES, AdapterOptions
+
+    values: dict[str, list[str]] = {}
+    origins: dict[str, str] = {}
+    for flag, items in aliases.items():
+        if items:
+            values.setdefault(OPTION_ALIASES[flag], []).extend(items)
+            origins[OPTION_ALIASES[flag]] = flag
+    for item in given:
+        key, eq, value = item.partition("=")
+        if not eq or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", key):
+            raise fail(f"--adapter-option {item!r}: expected KEY=VALUE (KEY of letters, digits, '_', '.', '-')")
+        values.setdefault(key, []).append(value)
+        origins.setdefault(key, f"--adapter-option {key}")
+    return AdapterOptions(values=values, origins=origins)

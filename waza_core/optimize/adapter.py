@@ -11,23 +11,65 @@ adapter must send.
 from __future__ import annotations
 
 import threading
+import types
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
 
+#: the dedicated flags of ``waza optimize run`` (waza's own), each an alias of one
+#: ``--adapter-option KEY=VALUE``: flag -> key
+OPTION_ALIASES: Mapping[str, str] = {
+    "--fake-script": "script",
+    "--adapter-command": "command",
+    "--adapter-arg": "arg",
+    "--adapter-env": "env",
+    "--reflect-model": "model",
+}
+
+
+def _freeze_values(values: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:
+    return types.MappingProxyType({str(k): tuple(v) if isinstance(v, (list, tuple)) else (str(v),)
+                                   for k, v in values.items()})
+
 
 @attrs.frozen
 class AdapterOptions:
-    """The ``waza optimize run`` flags an adapter may use."""
+    """What an adapter is configured with: its own options, and facts from the run.
 
-    fake_script: str | None = None
-    command: str | None = None
-    args: tuple[str, ...] = ()
-    env_names: tuple[str, ...] = ()
-    reflect_model: str | None = None
+    ``values`` holds the adapter's options (``--adapter-option KEY=VALUE`` and the
+    dedicated flags that alias them), every key with the values in the order given.
+    ``origins`` says how the user spelled each key, for messages.
+    """
+
+    values: Mapping[str, tuple[str, ...]] = attrs.field(factory=dict, converter=_freeze_values)
+    origins: Mapping[str, str] = attrs.field(factory=dict, converter=lambda m: types.MappingProxyType(dict(m)))
     timeout_seconds: float = 600.0  # --adapter-timeout
     eval_model: str = ""
     eval_executor: str = "mock"
+
+    @classmethod
+    def of(cls, values: Mapping[str, Any] | None = None, **facts: Any) -> AdapterOptions:
+        """Options from a plain mapping: a string value is one value, a list several;
+        ``None`` and empty lists are left out."""
+        return cls(values={k: v for k, v in (values or {}).items() if v is not None and v != [] and v != ()},
+                   **facts)
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        """The value of a single-valued option, or ``default`` when not given."""
+        given = self.values.get(key)
+        return given[-1] if given else default
+
+    def get_all(self, key: str) -> tuple[str, ...]:
+        """Every value of a repeatable option, in the order given."""
+        return self.values.get(key, ())
+
+    def origin(self, key: str) -> str:
+        """How the user gave ``key`` (``--adapter-command``, ``--adapter-option command``), for messages."""
+        if key in self.origins:
+            return self.origins[key]
+        alias = next((flag for flag, k in OPTION_ALIASES.items() if k == key), None)
+        return alias or f"--adapter-option {key}"
 
 
 @attrs.frozen
@@ -57,21 +99,40 @@ class AdapterFailure(Exception):
 
 
 class OptimizerAdapter:
-    """Base class. Subclasses set ``name`` and implement :meth:`call`."""
+    """Base class. Subclasses set ``name`` and implement :meth:`call`.
+
+    ``option_help`` declares the options the adapter reads (``--adapter-option
+    KEY=VALUE``), each with one line of help; the core refuses any other key before
+    the first call (``invalid_config``), so a typo or an option meant for another
+    adapter never passes silently. ``repeatable_options`` are the keys that may be
+    given more than once (read them with ``self.options.get_all(key)``).
+    """
 
     name: ClassVar[str] = ""
     #: True when this adapter always needs ``--allow-paid-calls`` (command, copilot-reflect)
     always_paid: ClassVar[bool] = False
-    #: the :class:`AdapterOptions` fields this adapter reads (e.g. ``("command", "args",
-    #: "env_names")``); the core rejects an adapter flag given to an adapter that ignores it,
-    #: so a mistyped ``--adapter`` never silently drops ``--adapter-command``
-    options_used: ClassVar[tuple[str, ...]] = ()
+    #: option key -> one line of help
+    option_help: ClassVar[Mapping[str, str]] = {}
+    #: option keys that may be given more than once
+    repeatable_options: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, options: AdapterOptions) -> None:
         self.options = options
 
+    @classmethod
+    def option_problems(cls, options: AdapterOptions) -> list[str]:
+        """Keys this adapter does not declare, and single-valued keys given twice."""
+        known = ", ".join(sorted(cls.option_help)) or "none"
+        problems = [f"{options.origin(key)} is not an option of --adapter {cls.name} (its options: {known})"
+                    for key in options.values if key not in cls.option_help]
+        problems += [f"{options.origin(key)} given {len(values)} times; --adapter {cls.name} takes one"
+                     for key, values in options.values.items()
+                     if key in cls.option_help and key not in cls.repeatable_options and len(values) > 1]
+        return problems
+
     def check_options(self) -> list[str]:
-        """Problems with the flags (each becomes ``invalid_config``); empty when fine."""
+        """Problems with the option values (each becomes ``invalid_config``); empty when
+        fine. Unknown keys are refused before this is called."""
         return []
 
     def call(self, request: dict[str, Any], *, timeout: float | None,

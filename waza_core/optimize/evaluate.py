@@ -234,7 +234,34 @@ def evaluate(ctx, rec: EvalRecord, cand: Candidate) -> EvalRecord:
 
 
 def _evaluate(ctx, rec: EvalRecord, cand: Candidate) -> EvalRecord:
+    """Check, run, record, then score: an evaluation the harness refuses or cannot score
+    is returned ``evaluation_incomplete``; a failure of the run as a whole is raised."""
     task_ids = ctx.splits.ids(rec.split)
+    _check_before(ctx, rec)
+    if _skill_lost(ctx, rec, cand):
+        return rec
+    try:
+        results = run_engine(ctx.suite, ctx.registry, cand, ctx.target, task_ids, ctx.context_dir)
+        failure: OptimizeFailure | None = None
+    except _EngineSetup as exc:
+        rec.state, rec.reason = "evaluation_incomplete", f"the harness refused the candidate: {exc}"
+        return rec
+    except _EngineFailed as exc:
+        results = exc.results
+        failure = OptimizeFailure("infrastructure_failure", f"evaluation {rec.index}: the harness failed: {exc}")
+    failure = _record(ctx, rec, results, failure)
+    if failure is None:
+        failure = _missing_tasks(rec, results, task_ids)
+    if failure is not None:
+        rec.state, rec.reason = _state_for(failure.category), failure.message
+        failure.context.setdefault("evaluation_index", rec.index)
+        failure.context.setdefault("candidate_id", cand.id)
+        raise failure
+    return _score(rec, results, task_ids)
+
+
+def _check_before(ctx, rec: EvalRecord) -> None:
+    """The suite is still as pinned and the working folder still safe, or the run fails."""
     try:
         ctx.pin.check(f"before evaluation {rec.index}")
         ctx.check_cwd(rec)
@@ -242,21 +269,25 @@ def _evaluate(ctx, rec: EvalRecord, cand: Candidate) -> EvalRecord:
         rec.state, rec.reason = _state_for(exc.category), exc.message
         exc.context.setdefault("evaluation_index", rec.index)
         raise
-    if ctx.target == "skill-directory":
-        problem = skill_resolution_problem(cand, ctx.suite.skill)
-        if problem:
-            rec.state, rec.reason = ("evaluation_incomplete",
-                                     f"the candidate no longer resolves as the suite's skill: {problem}")
-            return rec
-    failure: OptimizeFailure | None = None
-    try:
-        results = run_engine(ctx.suite, ctx.registry, cand, ctx.target, task_ids, ctx.context_dir)
-    except _EngineSetup as exc:
-        rec.state, rec.reason = "evaluation_incomplete", f"the harness refused the candidate: {exc}"
-        return rec
-    except _EngineFailed as exc:
-        results = exc.results
-        failure = OptimizeFailure("infrastructure_failure", f"evaluation {rec.index}: the harness failed: {exc}")
+
+
+def _skill_lost(ctx, rec: EvalRecord, cand: Candidate) -> bool:
+    """A skill-directory candidate that no longer resolves as the suite's skill cannot be
+    evaluated: the record says why (``evaluation_incomplete``)."""
+    if ctx.target != "skill-directory":
+        return False
+    problem = skill_resolution_problem(cand, ctx.suite.skill)
+    if problem:
+        rec.state, rec.reason = ("evaluation_incomplete",
+                                 f"the candidate no longer resolves as the suite's skill: {problem}")
+    return bool(problem)
+
+
+def _record(ctx, rec: EvalRecord, results: dict[str, Any] | None,
+            failure: OptimizeFailure | None) -> OptimizeFailure | None:
+    """Keep what the run produced (spend, task feedback, evidence), also when it failed, and
+    return the failure that ends the run, most telling first: a changed suite, then the
+    run's own failure, then an evidence write, then an interrupt."""
     if results is not None:
         rec.spend = spend_mod.evaluation_spend(results)
         rec.tasks = task_feedback(results)
@@ -274,16 +305,20 @@ def _evaluate(ctx, rec: EvalRecord, cand: Candidate) -> EvalRecord:
         failure = OptimizeFailure(
             interrupted, f"the run was {'cancelled' if interrupted == 'cancelled' else 'stopped by --timeout'} "
                          f"during evaluation {rec.index}")
-    if failure is None:
-        got = [t.get("test_id") for t in results.get("tasks") or []]
-        if sorted(got) != sorted(task_ids) or len(set(got)) != len(got):
-            failure = OptimizeFailure("missing_evidence", f"evaluation {rec.index}: the harness returned tasks {got}, "
-                                                          f"expected {list(task_ids)}")
-    if failure is not None:
-        rec.state, rec.reason = _state_for(failure.category), failure.message
-        failure.context.setdefault("evaluation_index", rec.index)
-        failure.context.setdefault("candidate_id", cand.id)
-        raise failure
+    return failure
+
+
+def _missing_tasks(rec: EvalRecord, results: dict[str, Any], task_ids: tuple[str, ...]) -> OptimizeFailure | None:
+    """``missing_evidence`` unless the results hold exactly the split's tasks, once each."""
+    got = [t.get("test_id") for t in results.get("tasks") or []]
+    if sorted(got) != sorted(task_ids) or len(set(got)) != len(got):
+        return OptimizeFailure("missing_evidence", f"evaluation {rec.index}: the harness returned tasks {got}, "
+                                                   f"expected {list(task_ids)}")
+    return None
+
+
+def _score(rec: EvalRecord, results: dict[str, Any], task_ids: tuple[str, ...]) -> EvalRecord:
+    """The aggregate score and pass rate, unless the results cannot be scored."""
     reason = unscorable_reason(results)
     if reason:
         rec.state, rec.reason = "evaluation_incomplete", reason

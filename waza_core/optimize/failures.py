@@ -6,6 +6,8 @@ its category, and the command exits 1.
 
 from __future__ import annotations
 
+from waza_core.errors import ExitCode
+
 CATEGORIES = (
     "unsupported_version", "incompatible_capability", "invalid_suite", "invalid_config",
     "consent_required", "malformed_proposal", "unsafe_candidate_path", "optimizer_failure",
@@ -17,8 +19,9 @@ CATEGORIES = (
 #: could not finish its measurement, nothing was found wrong with a component.
 INCOMPLETE = frozenset({"cancelled", "timeout", "evaluation_incomplete"})
 
-OUTCOME_EXIT = {"accepted": 0, "no_improvement": 0, "rejected": 0,
-                "not_qualified": 1, "failed": 1, "incomplete": 1}
+OUTCOME_EXIT = {"accepted": int(ExitCode.OK), "no_improvement": int(ExitCode.OK), "rejected": int(ExitCode.OK),
+                "not_qualified": int(ExitCode.FAILED), "failed": int(ExitCode.FAILED),
+                "incomplete": int(ExitCode.FAILED)}
 
 
 class OptimizeFailure(Exception):

@@ -29,9 +29,6 @@ from waza_core.optimize.pin import Admission, SuitePin, cwd_skill, default_conte
 from waza_core.optimize.report import ReportBuilder
 
 RESERVED = contract.RESERVED_QUALIFICATION_EVALUATIONS
-#: adapter-specific flags by AdapterOptions field
-ADAPTER_FLAGS = {"fake_script": "--fake-script", "command": "--adapter-command", "args": "--adapter-arg",
-                 "env_names": "--adapter-env", "reflect_model": "--reflect-model"}
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _DURATION = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
 
@@ -277,10 +274,9 @@ class OptimizerRun:
             raise OptimizeFailure("invalid_suite", "the suite does not load:\n  " + "\n  ".join(exc.problems)) from None
         except WazaError as exc:
             raise OptimizeFailure("invalid_suite", str(exc)) from None
-        unused = [flag for field, flag in ADAPTER_FLAGS.items()
-                  if getattr(cfg.adapter_options, field) and field not in getattr(adapter_cls, "options_used", ())]
-        if unused:
-            raise OptimizeFailure("invalid_config", f"{', '.join(unused)} not used by --adapter {cfg.adapter}")
+        unknown = adapter_cls.option_problems(cfg.adapter_options)
+        if unknown:
+            raise OptimizeFailure("invalid_config", "; ".join(unknown))
         options = attrs.evolve(cfg.adapter_options, timeout_seconds=self.adapter_timeout,
                                eval_model=self.suite.config.model, eval_executor=self.suite.config.executor)
         try:
@@ -303,7 +299,7 @@ class OptimizerRun:
         self.report.doc["suite_pin"] = self.pin.doc
         # consent, before the adapter is described
         reasons = []
-        if getattr(adapter_cls, "always_paid", False):
+        if adapter_cls.always_paid:
             reasons.append("adapter")
         executor_cls = self.registry.get("executor", self.suite.config.executor)
         if executor_cls is None or getattr(executor_cls, "paid", True):  # mock declares paid = False

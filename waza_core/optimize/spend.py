@@ -61,30 +61,39 @@ def combine(parts: Iterable[dict[str, Any]]) -> dict[str, Any]:
     every part names the same provider; Copilot and a custom provider together give
     no request count at all, and a partial total."""
     parts = list(parts)
-    if not parts:
-        return dict(UNAVAILABLE)
     measured = [p for p in parts if p.get("status") != "unavailable" and len(p) > 1]
     if not measured:
         return dict(UNAVAILABLE)
-    partial = any(p.get("status") != "measured" for p in parts)
-    out: dict[str, Any] = {}
-    providers = {p.get("provider") for p in parts}
+    requests, mixed = _request_total(parts, measured)
+    out = {**requests, **_token_totals(measured)}
+    if not out:
+        return {"status": "partial"}
+    partial = mixed or any(p.get("status") != "measured" for p in parts)
+    return {"status": "partial" if partial else "measured", **out}
+
+
+def _request_total(parts: list[dict[str, Any]], measured: list[dict[str, Any]]) -> tuple[dict[str, Any], bool]:
+    """The summed request count, and whether it had to be dropped because the parts mix
+    Copilot with a custom provider, several providers, or a part that names none."""
     copilot = any("premium_requests" in p for p in measured)
     custom = {p["provider"] for p in measured if "provider" in p}
-    if custom and (copilot or len(custom) > 1 or None in providers):
-        partial = True  # mixed: no request count
-    elif custom:
-        out["provider"] = custom.pop()
-        out["provider_requests"] = sum(p["provider_requests"] for p in measured)
-    elif copilot:
-        out["premium_requests"] = sum(p.get("premium_requests", 0) for p in measured)
+    if custom and (copilot or len(custom) > 1 or None in {p.get("provider") for p in parts}):
+        return {}, True
+    if custom:
+        return {"provider": custom.pop(), "provider_requests": sum(p["provider_requests"] for p in measured)}, False
+    if copilot:
+        return {"premium_requests": sum(p.get("premium_requests", 0) for p in measured)}, False
+    return {}, False
+
+
+def _token_totals(measured: list[dict[str, Any]]) -> dict[str, int]:
+    """Each token counter summed over the parts that report it."""
+    out = {}
     for k in TOKEN_KEYS:
         vals = [p[k] for p in measured if k in p]
         if vals:
             out[k] = sum(vals)
-    if not out:
-        return {"status": "partial"}
-    return {"status": "partial" if partial else "measured", **out}
+    return out
 
 
 def evaluation_spend(results: dict[str, Any] | None) -> dict[str, Any]:

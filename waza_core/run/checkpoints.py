@@ -53,7 +53,7 @@ def checkpoints(prepared: PreparedSuite) -> RunPreparer | None:
             graders[(task.id, cp.after_turn)] = built
             prepared.extra_graders.extend(built)
             if any(g.needs_workspace for g in built):
-                prepared.needs_workspace[task.id] = True
+                prepared.by_id[task.id].needs_workspace = True
 
     def prepare(setup: RunSetup) -> None:
         task = setup.task

@@ -19,7 +19,7 @@ lists its tags joined by ``,``.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from waza_core.model import TaskSpec
 from waza_core.results import stats as stats_mod
@@ -46,54 +46,75 @@ def task_group(task: TaskSpec, model: str, group_by: str) -> str:
     return ""
 
 
-def finish_summary(doc: ResultsDocument, by_id: dict[str, TaskSpec], group_by: str, trials: int) -> None:
-    """``summary.groups`` and ``summary.statistics`` of a finished document, in place."""
+class TaskDigest(NamedTuple):
+    """What the suite-level summary fields need of one finished task: kept for every task,
+    also when a large run streams the task entries to disk instead of keeping them."""
+
+    status: str
+    groups: tuple[str, ...]
+    scored: bool  # the task has statistics
+    avg_score: float
+    avg_weighted_score: float
+    passed_runs: int
+    total_runs: int
+
+
+def digest(entry: TaskResult, task: TaskSpec | None, group_by: str) -> TaskDigest:
+    if group_by == "tags" and task is not None:
+        groups = tuple(dict.fromkeys(task.tags)) or (UNTAGGED,)
+    else:
+        name = entry.extra.get("group")
+        groups = (name,) if isinstance(name, str) and name else ()
+    st = entry.stats
+    if st is None:
+        return TaskDigest(entry.status, groups, False, 0.0, 0.0, 0, 0)
+    return TaskDigest(entry.status, groups, True, st.get("avg_score", 0.0), st.get("avg_weighted_score", 0.0),
+                      st.get("passed_runs", 0), st.get("total_runs", 0))
+
+
+def finish_summary(doc: ResultsDocument, digests: list[TaskDigest], trials: int) -> None:
+    """``summary.groups`` and ``summary.statistics`` of a finished document, in place
+    (``digests`` of its tasks in file order)."""
     if doc.summary is None:
         return
-    groups = group_stats(doc.tasks, by_id, group_by)
+    groups = group_stats(digests)
     if groups:
         doc.summary.extra["groups"] = groups
-    statistics = suite_statistics(doc.tasks, trials)
+    statistics = suite_statistics(digests, trials)
     if statistics is not None:
         doc.summary.extra["statistics"] = statistics
 
 
-def group_stats(tasks: list[TaskResult], by_id: dict[str, TaskSpec], group_by: str) -> list[dict[str, Any]]:
+def group_stats(digests: list[TaskDigest]) -> list[dict[str, Any]]:
     """``[{name, passed, total, avg_score}]`` in order of first appearance (waza Go
     ``computeGroupStats``); ``avg_score`` averages the tasks that have statistics."""
     acc: dict[str, list] = {}
-    for t in tasks:
-        spec = by_id.get(t.test_id)
-        if group_by == "tags" and spec is not None:
-            names = list(dict.fromkeys(spec.tags)) or [UNTAGGED]
-        else:
-            name = t.extra.get("group")
-            names = [name] if isinstance(name, str) and name else []
-        for name in names:
+    for t in digests:
+        for name in t.groups:
             a = acc.setdefault(name, [0, 0, 0.0, 0])  # passed, total, score sum, scored tasks
             a[1] += 1
             if t.status == "passed":
                 a[0] += 1
-            if t.stats is not None:
-                a[2] += t.stats.get("avg_score", 0.0)
+            if t.scored:
+                a[2] += t.avg_score
                 a[3] += 1
     return [{"name": name, "passed": a[0], "total": a[1], "avg_score": a[2] / a[3] if a[3] else 0.0}
             for name, a in acc.items()]
 
 
-def suite_statistics(tasks: list[TaskResult], trials: int) -> dict[str, Any] | None:
+def suite_statistics(digests: list[TaskDigest], trials: int) -> dict[str, Any] | None:
     """``summary.statistics`` (schema 1.5): present when trials > 1 and at least two tasks
     have statistics, as in waza (Go). ``is_significant`` is no longer written."""
-    scored = [t for t in tasks if t.stats is not None]
+    scored = [t for t in digests if t.scored]
     if trials <= 1 or len(scored) < 2:
         return None
-    succeeded = sum(1 for t in tasks if t.status == "passed")
-    ci = stats_mod.wilson(succeeded, len(tasks))
-    out: dict[str, Any] = {"bootstrap_ci": stats_mod.bootstrap([t.stats["avg_weighted_score"] for t in scored])}
+    succeeded = sum(1 for t in digests if t.status == "passed")
+    ci = stats_mod.wilson(succeeded, len(digests))
+    out: dict[str, Any] = {"bootstrap_ci": stats_mod.bootstrap([t.avg_weighted_score for t in scored])}
     if ci is not None:
-        out["success_rate_ci"] = {"lower": ci["lower"], "upper": ci["upper"], "mean": succeeded / len(tasks),
+        out["success_rate_ci"] = {"lower": ci["lower"], "upper": ci["upper"], "mean": succeeded / len(digests),
                                   "confidence_level": ci["confidence_level"]}
-    curve = pass_hat_k([(t.stats.get("passed_runs", 0), t.stats.get("total_runs", 0)) for t in scored])
+    curve = pass_hat_k([(t.passed_runs, t.total_runs) for t in scored])
     if curve:
         out["pass_hat_k"] = curve
     return out

@@ -28,17 +28,18 @@ if TYPE_CHECKING:
 def task_inputs(prepared: PreparedSuite) -> RunPreparer | None:
     """Copy the task's ``inputs.context.fixture`` (a folder's contents, or one file) and write
     its ``inputs.files``."""
-    if not any(i.files or i.fixture is not None for i in prepared.inputs.values()):
+    if not any(p.inputs.files or p.inputs.fixture is not None for p in prepared.by_id.values()):
         return None
 
     def fill_workspace(setup: RunSetup) -> None:
-        inputs = setup.prepared.inputs[setup.task.id]
+        inputs = setup.prepared.by_id[setup.task.id].inputs
         ws = setup.workspace_dir
         if ws is None or not (inputs.files or inputs.fixture is not None):
             return
         try:
             if inputs.fixture is not None and inputs.fixture.is_dir():
                 shutil.copytree(inputs.fixture, ws, dirs_exist_ok=True, symlinks=True)
+                os.chmod(ws, 0o700)  # copytree gave it the fixture's mode: a workspace stays private
             elif inputs.fixture is not None:  # a single file lands at the workspace root
                 shutil.copy2(inputs.fixture, os.path.join(ws, inputs.fixture.name))
             for rel, content in inputs.files:

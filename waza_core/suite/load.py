@@ -114,9 +114,10 @@ def _check_schema(kind: str, data: dict, text: str, file: Path, registry, proble
     seen = set()
     for err in errors:
         for path, key, message, category in schemas.classify(err, kind):
-            if message.startswith("unknown grader type") and registry.broken():
-                message += "; plugins that failed to load: " + ", ".join(
-                    f"{p.name} ({p.error})" for p in registry.broken())
+            if message.startswith("unknown grader type"):
+                message += registry.unavailable_note("grader", str(_value_at(data, path)))
+            elif message.startswith("unknown key") and path == ("config",) and key:
+                message += registry.config_key_note(key)
             if (path, key, message) in seen:
                 continue
             seen.add((path, key, message))
@@ -146,6 +147,13 @@ def grader_names(entries: Any) -> list[str | None]:
         else:
             names.append(None)
     return names
+def _value_at(data: Any, path: tuple) -> Any:
+    for step in path:
+        try:
+            data = data[step]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
 
 
 def _check_graders(entries: Any, base_path: tuple, text: str, file: Path, registry,
@@ -294,6 +302,10 @@ def _load_checked(file: Path, kind: str, registry, problems: _Problems, cache) -
     data, text = _read_yaml(file, problems)
     if data is None:
         return None
+    free_form = (("inputs", "context"),) if kind == "task" else (("inputs",),)
+    for where, value in yamlio.non_finite(data, skip=free_form):
+        problems.add(file, f"{schemas._dotted(where) or 'value'}: {value} is not allowed (use a finite number)",
+                     text, where)
     if kind == "eval":
         _check_eval(file, data, text, registry, problems)
     else:
@@ -413,6 +425,9 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
     With ``strict=True`` warnings are errors too (``waza validate --strict``).
     """
     registry.check_conflicts()
+    from waza_core.suite import project_config
+
+    project_config.load()  # a .waza.yaml that is a folder or unreadable is exit 2 for every command
     file = Path(path).absolute()
     problems = _Problems()
     if file.is_dir():
@@ -557,7 +572,14 @@ def _expand_globs(file: Path, text: str | None, patterns: list[str], problems: _
         matches = sorted(p for p in base.glob(pattern) if p.is_file())
         if not matches:
             empty.append(i)
+        real_base = base.resolve()
         for m in matches:
+            # the rule of inputs.prompt_file, for links: a path that stays in the folder as
+            # written must stay there once resolved (an explicit '..' is the author's choice)
+            if Path(os.path.normpath(m)).is_relative_to(base) and not m.resolve().is_relative_to(real_base):
+                problems.add(file, f"task glob {pattern!r}: {display_path(m)} leaves the suite's folder "
+                             "through a symbolic link", text, ("tasks", i))
+                continue
             if m not in seen:
                 seen.add(m)
                 out.append(m)

@@ -150,6 +150,8 @@ def unknown_key_message(key: str, known: list[str]) -> str:
 
 
 def _unknown_key(key: str, known: list[str], path: tuple, kind: str) -> str:
+    if len(key) > QUOTE_LIMIT:
+        return f"unknown key {key[:QUOTE_LIMIT - 3]!r}... ({len(key)} characters)"
     holder = None
     if kind == "eval":
         holder = path
@@ -175,7 +177,23 @@ def _message(error, path: tuple) -> str:
         return f"{_dotted(path) or 'value'}: expected {want}, got {_kind_of(error.instance)} {_short(error.instance)}"
     if v == "minProperties" and error.validator_value == 1:
         return f"{_dotted(path) or 'config'}: must not be empty"
-    return f"{_dotted(path) or 'document'}: {error.message}"
+    return f"{_dotted(path) or 'document'}: {_capped(error)}"
+
+
+#: longest quotation of a value in a message (the value itself is in the file)
+QUOTE_LIMIT = 60
+
+
+def _capped(error) -> str:
+    """jsonschema's message with the offending value's repr cut to :data:`QUOTE_LIMIT`."""
+    message = error.message
+    try:
+        shown = repr(error.instance)
+    except Exception:  # a value whose repr fails: show the message as it is, capped below
+        shown = ""
+    if len(shown) > QUOTE_LIMIT and shown in message:
+        message = message.replace(shown, shown[: QUOTE_LIMIT - 3] + "...")
+    return message if len(message) <= 300 else message[:297] + "..."
 
 
 _YAML_NAMES = {"object": "mapping", "array": "list", "number": "number", "integer": "integer",

@@ -1,0 +1,1 @@
+"""Example waza plugins, one of each kind; see docs/plugins.md."""
