@@ -194,6 +194,7 @@ class CliExecutor(Executor):
 
     name = "cli"
     paid = True
+    reports_turns = True  # request.on_turn after each turn (task checkpoints)
     supports_mocks = True
     config_key = "cli"
     config_schema = CONFIG_SCHEMA
@@ -350,6 +351,11 @@ class CliExecutor(Executor):
                     session_id = evidence.session_id = sid
                 if problem:
                     raise _TurnFailed(problem)
+                if request.on_turn is not None and request.on_turn(turn, RunEvidence(
+                        output="\n".join(o for o in outputs if o), transcript=list(evidence.transcript),
+                        tool_calls=list(evidence.tool_calls), usage=evidence.usage, session_id=evidence.session_id,
+                        duration_ms=int((time.monotonic() - started) * 1000))):
+                    break  # a checkpoint asked to stop the conversation after this turn
             if self.usage_path is not None and evidence.usage is not None:
                 evidence.usage["turns"] = len(prompts)
             elif stream is not None and evidence.usage is not None:
@@ -644,7 +650,7 @@ def _json_docs(stdout: str, mode: str) -> list[Any] | None:
     if mode == "json":
         try:
             return [json.loads(stdout)]
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past the parser: not a document we can read
             return None
     docs = []
     for line in stdout.splitlines():
@@ -653,7 +659,7 @@ def _json_docs(stdout: str, mode: str) -> list[Any] | None:
             continue
         try:
             docs.append(json.loads(line))
-        except ValueError:
+        except (ValueError, RecursionError):
             continue  # agents interleave log lines with their JSON events
     return docs or None
 

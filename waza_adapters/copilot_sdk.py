@@ -563,6 +563,7 @@ class CopilotSdkExecutor(Executor):
 
     name = "copilot-sdk"
     paid = True
+    reports_turns = True  # request.on_turn after each turn (task checkpoints)
     supports_mocks = True
     config_key = "copilot"
     config_schema = CONFIG_SCHEMA
@@ -790,6 +791,14 @@ class CopilotSdkExecutor(Executor):
                 if found:
                     state.error = f"session error: {found}"
                     break
+                if request.on_turn is not None:  # graders may be slow: never on the event loop
+                    snapshot = evidence_from_session(
+                        list(state.events), session_id=state.session_id, error=None,
+                        user_input_requests=list(state.user_inputs), usage_metrics=None,
+                        duration_ms=int((time.monotonic() - deadline + request.timeout_seconds) * 1000),
+                        observed=True)
+                    if await asyncio.to_thread(request.on_turn, turn, snapshot):
+                        break  # a checkpoint asked to stop the conversation after this turn
         except asyncio.CancelledError:
             state.error = state.error or "cancelled: waza is shutting down"
             cancelled = True

@@ -27,6 +27,12 @@ PREVIEW_BYTES = 1024
 
 
 def mock_output(request: ExecutionRequest) -> str:
+    first, follow_ups = mock_turns(request)
+    return "\n".join([*first, *follow_ups])
+
+
+def mock_turns(request: ExecutionRequest) -> tuple[list[str], list[str]]:
+    """(lines of the first turn, one line per follow-up prompt)."""
     task = request.task
     lines = [f"Mock response for: {request.prompt}", f"Task: {task.name}"]
     if task.description:
@@ -48,25 +54,35 @@ def mock_output(request: ExecutionRequest) -> str:
                     lines.append(data[:PREVIEW_BYTES].decode("utf-8", "ignore") + "...(truncated)")
                 else:
                     lines.append(content)
-    lines.extend(f"Mock response for: {p}" for p in task.follow_up_prompts)
-    return "\n".join(lines)
+    return lines, [f"Mock response for: {p}" for p in task.follow_up_prompts]
 
 
 class MockExecutor(Executor):
     name = "mock"
     needs_workspace = False
     paid = False
+    reports_turns = True
 
     def execute(self, request: ExecutionRequest) -> RunEvidence:
         start = time.perf_counter()
-        output = mock_output(request)
+        first, follow_ups = mock_turns(request)
+        lines = list(first)
+        session_id = f"mock-session-{request.task.id}-{request.run_number}-{request.attempt}"
+        for turn in range(1, len(follow_ups) + 2):
+            if turn > 1:
+                lines.append(follow_ups[turn - 2])
+            if request.on_turn is not None and request.on_turn(turn, RunEvidence(
+                    output="\n".join(lines), transcript=[], tool_calls=[], session_id=session_id,
+                    duration_ms=int((time.perf_counter() - start) * 1000))):
+                break  # a checkpoint asked to stop the conversation here
+        output = "\n".join(lines)
         return RunEvidence(
             output=output,
             transcript=[],
             tool_calls=[],
             duration_ms=int((time.perf_counter() - start) * 1000),
             usage=None,
-            session_id=f"mock-session-{request.task.id}-{request.run_number}-{request.attempt}",
+            session_id=session_id,
         )
 
 

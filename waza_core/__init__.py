@@ -77,10 +77,32 @@ _EXPORTS: dict[str, str] = {
     "resolve_inside": "waza_core.paths",
     "PathEscape": "waza_core.paths",
     "program_timeout": "waza_core.suite.project_config",
+    # the environment of a child program: whole by default, or an allow-list
+    "child_environment": "waza_core.childenv",
+    "check_env_allow_list": "waza_core.childenv",
+    "project_env_allow_list": "waza_core.childenv",
+    # text from suites, agents and graders, made safe for a terminal or a report
+    "escape_terminal": "waza_core.results.console",
+    "escape_html": "waza_core.results.console",
+    # writing a file a user named (reporters, snapshots, journals): never replaces a device
+    "write_file_safely": "waza_core.safe_write",
+    "open_append_safely": "waza_core.safe_write",
+    "check_output_target": "waza_core.safe_write",
     # RE2 regexes (waza's regex semantics) for every plugin that takes a pattern
     "compile_regex": "waza_core.regex",
     "Regex": "waza_core.regex",
     "RegexError": "waza_core.regex",
+    # text printed as waza (Go) prints it (%q, %v, json.Marshal, case mapping), so feedback
+    # and mock replies match waza's byte for byte
+    "go_quote": "waza_core.gofmt",
+    "go_quote_list": "waza_core.gofmt",
+    "go_list": "waza_core.gofmt",
+    "go_float": "waza_core.gofmt",
+    "go_json": "waza_core.gofmt",
+    "go_value": "waza_core.gofmt",
+    "go_lower": "waza_core.gofmt",
+    "go_upper": "waza_core.gofmt",
+    "go_trim_space": "waza_core.gofmt",
     # errors and exit codes
     "WazaError": "waza_core.errors",
     "SuiteError": "waza_core.errors",
@@ -100,6 +122,12 @@ _RENAMED = {
     "yaml_quote": "quote",
     "quote_for_message": "show",
     "ProcessResult": "ProcResult",
+    "write_file_safely": "write_file",
+    "escape_terminal": "escape",
+    "check_env_allow_list": "check_allow_list",
+    "project_env_allow_list": "project_allow_list",
+    "open_append_safely": "open_append",
+    "check_output_target": "check_target",
     "results_json_bytes": "dumps",
 }
 
@@ -137,12 +165,24 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     # "import X as X": an explicit re-export, so `from waza_core import Grader` type-checks
     # under mypy --strict (no implicit re-export) in a plugin author's project
+    from waza_core.childenv import check_allow_list as check_env_allow_list
+    from waza_core.childenv import child_environment as child_environment
+    from waza_core.childenv import project_allow_list as project_env_allow_list
     from waza_core.errors import ExecutorError as ExecutorError
     from waza_core.errors import ExitCode as ExitCode
     from waza_core.errors import GraderError as GraderError
     from waza_core.errors import PluginError as PluginError
     from waza_core.errors import SuiteError as SuiteError
     from waza_core.errors import WazaError as WazaError
+    from waza_core.gofmt import go_float as go_float
+    from waza_core.gofmt import go_json as go_json
+    from waza_core.gofmt import go_list as go_list
+    from waza_core.gofmt import go_lower as go_lower
+    from waza_core.gofmt import go_quote as go_quote
+    from waza_core.gofmt import go_quote_list as go_quote_list
+    from waza_core.gofmt import go_trim_space as go_trim_space
+    from waza_core.gofmt import go_upper as go_upper
+    from waza_core.gofmt import go_value as go_value
     from waza_core.grading.base import Grader as Grader
     from waza_core.grading.base import GraderSetup as GraderSetup
     from waza_core.grading.base import GradingContext as GradingContext
@@ -179,12 +219,17 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from waza_core.regex import Regex as Regex
     from waza_core.regex import RegexError as RegexError
     from waza_core.regex import compile_regex as compile_regex
+    from waza_core.results.console import escape as escape_terminal
+    from waza_core.results.console import escape_html as escape_html
     from waza_core.results.io import dumps as results_json_bytes
     from waza_core.results.markdown_text import escape_markdown as escape_markdown
     from waza_core.results.reporting import Reporter as Reporter
     from waza_core.results.reporting import ResultsView as ResultsView
     from waza_core.run.execution import ExecutionRequest as ExecutionRequest
     from waza_core.run.execution import Executor as Executor
+    from waza_core.safe_write import check_target as check_output_target
+    from waza_core.safe_write import open_append as open_append_safely
+    from waza_core.safe_write import write_file as write_file_safely
     from waza_core.suite.project_config import program_timeout as program_timeout
     from waza_core.suite.strict_yaml import StrictDocument as StrictDocument
     from waza_core.suite.strict_yaml import StrictYamlError as StrictYamlError

@@ -33,8 +33,10 @@ class WazaError(Exception):
 class SuiteError(WazaError):
     """All problems found while loading a suite, reported at once."""
 
-    def __init__(self, problems: list[str]):
+    def __init__(self, problems: list[str], warnings: list[str] | tuple[str, ...] = ()):
         self.problems = list(problems)
+        #: ``file:line:col: warning: ...`` lines found on the way (printed before the problems)
+        self.warnings = list(warnings)
         super().__init__("\n".join(self.problems))
 
 

@@ -26,6 +26,15 @@ class GraderSpec:
 
 
 @attrs.frozen
+class CheckpointSpec:
+    """One ``checkpoints:`` entry of a task: graders run after a given turn."""
+
+    after_turn: int  # 1-based: the prompt is turn 1, each follow-up one more
+    graders: tuple[GraderSpec, ...]
+    on_failure: str = "continue"  # or "stop": end the conversation, the run becomes error
+
+
+@attrs.frozen
 class FileInput:
     path: str
     content: str | None = None
@@ -48,6 +57,16 @@ class TaskSpec:
     skill_directories: tuple[str, ...] | None = None
     graders: tuple[GraderSpec, ...] = ()
     raw: dict = attrs.field(factory=dict, eq=False, repr=False)
+    #: a must-pass task for ``waza gate --golden-must-pass``; copied to the results
+    golden: bool = False
+    #: descriptive ``requirements`` entries, kept as written and never scored
+    requirements: tuple[dict, ...] = ()
+    checkpoints: tuple[CheckpointSpec, ...] = ()
+    #: added to ``config.instruction_files`` for this task (resolved paths)
+    instruction_files: tuple[str, ...] = ()
+    first_event_timeout_seconds: int | None = None
+    #: ``inputs.responder``: {model, instructions, max_followups}, for executors that support it
+    responder: dict | None = None
 
 
 @attrs.frozen
@@ -66,6 +85,14 @@ class SuiteConfig:
     disabled_skills: tuple[str, ...] = ()
     backend: str | None = None  # where the runs run (``waza run --backend``); None: not set
     extra: dict = attrs.field(factory=dict)  # executor-specific keys, e.g. ``cli``
+    first_event_timeout_seconds: int = 0
+    reasoning_effort: str = ""
+    judge_reasoning_effort: str = ""
+    group_by: str = ""  # "model", "tags" or "" (no groups)
+    instruction_files: tuple[str, ...] = ()  # resolved paths
+    inject_skill_body: bool | None = None
+    trigger_skill_routing: bool = False
+    models: tuple[str, ...] = ()  # waza for Python: one run of the suite per model
 
 
 @attrs.frozen
@@ -83,10 +110,37 @@ class Suite:
     hooks: dict | None = None
     baseline: bool = False
     raw: dict = attrs.field(factory=dict, eq=False, repr=False)
+    #: the version the eval was read as (the declared one, or the current one)
+    schema_version: str = "1.5"
+    #: the workflow identity of a scenario (2.0) suite; None for a skill suite
+    scenario: str | None = None
+    #: ``adversarial`` as written (for ``waza adversarial``, which waza for Python lacks)
+    adversarial: dict | None = None
+    #: ``trigger_tests.yaml`` next to eval.yaml, checked; None when there is none
+    trigger_tests: dict | None = None
+    #: ``file:line:col: warning: ...`` lines found while loading (unknown keys of a 1.x eval)
+    warnings: tuple[str, ...] = ()
 
     @property
     def dir(self) -> Path:
         return self.file.parent
+
+    def skills_disabled_for(self, task: TaskSpec) -> bool:
+        """Whether ``task`` runs with no skills at all (waza Go ``SkillsDisabledForTask``).
+
+        True when ``disabled_skills`` has ``"*"`` or ``skill_directories`` has ``"none"``
+        (any suite); and, for scenario suites, when the task sets ``skill_directories: []``
+        or when neither the suite (``skill``, ``config.skill_directories``) nor the task
+        names any skill context: a scenario gets no ambient skill discovery.
+        """
+        cfg = self.config
+        if "*" in cfg.disabled_skills or "none" in cfg.skill_directories:
+            return True
+        if self.scenario is None:
+            return False
+        if task.skill_directories is not None and not task.skill_directories:
+            return True
+        return not self.skill and not cfg.skill_directories and not task.skill_directories
 
 
 @attrs.define

@@ -35,8 +35,8 @@ def resolve_inside(root: str | os.PathLike[str], rel: str) -> Path:
         raise PathEscape("the path must be relative")
     if ".." in Path(rel.replace("\\", "/")).parts:
         raise PathEscape("the path must not contain '..'")
-    base = Path(root).resolve()
-    target = (base / rel).resolve()
+    base = Path(os.path.realpath(root))
+    target = Path(os.path.realpath(base / rel))
     if target != base and not target.is_relative_to(base):
         raise PathEscape(f"the path leaves {display_path(base)} through a symbolic link")
     return target

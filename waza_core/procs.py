@@ -23,6 +23,19 @@ Every child waza starts (program graders, the ``command`` optimizer adapter, the
 The group is always signalled *before* the leader is reaped, while the leader's
 zombie still reserves the group id, so a recycled pid can never be hit.
 
+**Descendants that leave the group** (``setsid()``, a daemon's double fork) are
+caught too, on Linux: waza makes itself a *child subreaper*
+(``prctl(PR_SET_CHILD_SUBREAPER)``), so an orphaned descendant is re-parented to
+waza instead of to init, and every child carries ``WAZA_PROCESS_TAG`` in its
+environment. When the leader exits (or is killed), :func:`_sweep` kills and reaps
+every process re-parented to waza that is in the leader's group or session or
+carries its tag, round after round until none is left (killing one re-parents its
+own children to waza). Where this cannot hold: outside Linux (no subreaper: only the
+group is killed); a descendant that leaves the session *and* clears its environment
+while its parent still lives is only killed by :func:`kill_leftovers` when waza
+exits; a process that changed user, or entered another PID namespace, cannot be
+found. docs/safety.md says the same.
+
 No busy polling: one ``selectors`` loop per call, woken by the pipes, by a pidfd
 (Linux) or a waiter thread (elsewhere) on exit, and by :class:`CancelEvent`.
 POSIX only.
@@ -43,6 +56,7 @@ import os
 import selectors
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -161,11 +175,15 @@ def run(
     args = [os.fspath(a) for a in argv]
     if not args:
         raise ValueError("run() needs a non-empty argv")
+    enable_subreaper()
+    tag = _new_tag()
+    child_env = dict(env if env is not None else os.environ)
+    child_env[TAG_VARIABLE] = tag
     try:
         proc = subprocess.Popen(
             args,
             cwd=cwd,
-            env=dict(env) if env is not None else None,
+            env=child_env,
             stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -174,8 +192,13 @@ def run(
         )
     except OSError as exc:
         raise _start_error(args[0], cwd, exc) from None
-    return _Supervisor(proc, args, input, timeout, max_stdout, max_stderr, kill_on_overflow, cancel,
-                       stderr_tail).wait()
+    with _state_lock:
+        _leaders.add(proc.pid)
+        _past_leaders.add(proc.pid)
+    supervisor = _Supervisor(proc, args, input, timeout, max_stdout, max_stderr, kill_on_overflow, cancel,
+                             stderr_tail)
+    supervisor.tag = tag
+    return supervisor.wait()
 
 
 def _start_error(argv0: str, cwd, exc: OSError) -> ProcessStartError:
@@ -216,6 +239,8 @@ class _Supervisor:
         self.cancel = cancel
         self.timed_out = self.cancelled = self.overflowed = False
         self.group_killed = False
+        self.swept = False
+        self.tag = ""
         self.exited = threading.Event()
         self.exit_time: float | None = None
         self.sel = selectors.DefaultSelector()
@@ -374,6 +399,12 @@ class _Supervisor:
         # The leader is a zombie now (not reaped): its group id is still reserved.
         self._kill_group()
         self._close_stdin()
+        self._sweep()
+
+    def _sweep(self) -> None:
+        if not self.swept:
+            self.swept = True
+            _sweep_for(self.proc.pid, self.tag)
 
     # -- main loop ----------------------------------------------------------------
 
@@ -466,6 +497,9 @@ class _Supervisor:
             # leader is gone before reaping.
             self._kill_group()
         self.proc.wait()  # reap (the leader has exited or was SIGKILLed)
+        with _state_lock:
+            _leaders.discard(self.proc.pid)
+        self._sweep()  # also when leaving early: what escaped is killed now
         if self.waiter is not None:
             self.waiter.join()
         if self.pidfd is not None:
@@ -482,3 +516,154 @@ class _Supervisor:
 
 #: tests switch this off to exercise the waiter-thread path on Linux
 _USE_PIDFD = True
+
+
+# -- descendants that escaped the group (see the module doc) ---------------------
+
+#: the environment variable that marks every process started through :func:`run`
+TAG_VARIABLE = "WAZA_PROCESS_TAG"
+#: how long a sweep may take at most (a process in uninterruptible sleep is left)
+SWEEP_SECONDS = 2.0
+_PR_SET_CHILD_SUBREAPER = 36
+_SESSION = f"{os.getpid()}.{os.urandom(4).hex()}"
+_state_lock = threading.Lock()
+_tag_counter = [0]
+_leaders: set[int] = set()  # children of run() not reaped yet: never swept
+_past_leaders: set[int] = set()  # for kill_leftovers
+_subreaper: list[bool] = []
+
+
+def _new_tag() -> str:
+    with _state_lock:
+        _tag_counter[0] += 1
+        return f"{_SESSION}.{_tag_counter[0]}"
+
+
+def enable_subreaper() -> bool:
+    """Make this process a child subreaper (Linux); True when it is one. Idempotent."""
+    with _state_lock:
+        if not _subreaper:
+            ok = False
+            if sys.platform.startswith("linux"):
+                try:
+                    import ctypes
+
+                    libc = ctypes.CDLL(None, use_errno=True)
+                    ok = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+                except (OSError, AttributeError):
+                    ok = False
+            _subreaper.append(ok)
+        return _subreaper[0]
+
+
+def _children() -> list[int]:
+    """Pids of this process's children (those it started and those re-parented to it)."""
+    me = os.getpid()
+    try:
+        tasks = os.listdir(f"/proc/{me}/task")
+    except OSError:
+        return []
+    found: list[int] = []
+    for tid in tasks:
+        try:
+            with open(f"/proc/{me}/task/{tid}/children", "rb") as fh:
+                found.extend(int(p) for p in fh.read().split())
+        except (OSError, ValueError):
+            return _children_by_scan(me)
+    return found
+
+
+def _children_by_scan(me: int) -> list[int]:  # pragma: no cover - kernels without .../children
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            info = _stat(int(name))
+            if info is not None and info[1] == me:
+                out.append(int(name))
+    return out
+
+
+def _stat(pid: int) -> tuple[str, int, int, int] | None:
+    """(state, ppid, pgid, sid) of ``pid``, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _has_tag(pid: int, tag: str, prefix: bool = False) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            env = fh.read()
+    except OSError:
+        return False
+    needle = f"{TAG_VARIABLE}={tag}".encode()
+    if prefix:
+        return needle in env
+    return (b"\0" + needle + b"\0") in (b"\0" + env + b"\0")
+
+
+def _sweep(match) -> int:
+    """Kill and reap every re-parented child for which ``match(pid, stat)`` holds, until
+    none is left or :data:`SWEEP_SECONDS` passed; returns how many were found."""
+    if not _subreaper or not _subreaper[0]:
+        return 0
+    deadline = time.monotonic() + SWEEP_SECONDS
+    pending: set[int] = set()
+    found = 0
+    while True:
+        with _state_lock:
+            skip = set(_leaders)
+        new = False
+        for pid in _children():
+            if pid in skip or pid in pending:
+                continue
+            info = _stat(pid)
+            if info is None or not match(pid, info):
+                continue
+            found += 1
+            new = True
+            pending.add(pid)
+            if info[0] != "Z":
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        for pid in list(pending):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:  # reaped by someone else
+                done = pid
+            if done:
+                pending.discard(pid)
+        if (not pending and not new) or time.monotonic() >= deadline:
+            return found
+        time.sleep(0.002 if pending else 0)
+
+
+def _sweep_for(leader: int, tag: str) -> int:
+    """After ``leader`` exited: what is left of its group, session, or tagged descendants."""
+    return _sweep(lambda pid, info: info[2] == leader or info[3] == leader or _has_tag(pid, tag))
+
+
+def kill_everything() -> None:
+    """Kill every child process group :func:`run` is supervising, now (a forced exit:
+    their supervisors may never get to it). Safe from a signal handler: no lock."""
+    for pid in list(_leaders):
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
+
+
+def kill_leftovers(every_child: bool = False) -> int:
+    """Kill and reap every re-parented descendant of any child :func:`run` started: call
+    when waza is done, since nothing it started may outlive it. ``every_child``
+    (the CLI, on its way out) kills every child left, even one that cleared its
+    environment; a library caller keeps the children it started itself."""
+    with _state_lock:
+        past = set(_past_leaders)
+    return _sweep(lambda pid, info: every_child or info[2] in past or info[3] in past
+                  or _has_tag(pid, _SESSION + ".", prefix=True))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 
@@ -14,32 +13,37 @@ def go_error(exc: OSError) -> str:
     return text[:1].lower() + text[1:]
 
 
-def read_regular(path: str | os.PathLike[str]) -> tuple[bytes, str | None]:
+def read_regular(path: str | os.PathLike[str], open_label: str | None = None,
+                 read_label: str | None = None) -> tuple[bytes, str | None]:
     """The bytes of a regular file: ``(data, None)``, ``(b"", "missing")`` or ``(b"", reason)``.
 
     Opened non-blocking and checked with fstat before reading, so a FIFO or a device is
-    refused instead of blocking or streaming for ever.
+    refused instead of blocking or streaming for ever. ``reason`` reads like Go's
+    ``PathError``: ``open_label`` (default ``open <file name>``) for an error opening the
+    file, ``read_label`` (default ``read <file name>``) for one reading it.
     """
     name = os.path.basename(os.fspath(path))
+    open_label = open_label or f"open {name}"
+    read_label = read_label or f"read {name}"
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:
         return b"", "missing"
     except OSError as exc:
-        return b"", f"open {name}: {go_error(exc)}"
+        return b"", f"{open_label}: {go_error(exc)}"
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
-            return b"", f"read {name}: is a directory"
+            return b"", f"{read_label}: is a directory"
         if not stat.S_ISREG(st.st_mode):
-            return b"", f"open {name}: not a regular file"
+            return b"", f"{open_label}: not a regular file"
         chunks = []
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
         return b"".join(chunks), None
     except OSError as exc:
-        return b"", f"read {name}: {go_error(exc)}"
+        return b"", f"{read_label}: {go_error(exc)}"
     finally:
         os.close(fd)
 
@@ -68,22 +72,8 @@ def locate(value: str, suite, want_dir: bool = False) -> tuple[Path, list[Path]]
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically; a new file gets 0644, an old one keeps its mode."""
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        mode = 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-            os.fchmod(fh.fileno(), mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Replace ``path`` with ``data`` atomically (waza's one safe writer): a new file follows
+    the umask, an old one keeps its mode; a link is replaced, never followed."""
+    from waza_core import write_file_safely
+
+    write_file_safely(path, data, through_links=False)

@@ -1,20 +1,15 @@
 """What the session graders (behavior, action_sequence, skill_invocation, tool_constraint,
-tool_calls) read of a run, and how waza (Go) prints it.
+tool_calls) read of a run, and the matching rules they share.
 
 waza grades these from its *session digest*: ``tools_used`` (the name of every tool call,
 in call order, repeats kept), ``tool_call_count``, the tool calls themselves and the
 usage. Here the digest is the run evidence (``RunEvidence.tool_calls`` and friends), so
 ``waza grade`` on a saved results file sees exactly what the run saw.
-
-The formatting helpers reproduce what a Go program prints, because feedback strings are
-part of waza's results: ``%v`` of a string list is ``[a b c]``, ``%q`` quotes like Go,
-a nil slice is JSON ``null``, a whole float prints without ``.0``.
+Values are printed as Go prints them with the ``go_*`` helpers of ``waza_core``.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from typing import Any
 
 
@@ -66,95 +61,9 @@ def call_args(call: dict, events: list | None) -> dict:
     return {k: v for k, v in args.items() if v != ""}
 
 
-# -- printing values the way Go does -----------------------------------------------------
-
-
-def go_list(items) -> str:
-    """``fmt.Sprintf("%v", []string{...})``."""
-    return "[" + " ".join(str(i) for i in items) + "]"
-
-
 def go_nil(items: list | None) -> list | None:
     """A Go slice that was never appended to is ``null`` in JSON, not ``[]``."""
     return list(items) if items else None
-
-
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
-               '"': '\\"', "\\": "\\\\"}
-
-
-def go_quote(text: str) -> str:
-    """``strconv.Quote`` / ``%q``: double quotes, Go escapes, printable Unicode kept."""
-    out = ['"']
-    for ch in text:
-        if ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ch.isprintable() or ch == " ":
-            out.append(ch)
-        elif ord(ch) <= 0xFFFF:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    out.append('"')
-    return "".join(out)
-
-
-def go_float(x: float) -> str:
-    """``%v`` of a float64: shortest form, no ``.0`` on whole numbers, exponent past 1e21."""
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "+Inf" if x > 0 else "-Inf"
-    if x == int(x) and abs(x) < 1e21:
-        return str(int(x))
-    text = repr(float(x))
-    if "e" in text:
-        mant, exp = text.split("e")
-        sign = exp[0] if exp[0] in "+-" else "+"
-        digits = exp.lstrip("+-")
-        return f"{mant}e{sign}{digits.zfill(2)}"
-    return text
-
-
-def go_json(value: Any) -> str:
-    """``json.Marshal`` of a decoded JSON value: compact, keys sorted, HTML characters
-    escaped, whole floats without ``.0``."""
-    return _go_json(value)
-
-
-def _go_json(v: Any) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return go_float(float(v)) if isinstance(v, float) or abs(v) >= 2**53 else str(v)
-    if isinstance(v, str):
-        text = json.dumps(v, ensure_ascii=False)
-        return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-                .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
-    if isinstance(v, (list, tuple)):
-        return "[" + ",".join(_go_json(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{" + ",".join(f"{_go_json(str(k))}:{_go_json(v[k])}" for k in sorted(v, key=str)) + "}"
-    return _go_json(str(v))
-
-
-def go_value(v: Any) -> str:
-    """``%v`` of a decoded JSON value (strings bare, maps as ``map[k:v]``)."""
-    if v is None:
-        return "<nil>"
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return go_float(float(v))
-    if isinstance(v, (list, tuple)):
-        return "[" + " ".join(go_value(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "map[" + " ".join(f"{k}:{go_value(v[k])}" for k in sorted(v, key=str)) + "]"
-    return str(v)
 
 
 def any_order_missing(expected: list[str], actual: list[str], noun: str) -> str:

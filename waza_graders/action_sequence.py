@@ -9,13 +9,12 @@ always the F1 of the two lists as multisets, so a run can score 0.9 and still fa
 
 from __future__ import annotations
 
-from waza_core import Grader, GraderResult, GradingContext, hookimpl
+from waza_core import Grader, GraderResult, GradingContext, go_list, hookimpl
 from waza_graders._session import (
     any_order_match,
     any_order_missing,
     exact_match,
     f1,
-    go_list,
     in_order_match,
     precision_recall,
     tools_used,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from waza_graders._session import go_float, go_json, go_quote, go_value
+from waza_core import go_float, go_json, go_quote, go_value
 
 KINDS = ("equals", "regex", "contains", "range", "json_schema")
 _NUMBER = {"type": "number"}
@@ -158,7 +158,10 @@ def failures(matchers: dict[str, Matcher], args: dict) -> list[str]:
         if key not in args:
             out.append(f"argument {go_quote(key)}: not present on tool call")
             continue
-        ok, reason = matchers[key].match(args[key])
+        try:
+            ok, reason = matchers[key].match(args[key])
+        except RecursionError:  # a value nested past Python's stack (agents can send anything)
+            ok, reason = False, "value nests too deeply to match"
         if not ok:
             out.append(f"argument {go_quote(key)}: {reason}")
     return out

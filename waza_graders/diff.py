@@ -17,10 +17,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from waza_core import Grader, GraderError, GraderResult, GradingContext, hookimpl
+from waza_core import Grader, GraderError, GraderResult, GradingContext, go_trim_space, hookimpl
 
 from ._files import go_error, locate, read_regular, write_atomic
-from ._go import go_trim_space
 
 SNAPSHOT_UPDATED, SNAPSHOT_CREATED, SNAPSHOT_UNCHANGED = "updated", "created", "unchanged"
 
@@ -133,7 +132,7 @@ class DiffGrader(Grader):
             path = self._snapshot_path(snap)
         except ValueError as exc:
             return [f"Invalid snapshot file {snap} for {rel}: {exc}"]
-        expected, problem = read_regular(path)
+        expected, problem = read_regular(path, open_label=f"open {path}", read_label=f"read {path}")
         if problem is not None and not (self.update and problem == "missing"):
             reason = f"open {path}: no such file or directory" if problem == "missing" else problem
             return [f"Failed to read snapshot file {snap} for {rel}: {reason}"]
@@ -164,7 +163,7 @@ class DiffGrader(Grader):
             real_base = base.resolve(strict=True)
         except (OSError, RuntimeError) as exc:
             raise ValueError(f"lstat {base}: {go_error(exc) if isinstance(exc, OSError) else exc}") from None
-        real = path.resolve()
+        real = Path(os.path.realpath(path))  # a link loop stops here; reading it then fails
         if real != real_base and not real.is_relative_to(real_base):
             raise ValueError("path escapes context directory")
         return path
@@ -173,8 +172,8 @@ class DiffGrader(Grader):
         """Write a snapshot atomically, refusing any target outside the suite's folder."""
         if self.suite is None:
             raise ValueError("no suite folder is known, so waza will not write snapshots")
-        root = Path(self.suite.dir).resolve()
-        real = path.resolve()
+        root = Path(os.path.realpath(self.suite.dir))
+        real = Path(os.path.realpath(path))
         if not real.is_relative_to(root):
             raise ValueError(f"{real} is outside the suite folder {root}; waza writes snapshots only there")
         real.parent.mkdir(parents=True, exist_ok=True)

@@ -75,9 +75,7 @@ class FileGrader(Grader):
         if not any(config.get(k) for k in ("must_exist", "must_not_exist", "content_patterns")):
             problems.append(((), "needs at least one path in must_exist, must_not_exist or content_patterns"))
         for i, cp in enumerate(config.get("content_patterns") or ()):
-            if "must_match" not in cp and "must_not_match" not in cp:
-                problems.append((("content_patterns", i),
-                                 f"content_patterns[{i}] ({cp['path']!r}) needs must_match or must_not_match"))
+            # an entry with only a path is waza's "the file is readable" check
             for key in ("must_match", "must_not_match"):
                 for j, pattern in enumerate(cp.get(key) or ()):
                     try:
@@ -98,15 +96,15 @@ class FileGrader(Grader):
             if problem == "missing":
                 failures.append(f"File must exist but not found: {rel}")
             elif problem:
-                failures.append(f"Failed to check required file {rel}: stat {rel}: {problem}")
+                failures.append(f"Failed to check required file {rel}: statat {rel}: {problem}")
         for rel in self.must_not_exist:
             problem = _stat(resolved[rel])
             if problem is None:
                 failures.append(f"File must not exist but found: {rel}")
             elif problem != "missing":
-                failures.append(f"Failed to check forbidden file {rel}: stat {rel}: {problem}")
+                failures.append(f"Failed to check forbidden file {rel}: statat {rel}: {problem}")
         for rel, must, must_not in self.patterns:
-            failures.extend(self._content(rel, resolved[rel], must, must_not))
+            failures.extend(self._content(rel, resolved[rel], must, must_not, os.path.join(ws, rel)))
         score = 1.0 if self.total == 0 else (self.total - len(failures)) / self.total
         feedback = "; ".join(failures) if failures else "All file checks passed"
         return self.result(score, not failures, feedback, **self._details, failures=failures or None,
@@ -131,8 +129,10 @@ class FileGrader(Grader):
             out[rel] = os.fspath(target)
         return out
 
-    def _content(self, rel: str, path: str, must: list, must_not: list) -> list[str]:
-        content, problem = read_regular(path)
+    def _content(self, rel: str, path: str, must: list, must_not: list, joined: str) -> list[str]:
+        # waza opens through os.Root ("openat <path>") and reads the file it named
+        # "<workspace>/<path>"
+        content, problem = read_regular(path, open_label=f"openat {rel}", read_label=f"read {joined}")
         if problem is not None:
             first = (f"File not found for content check: {rel}" if problem == "missing"
                      else f"Failed to read file {rel}: {problem}")

@@ -84,6 +84,9 @@ class JsonSchemaGrader(Grader):
             return self.result(0.0, False, f"Output is not valid JSON: {exc}", error=str(exc))
         try:
             errors = sorted(self.validator.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
+        except RecursionError:  # the output, not the schema: nested past what the validator can walk
+            failure = "Schema validation failed: the output nests too deeply to validate"
+            return self.result(0.0, False, failure, failures=[failure])
         except Exception as exc:  # an unresolvable $ref: the schema, not the output, is at fault
             raise GraderError(f"the schema cannot be applied: "
                               f"{type(exc).__name__}: {exc}", "schema") from None
@@ -146,6 +149,10 @@ def parse_output(output: str, extract: bool) -> Any:
         err: ValueError = ValueError(_go_json_error(output, None))
     except json.JSONDecodeError as exc:
         err = ValueError(_go_json_error(output, exc))
+    except RecursionError:
+        # Python's parser stops at its recursion limit (about 1000 levels); Go's at 10000
+        # with this message. Either way the output is not a usable document.
+        err = ValueError("exceeded max depth")
     if not extract:
         raise err
     values = [v for v in (_try(b) for b in _fenced_blocks(output)) if v is not _NOTHING]
@@ -163,7 +170,7 @@ _NOTHING = object()
 def _try(text: str) -> Any:
     try:
         return _loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return _NOTHING
 
 
@@ -197,7 +204,7 @@ def _embedded_values(output: str) -> list[Any]:
             continue
         try:
             value, end = decoder.raw_decode(output, offset)
-        except ValueError:
+        except (ValueError, RecursionError):
             offset += 1
             continue
         values.append(value)

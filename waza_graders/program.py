@@ -1,7 +1,8 @@
 """``type: program``: an external program judges the run; exit 0 passes.
 
 The program is started from argv (never through a shell) with the agent's output on
-stdin, unchanged, and the parent environment plus ``WAZA_WORKSPACE_DIR`` and
+stdin, unchanged, and the parent environment (or only what the ``env`` allow-list
+lets through: :mod:`waza_core.childenv`) plus ``WAZA_WORKSPACE_DIR`` and
 ``WAZA_GRADING_CONTEXT``: the path of a ``context.json`` holding the run evidence
 (:meth:`waza_core.model.RunEvidence.context_json`) in a new private directory.
 
@@ -40,6 +41,7 @@ _O_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW",
 
 class ProgramGrader(Grader):
     name = "program"
+    bounded = True  # the program runs through run_process, killed at its own timeout
     config_schema = {
         "type": "object",
         "additionalProperties": False,
@@ -49,9 +51,13 @@ class ProgramGrader(Grader):
                         "description": "The program to run (looked up on PATH; no shell)."},
             "args": {"type": "array", "items": {"type": "string"},
                      "description": "Arguments passed to the program."},
-            "timeout": {"type": "number", "minimum": 0,
+            "timeout": {"type": "number", "minimum": 0, "maximum": 604800,
                         "description": "Seconds before the program's process group is killed; "
                                        "0 or absent: .waza.yaml graders.programTimeout, else 30."},
+            "env": {"type": "array", "items": {"type": "string", "pattern": "^[A-Za-z_*?][A-Za-z0-9_*?]*$"},
+                    "description": "Allow-list of environment variables the program sees (PREFIX_* "
+                                   "allowed) besides PATH, HOME, locale and TMPDIR; absent: .waza.yaml "
+                                   "graders.env, else the whole environment (see docs/safety.md)."},
         },
     }
 
@@ -62,9 +68,14 @@ class ProgramGrader(Grader):
         self.argv = (cfg["command"], *cfg.get("args", ()))
         timeout = cfg.get("timeout") or program_timeout() or DEFAULT_TIMEOUT
         self.timeout = float(timeout)
+        self.time_limit = self.timeout + 30.0  # a backstop: the timeout above kills the program first
         self.display = _shorten(shlex.join(self.argv))
-        # Built once: a copy per invocation is all the per-run work left.
-        self._env = {k: v for k, v in os.environ.items() if k not in (ENV_WORKSPACE, ENV_CONTEXT)}
+        # Built once: a copy per invocation is all the per-run work left. The whole
+        # environment unless an allow-list is set (config env, else .waza.yaml graders.env).
+        from waza_core import child_environment, project_env_allow_list
+
+        allow = cfg["env"] if "env" in cfg else project_env_allow_list("graders")
+        self._env = child_environment(allow, drop=(ENV_WORKSPACE, ENV_CONTEXT))
         # TMPDIR is honoured strictly (no silent fallback to /tmp as tempfile does):
         # transcripts go where the user said, or grading fails naming that place.
         self._tmp_base = os.path.abspath(os.environ.get("TMPDIR") or _default_tmp())

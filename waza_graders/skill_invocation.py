@@ -10,13 +10,12 @@ run with score 0. See docs/graders/skill_invocation.md.
 
 from __future__ import annotations
 
-from waza_core import Grader, GraderResult, GradingContext, hookimpl
+from waza_core import Grader, GraderResult, GradingContext, go_list, hookimpl
 from waza_graders._session import (
     any_order_match,
     any_order_missing,
     exact_match,
     f1,
-    go_list,
     in_order_match,
     precision_recall,
 )

@@ -10,9 +10,7 @@ as a failed check at run time instead).
 
 from __future__ import annotations
 
-from waza_core import Grader, GraderResult, GradingContext, hookimpl
-
-from ._go import go_lower
+from waza_core import Grader, GraderResult, GradingContext, go_lower, hookimpl
 
 KEYS = ("contains", "not_contains", "contains_cs", "not_contains_cs", "regex_match", "regex_not_match")
 _LIST = {"type": "array", "items": {"type": "string"}}
@@ -20,6 +18,7 @@ _LIST = {"type": "array", "items": {"type": "string"}}
 
 class TextGrader(Grader):
     name = "text"
+    bounded = True  # regexes only (RE2 semantics): called in the run's thread
     needs_workspace = False
     config_schema = {
         "type": "object",

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from waza_core import Grader, GraderResult, GradingContext, hookimpl
+from waza_core import Grader, GraderResult, GradingContext, go_quote, hookimpl
 from waza_graders import argmatcher
-from waza_graders._session import call_args, calls, go_quote
+from waza_graders._session import call_args, calls
 
 _COUNT = {"type": "integer", "minimum": 0}
 _NAMES = {"type": "array", "items": {"type": "string"}}

@@ -18,10 +18,9 @@ import re
 import unicodedata
 from pathlib import Path
 
-from waza_core import Grader, GraderResult, GradingContext, WazaError, hookimpl
+from waza_core import Grader, GraderResult, GradingContext, WazaError, go_lower, go_trim_space, go_upper, hookimpl
 
 from ._files import locate, read_regular
-from ._go import go_lower, go_trim_space, go_upper
 
 DEFAULT_THRESHOLD = 0.6
 STOP_WORDS = frozenset(

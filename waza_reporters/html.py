@@ -1,11 +1,18 @@
 """``--reporter html:PATH``: one self-contained static HTML file.
 
-The page needs no network at all: its CSS and script are inline, the data is one
-JSON island the script reads, and a Content-Security-Policy forbids every request
-(``default-src 'none'``) and every script but the page's own (by hash). Text from
-suites, agents and graders only ever reaches the page through ``textContent``, and
-the JSON island escapes ``<``, ``>`` and ``&``, so agent output cannot inject markup
-or script. Tables are paged, so a 20,000-run report opens at once.
+The page needs no network at all: its CSS and script are inline, the data is JSON in
+``<script type="application/json">`` elements the script reads, and a
+Content-Security-Policy forbids every request (``default-src 'none'``) and every script
+but the page's own (by hash). Text from suites, agents and graders only ever reaches
+the page through ``textContent``, and the JSON escapes ``<``, ``>`` and ``&``, so agent
+output cannot inject markup or script.
+
+Built to open at once whatever the size of the run: first comes a small index (one
+entry per task: status, score, pass rate, trial spread, feedback), then the script,
+which shows the summary and the first page of the task table; then each task's runs as
+its own JSON element, as the results file has them, parsed only when a task is opened.
+Of a saved file, those are the file's own bytes (see ``ResultsView.outline``): no
+output or transcript is decoded or encoded again.
 
 It shows the summary, a per-task table that sorts and filters, each run's output,
 transcript, tool events and grader feedback, the trial spread of flaky tasks and,
@@ -18,6 +25,8 @@ import base64
 import hashlib
 import html
 import json
+import math
+from collections.abc import Iterable
 from functools import lru_cache
 from importlib import resources
 from typing import IO, Any
@@ -39,9 +48,13 @@ def json_island(data: Any) -> bytes:
     """UTF-8 JSON that is safe inside ``<script type="application/json">``: no ``<``, ``>``, ``&``.
 
     Text with a lone surrogate (hostile or broken agent output) cannot be UTF-8: then
-    the JSON is written with ``\\u`` escapes for everything outside ASCII.
+    the JSON is written with ``\\u`` escapes for everything outside ASCII. A number
+    JSON cannot carry (NaN, infinity) becomes null rather than breaking the page.
     """
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    try:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False)
+    except ValueError:
+        return json_island(_finite(data))
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     try:
         return text.encode("utf-8")
@@ -49,9 +62,31 @@ def json_island(data: Any) -> bytes:
         return json_island_ascii(data)
 
 
+def fast_island(data: Any) -> bytes:
+    """:func:`json_island` through msgspec, several times faster for a large index; a value
+    msgspec cannot encode (a lone surrogate, an object that is not JSON) goes the slow way."""
+    import msgspec
+
+    try:
+        raw = msgspec.json.encode(data)
+    except (TypeError, ValueError):
+        return json_island(data)
+    return raw.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
+
+
 def json_island_ascii(data: Any) -> bytes:
     text = json.dumps(data, ensure_ascii=True, separators=(",", ":"), default=str)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").encode("ascii")
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _cut(value: Any, limit: int) -> Any:
@@ -60,15 +95,14 @@ def _cut(value: Any, limit: int) -> Any:
     return value
 
 
-#: the run fields the page uses (a file may lack any of them)
-RUN_FIELDS = ("run_number", "status", "attempts", "duration_ms", "validations", "final_output", "error_msg",
-              "transcript", "tool_events", "usage", "cached")
-#: token counters of waza 1.0 files, kept from the session digest when a run has no usage
-DIGEST_TOKENS = ("usage", "tokens_in", "tokens_out", "tokens_total")
-
-
 def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """A finite JSON number as a float; None for anything else (bools, NaN, text)."""
+    kind = type(value)
+    return float(value) if kind is int or (kind is float and value - value == 0.0) else None
+
+
+#: the id of task ``i``'s JSON element is TASK_ID_PREFIX + i
+TASK_ID_PREFIX = "waza-task-"
 
 
 class HtmlReporter(Reporter):
@@ -77,30 +111,47 @@ class HtmlReporter(Reporter):
     suffix = ".html"
     accepts = frozenset({"results", "optimizer-report"})
     option_help = {
-        "max_text": "most characters kept of each output, transcript or tool text (default 20000)",
+        "max_text": "most characters shown of each output, error, transcript or tool entry before a "
+                    "'show all' button (default 20000)",
         "page_size": "task rows per page of the table (default 50)",
         "title": "the page title instead of the eval name",
     }
-
-    def check_options(self) -> list[str]:
-        problems = super().check_options()
-        for key, default in (("max_text", 20000), ("page_size", 50)):
-            try:
-                self.option_int(key, default, minimum=1)
-            except ValueError as exc:
-                problems.append(str(exc))
-        return problems
+    int_options = {"max_text": (20000, 1), "page_size": (50, 1)}
 
     def write(self, results: ResultsView, out: IO[bytes]) -> None:
-        css, js = _assets()
+        task_sources: Iterable[bytes] = ()
         if results.kind == "optimizer-report":
             data = self.optimizer_payload(results.header)
             title = self.options.get("title") or "waza optimize report"
         else:
-            data = self.results_payload(results)
-            title = self.options.get("title") or f"waza: {results.header.get('eval_name') or 'results'}"
-        data["page_size"] = self.option_int("page_size", 50, minimum=1)
+            light = results.outline()
+            if light is not None:  # the file's own bytes for each task
+                header, tasks, task_sources = light.document, light.document["tasks"], light.task_sources
+            else:  # a document only Python's JSON can carry: encode each task
+                header, tasks = results.header, list(results.tasks())
+                task_sources = (fast_island(t) for t in tasks)
+            data = self.results_payload(header, tasks)
+            title = self.options.get("title") or f"waza: {header.get('eval_name') or 'results'}"
+        data["page_size"] = self.option_int("page_size")
+        data["max_text"] = self.option_int("max_text")
         data["title"] = title
+        out.write(self._page_head(title))
+        out.write(b'<script id="waza-data" type="application/json">')
+        out.write(fast_island(data))
+        out.write(f"</script>\n<script>{_assets()[1]}</script>\n".encode("utf-8"))
+        chunk: list[bytes] = []
+        for i, source in enumerate(task_sources):
+            chunk += (f'<script type="application/json" id="{TASK_ID_PREFIX}{i}">'.encode("ascii"), source,
+                      b"</script>\n")
+            if len(chunk) >= 3000:
+                out.write(b"".join(chunk))
+                chunk.clear()
+        chunk.append(b"</body>\n</html>\n")
+        out.write(b"".join(chunk))
+
+    @staticmethod
+    def _page_head(title: str) -> bytes:
+        css, js = _assets()
         csp = (f"default-src 'none'; script-src {_csp_hash(js)}; style-src {_csp_hash(css)}; "
                "img-src data:; base-uri 'none'; form-action 'none'")
         page = (
@@ -112,15 +163,11 @@ class HtmlReporter(Reporter):
             "<noscript><p>This report needs JavaScript to show its data (no network access is needed).</p>"
             "</noscript>\n<main id=\"app\" aria-live=\"polite\"></main>\n"
         )
-        out.write(page.encode("utf-8", "replace"))  # a lone surrogate in a name: "?" in <title>
-        out.write(b'<script id="waza-data" type="application/json">')
-        out.write(json_island(data))
-        out.write(f"</script>\n<script>{js}</script>\n</body>\n</html>\n".encode("utf-8"))
+        return page.encode("utf-8", "replace")  # a lone surrogate in a name: "?" in <title>
 
     # -- results files -------------------------------------------------------------
-    def results_payload(self, results: ResultsView) -> dict[str, Any]:
-        limit = self.option_int("max_text", 20000, minimum=1)
-        h = results.header
+    def results_payload(self, h: dict[str, Any], tasks: list[dict[str, Any]]) -> dict[str, Any]:
+        """The index the page starts from: the header and one small entry per task."""
         config = h.get("config") or {}
         return {
             "kind": "results",
@@ -129,24 +176,34 @@ class HtmlReporter(Reporter):
                 "timestamp": h.get("timestamp"), "waza_version": h.get("waza_version"),
                 "schema_version": h.get("schemaVersion"), "incomplete": bool(h.get("incomplete")),
                 "model": config.get("model_id"), "engine": config.get("engine_type"),
-                "trials": config.get("runs_per_test"), "summary": results.summary,
+                "trials": config.get("runs_per_test"), "summary": h.get("summary") or {},
             },
-            "tasks": [self._task(t, limit) for t in results.tasks()],
+            "tasks": [self._task(t) for t in tasks],
         }
 
-    def _task(self, task: dict[str, Any], limit: int) -> dict[str, Any]:
-        runs = task.get("runs") or []
+    @staticmethod
+    def _task(task: dict[str, Any]) -> dict[str, Any]:
+        """One task of the index: what its table row, trial spread and flaky entry show."""
         feedback: dict[str, None] = {}
-        durations = []
-        for r in runs:
+        duration, timed = 0.0, 0
+        tokens = None
+        spread = []
+        for k, r in enumerate(task.get("runs") or ()):
             if r.get("error_msg"):
-                feedback.setdefault(str(r["error_msg"]), None)
+                feedback[str(r["error_msg"])] = None
             for name, v in (r.get("validations") or {}).items():
-                if isinstance(v, dict) and v.get("passed") is not True:
-                    feedback.setdefault(f"{name}: {v.get('feedback') or 'failed'}", None)
-            d = r.get("duration_ms")
-            if isinstance(d, (int, float)) and not isinstance(d, bool):
-                durations.append(d)
+                if v.get("passed") is not True:
+                    feedback[f"{name}: {v.get('feedback') or 'failed'}"] = None
+            d = _num(r.get("duration_ms"))
+            if d is not None:
+                duration += d
+                timed += 1
+            t = ResultsView.run_tokens(r)
+            if t is not None:
+                tokens = (tokens or 0) + t
+            number = r.get("run_number")
+            spread.append([number if _num(number) is not None else k + 1, r.get("status"),
+                           ResultsView.run_score(r), t])
         tags = task.get("tags")
         return {
             "id": task.get("test_id"), "name": task.get("display_name"), "status": task.get("status"),
@@ -154,31 +211,11 @@ class HtmlReporter(Reporter):
             "flaky": ResultsView.task_flaky(task), "golden": bool(task.get("golden")),
             "cached": bool(task.get("cached")),
             "tags": [str(t) for t in tags] if isinstance(tags, list) else [],
-            "duration_ms": sum(durations) / len(durations) if durations else None,
+            "duration_ms": duration / timed if timed else None,
+            "tokens": tokens,
             "feedback": _cut("\n".join(sorted(feedback)), 2000),
-            "runs": [self._run(r, limit) for r in runs],
+            "runs": spread,
         }
-
-    @staticmethod
-    def _run(run: dict[str, Any], limit: int) -> dict[str, Any]:
-        """The fields of a run the page shows, as the results file has them (the page reads
-        both our files and waza's); long outputs and errors are cut. Transcripts and tool
-        events are kept whole, as in the results file: checking every entry of 20,000
-        runs cost more than the rest of the report."""
-        out = {k: run[k] for k in RUN_FIELDS if k in run}
-        for key in ("final_output", "error_msg"):
-            value = out.get(key)
-            if isinstance(value, str) and len(value) > limit:
-                out[key] = _cut(value, limit)
-            elif value is not None and not isinstance(value, str):
-                out[key] = json.dumps(value, default=str)
-        digest = run.get("session_digest")
-        if isinstance(digest, dict):
-            if "tool_events" not in out and isinstance(digest.get("tool_calls"), list):
-                out["tool_events"] = digest["tool_calls"]  # older files: the digest's tool calls
-            if "usage" not in out or not isinstance(out["usage"], dict):
-                out["session_digest"] = {k: digest[k] for k in DIGEST_TOKENS if k in digest}
-        return out
 
     # -- optimizer reports -----------------------------------------------------------
     def optimizer_payload(self, report: dict[str, Any]) -> dict[str, Any]:

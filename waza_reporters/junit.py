@@ -37,14 +37,7 @@ class JUnitReporter(Reporter):
     option_help = {
         "output": "true: put each run's final output in <system-out> (default false)",
     }
-
-    def check_options(self) -> list[str]:
-        problems = super().check_options()
-        try:
-            self.option_flag("output")
-        except ValueError as exc:
-            problems.append(str(exc))
-        return problems
+    flag_options = {"output": False}
 
     def write(self, results: ResultsView, out: IO[bytes]) -> None:
         with_output = self.option_flag("output")

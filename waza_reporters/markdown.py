@@ -37,22 +37,14 @@ class MarkdownReporter(Reporter):
         "max_feedback": "most characters of feedback per task (default 300)",
         "title": "the headline instead of 'waza: <eval name>'",
     }
-
-    def check_options(self) -> list[str]:
-        problems = super().check_options()
-        for key, default in (("max_rows", 100), ("max_feedback", 300)):
-            try:
-                self.option_int(key, default, minimum=1)
-            except ValueError as exc:
-                problems.append(str(exc))
-        return problems
+    int_options = {"max_rows": (100, 1), "max_feedback": (300, 1)}
 
     def write(self, results: ResultsView, out: IO[bytes]) -> None:
         out.write("\n".join(self.lines(results)).encode("utf-8") + b"\n")
 
     def lines(self, results: ResultsView) -> list[str]:
-        max_rows = self.option_int("max_rows", 100, minimum=1)
-        max_feedback = self.option_int("max_feedback", 300, minimum=1)
+        max_rows = self.option_int("max_rows")
+        max_feedback = self.option_int("max_feedback")
         header, s = results.header, results.summary
         config = header.get("config") or {}
         total = s.get("total_tests", 0)

@@ -83,3 +83,15 @@ def open_report(path: Path, timeout_ms: int = 60000):
                 ctx.close()
     finally:
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def page_timings(page) -> dict[str, float]:
+    """Milliseconds from the report's navigation start until its first task rows were on
+    screen (the page's own ``waza:first-rows`` mark, set in the frame after the rows were
+    built) and until its load event; and how many tasks' JSON elements the page had read
+    when it built those rows."""
+    page.wait_for_function("performance.getEntriesByName('waza:first-rows').length > 0"
+                           " && performance.getEntriesByType('navigation')[0].loadEventEnd > 0")
+    return page.evaluate("() => { const m = performance.getEntriesByName('waza:first-rows')[0];"
+                         " return {first_rows_ms: m.startTime, task_elements_read: m.detail.task_elements_read,"
+                         " load_ms: performance.getEntriesByType('navigation')[0].loadEventStart}; }")

@@ -4,6 +4,7 @@ hostile tasks over two trials, run through the real ``waza`` command."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,13 @@ def ci_results(tmp_path_factory) -> Path:
     assert proc.returncode == 1, proc.stderr.decode()
     json.loads(out.read_text("utf-8"))
     return out
+
+
+_ISLAND = re.compile(
+    rb'<script(?: id="(?P<a>[^"]+)")? type="application/json"(?: id="(?P<b>[^"]+)")?>(?P<body>.*?)</script>', re.S)
+
+
+def json_islands(page: bytes) -> dict[str, bytes]:
+    """The JSON elements of an HTML report, by id: ``waza-data`` (the index) and
+    ``waza-task-N`` (task N's runs, as the results file has them)."""
+    return {(m["a"] or m["b"]).decode(): m["body"] for m in _ISLAND.finditer(page)}

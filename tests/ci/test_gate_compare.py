@@ -318,3 +318,100 @@ def test_a_missing_summary_is_computed_from_the_tasks():
     del doc["summary"]
     doc = normalize(doc, "x")
     assert doc["summary"]["success_rate"] == 0.75 and doc["summary"]["total_tests"] == 4
+
+
+# -- hostile files --------------------------------------------------------------------------
+
+HOSTILE_NAME = "evil \ud800 \x1b[2J\x1b[31mred \u202e \x07 | *b* <i>"
+
+
+def _hostile_pair(tmp_path) -> tuple[str, str]:
+    """A baseline and a current file whose names hold a lone surrogate, terminal escape
+    sequences, a bidirectional override and markdown, and whose status is not one of waza's."""
+    base = results([("a", HOSTILE_NAME, ["passed"]), ("b", "Task B", ["passed"])], golden={"a"})
+    cur = results([("a", HOSTILE_NAME, ["failed"]), ("b", "Task B", ["passed"])], golden={"a"})
+    cur["tasks"][1]["status"] = "weird | <b>status</b>"
+    return dump(tmp_path, "b.json", base), dump(tmp_path, "c.json", cur)
+
+
+@pytest.mark.parametrize("command, fmt", [("gate", f) for f in ("human", "json", "markdown", "github-actions")]
+                         + [("compare", f) for f in ("table", "json", "markdown")])
+def test_hostile_names_are_printed_safely_in_every_format(tmp_path, command, fmt):
+    base, cur = _hostile_pair(tmp_path)
+    args = ["--baseline", base, "--current", cur] if command == "gate" else [base, cur]
+    proc = waza_ci(command, *args, "-f", fmt)
+    assert proc.returncode == (2 if command == "gate" else 0), proc.stderr.decode()
+    assert b"Traceback" not in proc.stderr
+    out = proc.stdout.decode("utf-8")  # valid UTF-8 even though a name is not
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    if fmt == "json":
+        report = json.loads(out)
+        names = [t["display_name"] for t in report.get("golden_failures", report.get("task_deltas", []))]
+        assert HOSTILE_NAME in names  # the escapes keep the name exactly
+    elif fmt == "markdown":
+        assert "<b>" not in out and "<i>" not in out and "weird | " not in out
+        assert "weird \\| &lt;b&gt;status&lt;/b&gt;" in out or command == "gate"
+    else:
+        assert "\\x1b[2J" in out or "\\u001b[2J" in out  # shown, not sent to the terminal
+
+
+def test_nan_and_infinity_in_a_file_are_treated_as_missing(tmp_path):
+    """Python's JSON reader takes NaN, Infinity and 1e999; a success rate of NaN must not
+    pass the gate by comparing false, and no report may print NaN (not JSON)."""
+    base = results(GOOD)
+    cur = results(WORSE)
+    text = json.dumps(cur).replace('"success_rate": 0.5', '"success_rate": NaN')
+    text = text.replace('"avg_score": 0.0', '"avg_score": 1e999')
+    assert "NaN" in text and "1e999" in text
+    (tmp_path / "c.json").write_text(text)
+    proc = waza_ci("gate", "--baseline", dump(tmp_path, "b.json", base), "--current", str(tmp_path / "c.json"),
+                   "-f", "json")
+    assert proc.returncode == 1, proc.stderr.decode()
+
+    def refuse(name):
+        raise AssertionError(f"{name} in the output")
+
+    report = json.loads(proc.stdout, parse_constant=refuse)
+    assert report["current_success_rate"] == 0.5 and report["regression_pct"] == pytest.approx(25.0)
+    proc = waza_ci("compare", str(tmp_path / "b.json"), str(tmp_path / "c.json"), "-f", "json")
+    assert proc.returncode == 0, proc.stderr.decode()
+    deltas = {t["task_id"]: t for t in json.loads(proc.stdout, parse_constant=refuse)["task_deltas"]}
+    assert deltas["d"]["scores"] == [0.0, 0.0]  # 1e999: no stats score; the runs' mean instead
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"tasks": ' + "[" * 100000 + "]" * 100000 + "}", "nested too deeply"),
+    ('{"tasks": [{"test_id": "t", "runs": [{"duration_ms": 1' + "0" * 5000 + "}]}]}", "is not valid JSON"),
+    ("", "is not valid JSON"),
+    ('{"tasks": []}'.encode("utf-16").decode("latin-1"), "is not"),
+])
+def test_malformed_files_are_one_line_errors_everywhere(tmp_path, text, message):
+    bad = tmp_path / "bad.json"
+    bad.write_text(text, encoding="latin-1")
+    good = dump(tmp_path, "good.json", results(GOOD))
+    for argv, code in ((["gate", "--baseline", good, "--current", str(bad)], 3), (["compare", good, str(bad)], 2),
+                       (["report", str(bad), "--html", str(tmp_path / "r.html")], 2)):
+        proc = waza_ci(*argv)
+        assert proc.returncode == code and b"Traceback" not in proc.stderr, (argv, proc.stderr.decode())
+        assert message in proc.stderr.decode(), (argv, proc.stderr.decode())
+
+
+def test_a_results_path_that_is_a_folder_or_a_fifo(tmp_path):
+    good = dump(tmp_path, "good.json", results(GOOD))
+    folder = tmp_path / "folder.json"
+    folder.mkdir()
+    proc = waza_ci("gate", "--baseline", good, "--current", str(folder))
+    assert proc.returncode == 3 and b"it is a folder" in proc.stderr
+    proc = waza_ci("compare", good, str(folder))
+    assert proc.returncode == 2 and b"it is a folder" in proc.stderr
+    fifo = tmp_path / "results.fifo"
+    os.mkfifo(fifo)
+    import subprocess
+    import sys
+
+    # a FIFO is read to its end, like `waza compare a.json <(gunzip -c b.json.gz)`
+    writer = subprocess.Popen([sys.executable, "-c", f"open({str(fifo)!r}, 'w').write(open({good!r}).read())"])
+    proc = waza_ci("compare", good, str(fifo), "-f", "json")
+    writer.wait(timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert json.loads(proc.stdout)["success_rate_delta"] == 0.0

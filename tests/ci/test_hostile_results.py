@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.ci.conftest import waza_ci
+from tests.ci.conftest import json_islands, waza_ci
 
 _scalar = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=False, allow_infinity=False),
                     st.text(max_size=20))
@@ -31,6 +31,10 @@ _doc = st.fixed_dictionaries({"tasks": st.lists(st.one_of(_task, _json), max_siz
     "summary": _json, "config": _json, "eval_name": _json, "schemaVersion": st.sampled_from(["1.0", "1.5"])})
 
 
+def _no_constant(name):
+    raise AssertionError(f"{name} in a report's JSON: a browser cannot parse it")
+
+
 @settings(max_examples=150, deadline=None)
 @given(_doc)
 def test_readers_and_reporters_take_any_shape(doc):
@@ -46,9 +50,19 @@ def test_readers_and_reporters_take_any_shape(doc):
         registry.get("reporter", name)({}).write(ResultsView(doc), out)
         data = out.getvalue()
         if name == "junit":
-            ET.fromstring(data)
+            assert ET.fromstring(data).tag == "testsuites"
         elif name == "markdown":
-            data.decode("utf-8")
+            assert data.decode("utf-8").startswith("## ")
+        elif name == "html":
+            islands = json_islands(data)
+            assert len(islands) == 1 + len(doc["tasks"]) and not any(b"<" in i for i in islands.values())
+            index = json.loads(islands["waza-data"], parse_constant=_no_constant)
+            assert [t["id"] for t in index["tasks"]] == [t["test_id"] for t in doc["tasks"]]
+            for i, task in enumerate(doc["tasks"]):
+                runs = json.loads(islands[f"waza-task-{i}"], parse_constant=_no_constant)["runs"]
+                assert len(runs) == len(index["tasks"][i]["runs"]) == len(task["runs"])
+        else:
+            assert json.loads(data)["tasks"] == json.loads(json.dumps(doc["tasks"]))
     gate.build_report(gate.GateOptions("b", "c"), doc, doc)
     compare.build_report(["a", "b"], [doc, doc])
 
@@ -68,5 +82,8 @@ def test_lone_surrogates_and_controls_in_a_saved_file(tmp_path):
     assert "\ufffd" in (tmp_path / "r.md").read_text("utf-8")
     page = (tmp_path / "r.html").read_bytes()
     page.decode("utf-8")
-    island = page.split(b'type="application/json">')[1].split(b"</script>")[0]
-    assert b"<" not in island and json.loads(island)["tasks"][0]["runs"][0]["final_output"].startswith("bad \ud800")
+    islands = json_islands(page)
+    assert all(b"<" not in island for island in islands.values())
+    index, task = json.loads(islands["waza-data"]), json.loads(islands["waza-task-0"])
+    assert index["tasks"][0]["name"].startswith("bad \ud800")
+    assert task["runs"][0]["final_output"].startswith("bad \ud800")

@@ -63,6 +63,46 @@ def test_init_and_new_never_overwrite(tmp_path):
     assert {t["test_id"] for t in json.loads(proc.stdout)["tasks"]} == {"explain-greet", "summarise-notes", "extra"}
 
 
+@pytest.mark.parametrize("prompt", ['Say "hi"\nthen stop \\ end', "bell \x07 tab\t cr\r esc \x1b del \x7f c1 \x9f",
+                                    "ünïcödé ‮ \u2028 \u2029 \x85 \ufeff ok", "key: value # not a comment",
+                                    "- [a, {b: c}]"])
+def test_new_task_writes_any_prompt_as_valid_yaml(tmp_path, prompt):
+    """The prompt reads back exactly as given, whatever characters it holds."""
+    from ruamel.yaml import YAML
+
+    assert run_waza("new", "eval", "s", cwd=tmp_path).returncode == 0
+    proc = run_waza("new", "task", "t", "--suite", "s", "--prompt", prompt, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr.decode()
+    task = YAML(typ="safe").load((tmp_path / "s" / "tasks" / "t.yaml").read_text("utf-8"))
+    assert task["inputs"]["prompt"] == prompt
+    proc = run_waza("validate", "s/eval.yaml", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout.decode() + proc.stderr.decode()
+
+
+def test_write_new_never_replaces_a_file_that_appeared_after_the_check(tmp_path, monkeypatch):
+    """The existence check runs first; a file made between it and the write still wins."""
+    import os
+
+    from waza_core.cli import init
+    from waza_core.errors import WazaError
+
+    target = tmp_path / "eval.yaml"
+    real_link = os.link
+
+    def racing_link(src, dst):
+        target.write_text("theirs")  # another process gets there first
+        return real_link(src, dst)
+
+    monkeypatch.setattr(os, "link", racing_link)
+    with pytest.raises(WazaError, match="not overwriting existing file"):
+        init.write_new(target, b"ours")
+    assert target.read_text() == "theirs"
+    assert os.listdir(tmp_path) == ["eval.yaml"]  # no temporary file left behind
+    monkeypatch.undo()
+    init.write_new(tmp_path / "new.yaml", b"ours")
+    assert (tmp_path / "new.yaml").read_bytes() == b"ours" and oct((tmp_path / "new.yaml").stat().st_mode)[-3:] == "644"
+
+
 @pytest.mark.parametrize("args, message", [
     (["new", "task", "../escape"], "task id '../escape' must be"),
     (["new", "task", "ok"], "no such file"),
@@ -100,6 +140,11 @@ def test_cache_store_round_trip_corruption_and_clear(tmp_path):
     (tmp_path / "c" / f"{key}.json").write_text(json.dumps({"kind": "waza.run-cache", "version": 1,
                                                             "key": "c" * 64, "run": {"status": "passed"}}))
     assert cache.get(key) is None and "not a cache entry of this key" in warnings[-1]
+    (tmp_path / "c" / f"{key}.json").write_text('{"run": ' + "[" * 100000 + "]" * 100000 + "}")
+    assert cache.get(key) is None and "ignoring corrupt entry" in warnings[-1]  # not a RecursionError
+    hostile = {"status": "failed", "final_output": "lone \ud800 surrogate, \x00 and ünïcödé"}
+    cache.put(key, hostile)
+    assert cache.get(key) == hostile  # kept exactly, and the entry stays readable
     (tmp_path / "c" / "notes.txt").write_text("not ours")
     assert cache.clear() == 1
     assert os.listdir(tmp_path / "c") == ["notes.txt"]  # never anything else
@@ -132,6 +177,15 @@ def test_run_keys_change_with_what_the_run_depends_on(tmp_path):
         assert run_key(**{**base, **change}) != key, change
     (fixture / "a.txt").write_text("two")
     assert run_key(**base) != key
+    key = run_key(**base)
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    (fixture / "linked").symlink_to(tmp_path / "one")
+    linked = run_key(**base)
+    assert linked != key
+    (fixture / "linked").unlink()
+    (fixture / "linked").symlink_to(tmp_path / "two")
+    assert run_key(**base) != linked  # a link to a folder counts by where it points
 
 
 # -- shell completion ------------------------------------------------------------------

@@ -189,6 +189,11 @@ def test_report_of_saved_file_matches_the_live_run(ci_suite, tmp_path):
     (["--reporter", "junit", "-o", "-"], "stdout is already written by -o -"),
     (["--reporter", "junit:no/such/dir/x.xml"], "does not exist"),
     (["--reporter", "junit:x.xml", "--reporter-option", "bad"], "expected NAME.KEY=VALUE"),
+    (["--reporter", "html:x.html", "--reporter-option", "html.page_size=0"],
+     "reporter 'html' option 'page_size' must be a whole number >= 1, not '0'"),
+    (["--reporter", "html:x.html", "--reporter-option", "html.max_text=lots"], "option 'max_text' must be a whole"),
+    (["--reporter", "markdown:x.md", "--reporter-option", "markdown.max_rows=-3"], "option 'max_rows' must be a"),
+    (["--reporter", "markdown:x.md", "--reporter-option", "markdown.max_feedback=1.5"], "'max_feedback' must be"),
 ])
 def test_bad_reporter_requests_fail_before_the_run(ci_suite, tmp_path, args, message):
     proc = waza_ci("run", str(ci_suite), "-p", PLUGIN, *args, cwd=tmp_path)
@@ -264,3 +269,17 @@ def test_builtin_reporters_import_only_the_public_surface():
     offenders = [f"{p.relative_to(ROOT)}:{line}: {mod}" for p in sorted((ROOT / "waza_reporters").rglob("*.py"))
                  for line, mod in _imports(p) if mod.startswith("waza_core.")]
     assert offenders == []
+
+
+def test_report_never_overwrites_the_results_file_it_reads(ci_results, tmp_path):
+    src = tmp_path / "r.json"
+    src.write_bytes(ci_results.read_bytes())
+    (tmp_path / "link.json").symlink_to(src)
+    os.link(src, tmp_path / "hard.json")
+    for args in (["--html", str(src)], ["--junit", str(tmp_path / "link.json")],
+                 ["--reporter", f"markdown:{tmp_path / 'hard.json'}"], ["--html", str(tmp_path / "ok.html"),
+                                                                        "--junit", str(src)]):
+        proc = waza_ci("report", str(src), *args)
+        assert proc.returncode == 2 and b"is the results file being read" in proc.stderr, args
+        assert src.read_bytes() == ci_results.read_bytes()
+        assert not (tmp_path / "ok.html").exists()  # refused before anything was written

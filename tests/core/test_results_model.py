@@ -38,19 +38,36 @@ def _run(n: int, status: str, **kw) -> RunResult:
 
 
 def every_field_document() -> ResultsDocument:
-    """A document in which the classes write every field they can write."""
+    """A document in which the classes write every field they can write (the fields of
+    schema 1.1-1.5 that the suite features add live in the ``extra`` dicts)."""
     runs = [_run(1, "passed"), _run(2, "error", error_msg="boom")]
     runs[1].validations["h"] = _grader("h", 0.0, error={"kind": "timeout", "message": "slow"})
+    runs[0].extra["checkpoints"] = [{"after_turn": 1, "status": "error", "stopped": True, "validations": {
+        "g": _grader("g", 0.0, error={"kind": "timeout", "message": "slow"}).to_json()}}]
     runs[0].extra["cached"] = True  # the result cache's marks travel in `extra` (waza_core/results/cache.py)
     task = TaskResult(test_id="t", display_name="T", status=stats.task_status(runs), runs=runs,
-                      stats=stats.task_stats(runs), tags=["a"], extra={"cached": True})
+                      stats=stats.task_stats(runs), tags=["a"],
+                      extra={"cached": True, "golden": True, "group": "m",
+                             "skill_impact": {"pass_rate_with_skills": 1.0, "pass_rate_baseline": 0.5, "delta": 0.5,
+                                              "percent_change": 100.0, "pairwise": {}}})
     summary = stats.summarize([task], 12)
-    summary.extra["cached_runs"] = 1
+    ci = {"lower": 0.1, "upper": 0.9, "mean": 0.5, "confidence_level": 0.95}
+    summary.extra = {"cached_runs": 1, "groups": [{"name": "m", "passed": 0, "total": 1, "avg_score": 0.5}],
+                     "statistics": {"bootstrap_ci": stats.bootstrap([0.5, 1.0]), "success_rate_ci": ci,
+                                    "pass_hat_k": [0.5, 0.25]}}
+    metric = {"identifier": "trigger_accuracy", "value": 1.0, "threshold": 0.9, "passed": True, "weight": 1.0,
+              "details": {}}
+    trigger = {"prompt": "p", "confidence": "medium", "should_trigger": True, "did_trigger": True, "error_msg": "",
+               "final_output": "o", "transcript": [], "tool_calls": [], "session_id": "s"}
+    counts = {"true_positives": 1, "false_positives": 0, "true_negatives": 0, "false_negatives": 0, "errors": 0,
+              "precision": 1.0, "recall": 1.0, "f1": 1.0, "accuracy": 1.0}
     return ResultsDocument(
         eval_id="run-1", skill="s", eval_name="e", timestamp="2025-01-01T00:00:00Z", waza_version="0.1.0",
         config=RunConfig(runs_per_test=2, model_id="m", engine_type="mock", timeout_sec=30, judge_model="j",
                          max_attempts=1, parallel=False, workers=4, skip_graders=False, regraded=True),
-        summary=summary, tasks=[task], incomplete=False, metrics={},
+        summary=summary, tasks=[task], incomplete=False, metrics={"trigger_accuracy": metric},
+        extra={"trigger_metrics": counts, "trigger_results": [trigger], "is_baseline": True,
+               "baseline_outcome": {"eval_id": "run-0"}, "models": ["m"], "metadata": {}},
     )
 
 

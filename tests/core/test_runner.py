@@ -303,7 +303,7 @@ def test_fail_fast_in_parallel_cancels_what_has_not_started(make_suite, reg):
 def test_fixture_directory_must_stay_in_the_fixtures_folder(make_suite, reg):
     task = "id: t\ninputs:\n  prompt: p\n  context: {fixture: ../tasks}\n"
     path = make_suite(BASIC_EVAL, {"tasks/t.yaml": task}, {"fixtures/x": ""})
-    with pytest.raises(WazaError, match="must be relative to the fixtures folder"):
+    with pytest.raises(WazaError, match="must be relative to the suite's folder .or the fixtures folder., without"):
         Engine(load_suite(path, reg), reg, RunOptions())
 
 

@@ -82,6 +82,14 @@ def test_jsonl_takes_the_last_event_with_the_path_and_skips_log_lines(exec_suite
     assert ev.usage["input_tokens"] == 2 and ev.session_id.startswith("fake-")
 
 
+def test_a_line_nested_past_the_json_parser_is_skipped_like_a_log_line(exec_suite, tmp_path):
+    script = "print('[' * 100000); print('{{\"result\": \"ok\"}}')"  # {{ }}: literal braces
+    suite = exec_suite({"cli": {"command": [sys.executable, "-c", script], "output": "jsonl",
+                                "output_path": "result"}})
+    ev = started(suite).execute(request_for(suite, tmp_path / "ws", "hi"))
+    assert (ev.error, ev.output) == (None, "ok")
+
+
 def test_nested_path_with_negative_index_and_content_blocks(exec_suite, tmp_path):
     suite = exec_suite({"cli": {"command": agent_cmd("--prompt", "{prompt}"), "output": "json",
                                 "output_path": ".messages[-1].content"}})

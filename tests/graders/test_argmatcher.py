@@ -34,6 +34,9 @@ def test_equals(spec, value, expected):
     ({"regex": r"\pL+"}, "été", (True, 'regex "\\\\pL+" matched')),
     ({"contains": "src/"}, "app/src/x.py", (True, 'contains "src/"')),
     ({"contains": "src/"}, ["a"], (False, 'expected substring "src/", got "[\\"a\\"]"')),
+    # a number's text is its JSON (encoding/json), not Python's repr
+    ({"regex": "^0.00001$"}, 0.00001, (True, 'regex "^0.00001$" matched')),
+    ({"contains": "e-0"}, 1e-7, (False, 'expected substring "e-0", got "1e-7"')),
 ])
 def test_regex_and_contains(spec, value, expected):
     assert match(spec, value) == expected
@@ -45,6 +48,9 @@ def test_regex_and_contains(spec, value, expected):
     ({"gt": 2}, 2, (False, "range: 2 <= gt 2")),
     ({"lte": 5}, 7, (False, "range: 7 > lte 5")),
     ({"lt": 1e21}, 2e21, (False, "range: 2e+21 >= lt 1e+21")),
+    # %v of a float64 switches to exponent form at 1e6 and below 1e-4
+    ({"lte": 1000000}, 2500000, (False, "range: 2.5e+06 > lte 1e+06")),
+    ({"gte": 0.0001}, 0.00001, (False, "range: 1e-05 < gte 0.0001")),
     ({"lt": 5}, "3", (False, "range: value 3 is not numeric")),
     ({"lt": 5}, True, (False, "range: value true is not numeric")),
     ({"lt": 5}, None, (False, "range: value <nil> is not numeric")),
@@ -90,3 +96,12 @@ def test_failures_are_sorted_by_argument_name_and_name_missing_ones():
                 "m": compile_matcher({"range": {"lt": 3}})}
     assert failures(matchers, {"z": 2, "m": 1}) == [
         'argument "a": not present on tool call', 'argument "z": expected 1, got 2']
+
+
+@pytest.mark.parametrize("spec", [{"regex": "x"}, {"contains": "x"}, {"equals": [1]},
+                                  {"json_schema": {"type": "array", "items": {"$ref": "#"}}}])
+def test_a_value_nested_past_the_stack_fails_its_matcher(spec):
+    deep: list = []
+    for _ in range(900):  # as deep as a JSON-decoded tool argument can be
+        deep = [deep]
+    assert failures({"q": compile_matcher(spec)}, {"q": deep}) == ['argument "q": value nests too deeply to match']

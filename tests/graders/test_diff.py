@@ -33,7 +33,7 @@ def suite(tmp_path):
 def test_snapshot_and_fragments_pass(build, ws, suite):
     cfg = {"context_dir": str(suite.dir / "snapshots"),
            "expected_files": [{"path": "out.txt", "snapshot": "out.txt",
-                               "contains": ["+line one", "two", "-three", "", "+  ", "  line two "]}]}
+                               "contains": ["+line one", "two", "-three", "", "+  ", "-\t ", "  line two "]}]}
     res = build("diff", cfg, suite=suite).grade(ctx(workspace=ws))
     assert (res.score, res.passed, res.feedback) == (1.0, True, "All diff checks passed")
     assert res.details == {"expected_files": [{"path": "out.txt", "snapshot": "out.txt",
@@ -209,3 +209,22 @@ def test_waza_run_update_snapshots_end_to_end(waza, tmp_path):
     assert v["feedback"] == "All diff checks passed (snapshots: 1 updated, 0 created, 0 unchanged)"
     assert (suite / "snapshots" / "report.txt").read_text() == "status: ready\n"
     assert waza("run", str(suite / "eval.yaml"), cwd=tmp_path).returncode == 0
+
+
+def test_symlink_loops_are_failures_not_errors(build, ws, suite):
+    """A loop in the workspace is a missing file (waza reads through os.Root and fails); a
+    loop where a snapshot should be is an unreadable snapshot."""
+    os.symlink("loop-b", ws / "loop-a")
+    os.symlink("loop-a", ws / "loop-b")
+    os.symlink("snap-b", suite.dir / "snapshots" / "snap-a")
+    os.symlink("snap-a", suite.dir / "snapshots" / "snap-b")
+    cfg = {"context_dir": str(suite.dir / "snapshots"), "expected_files": [
+        {"path": "loop-a", "contains": ["x"]}, {"path": "out.txt", "snapshot": "snap-a"}]}
+    res = build("diff", cfg, suite=suite).grade(ctx(workspace=ws))
+    failures = res.details["failures"]
+    assert failures[:2] == ["Expected file not found in workspace: loop-a",
+                            "Contains check skipped (file not found): loop-a \u2192 x"]
+    snap = suite.dir / "snapshots" / "snap-a"
+    assert failures[2] == f"Failed to read snapshot file snap-a for out.txt: open {snap}: " \
+                          "too many levels of symbolic links"
+    assert res.score == 1 / 4

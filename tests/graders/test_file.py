@@ -65,7 +65,7 @@ def test_no_workspace_is_a_plain_failure(build):
 
 def test_a_directory_fails_the_readable_check_and_its_patterns(build, ws):
     res = build("file", {"content_patterns": [{"path": "src", "must_match": ["a"]}]}).grade(ctx(workspace=ws))
-    assert res.details["failures"] == ["Failed to read file src: read src: is a directory",
+    assert res.details["failures"] == [f"Failed to read file src: read {ws / 'src'}: is a directory",
                                        "File src missing expected pattern (file not found): a"]
     assert res.score == 0.0
 
@@ -79,7 +79,7 @@ def test_a_fifo_is_refused_without_blocking(build, ws):
     t.join(30)
     assert not t.is_alive(), "reading a FIFO blocked the grader"
     assert box["r"].details["failures"] == [
-        "Failed to read file pipe: open pipe: not a regular file",
+        "Failed to read file pipe: openat pipe: not a regular file",
         "File pipe could not verify absence of pattern (file not found): x"]
     assert box["r"].score == 1 / 3  # must_exist passes: the FIFO exists
 
@@ -124,8 +124,15 @@ def test_config_errors(problems):
         "invalid must_match pattern 'a(?!b)' for file a: invalid perl operator: (?! "
         "(negative lookahead is not supported (waza uses RE2 syntax))"]
     assert problems("file", {"must_exits": ["a"]})[0] == "unknown key 'must_exits' (did you mean 'must_exist'?)"
-    assert problems("file", {"content_patterns": [{"path": "a"}]}) == [
-        "content_patterns[0] ('a') needs must_match or must_not_match"]
+    assert problems("file", {"content_patterns": [{"path": "a"}]}) == []
+
+
+def test_a_content_pattern_with_only_a_path_checks_that_the_file_is_readable(build, ws):
+    """waza (Go) accepts the entry and counts its one implicit check."""
+    g = build("file", {"content_patterns": [{"path": "README.md"}, {"path": "missing.md"}]})
+    res = g.grade(ctx(workspace=ws))
+    assert (res.score, res.passed) == (0.5, False)
+    assert res.details["failures"] == ["File not found for content check: missing.md"]
 
 
 def test_file_grader_reads_the_workspace(registry):
@@ -133,7 +140,23 @@ def test_file_grader_reads_the_workspace(registry):
 
 
 def test_a_path_below_a_file_is_a_stat_error_not_a_missing_file(build, ws):
-    """Go's os.IsNotExist is false for ENOTDIR, so waza reports the stat error."""
+    """Go's os.IsNotExist is false for ENOTDIR, so waza reports the error of os.Root's Stat
+    ("statat" and the path as configured)."""
     res = build("file", {"must_exist": ["README.md/x"], "must_not_exist": ["README.md/y"]}).grade(ctx(workspace=ws))
-    assert res.details["failures"] == ["Failed to check required file README.md/x: stat README.md/x: not a directory",
-                                       "Failed to check forbidden file README.md/y: stat README.md/y: not a directory"]
+    assert res.details["failures"] == [
+        "Failed to check required file README.md/x: statat README.md/x: not a directory",
+        "Failed to check forbidden file README.md/y: statat README.md/y: not a directory"]
+
+
+def test_a_symlink_loop_is_a_stat_error_not_a_grader_error(build, ws):
+    """Go's os.Root reports ELOOP; the run is graded, not turned into an error."""
+    os.symlink("loop-b", ws / "loop-a")
+    os.symlink("loop-a", ws / "loop-b")
+    res = build("file", {"must_exist": ["loop-a"], "must_not_exist": ["loop-b"],
+                         "content_patterns": [{"path": "loop-a", "must_match": ["x"]}]}).grade(ctx(workspace=ws))
+    assert res.details["failures"] == [
+        "Failed to check required file loop-a: statat loop-a: too many levels of symbolic links",
+        "Failed to check forbidden file loop-b: statat loop-b: too many levels of symbolic links",
+        "Failed to read file loop-a: openat loop-a: too many levels of symbolic links",
+        "File loop-a missing expected pattern (file not found): x"]
+    assert res.score == 0.0

@@ -116,3 +116,23 @@ def test_config_errors(problems):
 
 def test_needs_no_workspace(registry):
     assert registry.get("grader", "json_schema").needs_workspace is False
+
+
+@pytest.mark.parametrize("output", ["[" * 100_000 + "]" * 100_000, "[" * 100_000, '{"a":' * 50_000])
+def test_an_output_nested_past_the_parser_fails_instead_of_erroring(build, output):
+    # waza (Go) answers "exceeded max depth" past 10000 levels; Python's parser stops at
+    # its recursion limit. Either way a run's output cannot turn the run into an error.
+    res = build("json_schema", {"schema": {"type": "array"}}).grade(ctx(output))
+    assert (res.score, res.passed, res.feedback) == (0.0, False, "Output is not valid JSON: exceeded max depth")
+
+
+def test_extract_json_skips_a_document_nested_past_the_parser(build):
+    res = build("json_schema", {"schema": {"type": "array"}, "extract_json": True}).grade(ctx("x " + "[" * 5000))
+    assert res.feedback == "Output is not valid JSON: output does not contain a JSON document"
+
+
+def test_an_output_too_deep_for_the_validator_fails_the_check(build):
+    nested = "[" * 900 + "]" * 900  # parses, but a recursive schema walks deeper than Python's stack
+    res = build("json_schema", {"schema": {"type": "array", "items": {"$ref": "#"}}}).grade(ctx(nested))
+    assert (res.score, res.passed) == (0.0, False)
+    assert res.feedback == "Schema validation failed: the output nests too deeply to validate"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from waza_core.mocks import mcp_match
-from waza_core.mocks.command import read_records
-from waza_core.mocks.gojson import go_sprint
+from waza_core.mocks.mcp_match import go_sprint
+from waza_core.mocks.records import read_records
 
 ENTRY = Path(__file__).resolve().parents[2] / "waza_core" / "mocks" / "_mcp_entry.py"
 
@@ -37,6 +37,13 @@ def test_exact_match_is_whole_object_equality():
 def test_numbers_compare_as_go_marshals_them():
     config = {"name": "n", "tools": {"t": {"responses": [{"match": {"count": 2}, "return": 1}]}}}
     assert mcp_match.call(config, "t", {"count": 2.0})[1] is False
+
+
+def test_a_return_is_written_as_go_json_marshal_writes_it():
+    ret = {"small": 1e-7, "ratio": 0.00001, "big": 1e21, "whole": 3.0, "html": "<b>&"}
+    config = {"name": "n", "tools": {"t": {"responses": [{"return": ret}]}}}
+    assert mcp_match.call(config, "t", {})[0] == ('{"big":1e+21,"html":"\\u003cb\\u003e\\u0026",'
+                                                 '"ratio":0.00001,"small":1e-7,"whole":3}')
 
 
 def test_regex_is_unanchored_and_needs_the_field():

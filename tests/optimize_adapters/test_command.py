@@ -61,8 +61,9 @@ def test_environment_is_only_the_base_list_plus_named_variables(tmp_path, monkey
     env = json.loads((tmp_path / "obs" / "probe.json").read_text())["env"]
     assert "WAZA_CANARY" not in env and "WAZA_PASSED" not in env
     assert env["LANG"] == "C.UTF-8" and env["PATH"] == os.environ["PATH"]
-    # Python itself may add LC_CTYPE when it coerces the C locale; nothing else gets in
-    assert set(env) - {"LC_CTYPE"} <= set(BASE_ENV)
+    # Python itself may add LC_CTYPE when it coerces the C locale; waza adds WAZA_PROCESS_TAG
+    # to every child (how it finds what escaped the group, docs/safety.md); nothing else gets in
+    assert set(env) - {"LC_CTYPE", "WAZA_PROCESS_TAG"} <= set(BASE_ENV)
 
     call(adapter(args=[script, tmp_path / "obs"], env_names=["WAZA_PASSED"]))
     env = json.loads((tmp_path / "obs" / "probe.json").read_text())["env"]

@@ -2,21 +2,110 @@
 
 ``waza --version`` is answered before typer is imported, and command modules import
 their heavy libraries inside the command functions, so ``--help`` stays fast.
+
+:func:`main` also makes the process robust to its surroundings: standard descriptors
+closed by the caller (``>&-``) are reopened on ``/dev/null`` (so no file waza opens
+lands on them), and a stdout or stderr that fails at the very end (a full disk, a
+closed pipe) never turns into a traceback or Python's exit status 120.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 
 
 def main(argv: list[str] | None = None) -> None:
+    _reopen_closed_std_fds()
     args = sys.argv[1:] if argv is None else argv
-    if args in (["--version"], ["-V"]):
-        from waza_core._version import __version__
+    from waza_core import signals
 
-        print(f"waza {__version__}")
-        raise SystemExit()  # ExitCode.OK, without importing enum on the fastest path
-    from waza_core.cli.app import build_app
+    signals.install()  # SIGTERM and SIGHUP stop a command as Ctrl-C does
+    code: object = None
+    try:
+        if args in (["--version"], ["-V"]):
+            from waza_core._version import __version__
 
-    app = build_app()
-    app(args=args, prog_name="waza")
+            print(f"waza {__version__}")
+            raise SystemExit(0)
+        from waza_core.cli.app import build_app
+
+        app = build_app()
+        app(args=args, prog_name="waza")
+    except SystemExit as exc:
+        code = exc.code
+        if code == 130 and signals.received() is not None:  # commands that only know Ctrl-C
+            code = signals.exit_code()
+        raise SystemExit(code) from None
+    except OSError as exc:
+        # An output that failed outside the console layer (--version, --help print to
+        # stdout): a full disk or a closed pipe is an I/O error, exit 2, in one line.
+        if exc.errno not in _STREAM_ERRNOS:
+            raise
+        _silence_stdout()
+        _say(f"waza: error: cannot write the output: {exc.strerror or exc}\n")
+        raise SystemExit(2) from None
+    finally:
+        _kill_leftovers()
+        _flush_quietly()
+        if signals.received() is not None:
+            # Stopped by a signal: the results are written and every child is gone. A
+            # thread still blocked in a plugin must not keep the process alive.
+            signals.force_exit(code if isinstance(code, int) else signals.exit_code())
+
+
+def _kill_leftovers() -> None:
+    """Nothing waza started may outlive it (a grader's daemon, say): see waza_core.procs."""
+    procs = sys.modules.get("waza_core.procs")
+    if procs is not None:  # only if a child was ever started
+        procs.kill_leftovers(every_child=True)
+
+
+_STREAM_ERRNOS = {errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG}
+
+
+def _silence_stdout() -> None:
+    if sys.stdout is not None:
+        from waza_core.results.console import _silence
+
+        _silence(sys.stdout)
+
+
+def _say(text: str) -> None:
+    try:
+        if sys.stderr is not None:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _reopen_closed_std_fds() -> None:
+    from waza_core.safe_write import UNUSABLE_FDS
+
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                got = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+            except OSError:
+                continue
+            if got != fd:  # cannot happen while lower descriptors are open; be safe anyway
+                os.close(got)
+                continue
+            UNUSABLE_FDS.add(fd)
+
+
+def _flush_quietly() -> None:
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is None:
+            continue
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            from waza_core.results.console import _silence
+
+            _silence(stream)

@@ -21,6 +21,7 @@ def build_app() -> typer.Typer:
         grade,
         init,
         interop,
+        migrate,
         optimize,
         plugins_cmd,
         report,
@@ -48,6 +49,7 @@ def build_app() -> typer.Typer:
     run.register(app)
     grade.register(app)
     validate.register(app)
+    migrate.register(app)
     schema.register(app)
     plugins_cmd.register(app)
     report.register(app)

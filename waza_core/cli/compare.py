@@ -33,9 +33,9 @@ def compare(
         raise fail("compare needs at least two results files")
     report = c.build_report(list(files), c.load_all(list(files)))
     if fmt == "json":
-        import json
+        from waza_core.results.markdown_text import json_text
 
-        typer.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        typer.echo(json_text(report))
     elif fmt == "markdown":
         typer.echo(c.render_markdown(report), nl=False)
     else:

@@ -81,7 +81,7 @@ def gate(
     docs = {}
     for side, path in (("baseline", opts.baseline_path), ("current", opts.current_path)):
         try:
-            docs[side] = read_results(path)
+            docs[side] = read_results(path, light=True)  # the gate reads no output or transcript
         except WazaError as exc:
             raise config_error(f"failed to load {side} {path}: {exc}") from None
     try:
@@ -89,9 +89,9 @@ def gate(
     except ValueError as exc:  # --significance without scipy
         raise config_error(str(exc)) from None
     if opts.format == "json":
-        import json
+        from waza_core.results.markdown_text import json_text
 
-        typer.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        typer.echo(json_text(report))
     elif opts.format == "markdown":
         sys.stdout.write(g.render_markdown(report))
     elif opts.format == "github-actions":

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from waza_core.cli.common import PLUGIN_OPTION_HELP, user_errors
+from waza_core.cli.common import PLUGIN_OPTION_HELP, color_option, quiet_option, user_errors
 
 
 def register(app: typer.Typer) -> None:
@@ -28,16 +28,19 @@ def grade(
     judge_model: Optional[str] = typer.Option(None, "--judge-model",
                                               help="Model for judge graders (overrides config.judge_model)."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Print each graded run on stderr."),
+    quiet: bool = quiet_option(),
+    color: str = color_option(),
     plugin: List[str] = typer.Option([], "-p", "--plugin", help=PLUGIN_OPTION_HELP),
 ) -> None:
     """Grade saved runs with a suite's graders and print a JSON summary on stdout.
 
     Runs whose agent failed stay errors. Exit 0 whatever the grades are (read
-    `passed` in the summary); 2 on bad input.
+    `passed` in the summary); 2 on bad input, or when the summary or -o file cannot
+    be written.
     """
     import json
-    import sys
 
+    from waza_core.cli.common import fail, setup_console, stdout_lost_exit
     from waza_core.errors import WazaError
     from waza_core.grading.regrade import regrade
     from waza_core.plugins import get_registry
@@ -45,6 +48,7 @@ def grade(
     from waza_core.results.io import check_writable_target, write_atomic
     from waza_core.suite.load import load_suite
 
+    con = setup_console(color, quiet, verbose)
     if not workspace.is_dir():
         raise WazaError(f"--workspace {workspace}: no such folder")
     if output is not None:
@@ -54,24 +58,29 @@ def grade(
     warnings: list[str] = []
     doc = read_results(results, warnings)
     if doc.eval_name and doc.eval_name != suite.name:
-        sys.stderr.write(f"waza: warning: {results} holds runs of {doc.eval_name!r}, "
-                         f"grading them with suite {suite.name!r}\n")
+        con.warning(f"{results} holds runs of {doc.eval_name!r}, grading them with suite {suite.name!r}")
 
     def progress(task_id: str, run) -> None:
-        if verbose:
-            extra = f": {run.error_msg}" if run.error_msg else ""
-            sys.stderr.write(f"waza: {task_id} run {run.run_number}: {run.status}{extra}\n")
+        extra = f": {run.error_msg}" if run.error_msg else ""
+        con.detail(f"waza: {task_id} run {run.run_number}: {run.status}{extra}")
 
     try:
         report = regrade(suite, registry, doc, task_id=task, workspace_dir=workspace, on_run=progress,
                          judge_model=judge_model)
     except KeyboardInterrupt:
-        sys.stderr.write("waza: interrupted; nothing was written\n")
-        from waza_core.errors import ExitCode
+        from waza_core import signals
 
-        raise typer.Exit(ExitCode.INTERRUPTED) from None
+        con.error("interrupted; nothing was written")
+        raise typer.Exit(signals.exit_code()) from None
     for warning in warnings + report.warnings:
-        sys.stderr.write(f"waza: warning: {warning}\n")
+        con.warning(warning)
+    lost = None
     if output is not None:
-        write_atomic(output, encode_results(report.outcome))
-    typer.echo(json.dumps(report.summary, indent=2))
+        try:
+            write_atomic(output, encode_results(report.outcome))
+        except WazaError as exc:  # still print the summary, then exit 2
+            lost = exc
+    con.result(json.dumps(report.summary, indent=2))
+    if lost is not None:
+        raise fail(str(lost))
+    stdout_lost_exit()

@@ -45,7 +45,7 @@ name: {title}
 description: {description}
 tags: [starter]
 inputs:
-  prompt: "{prompt}"
+  prompt: {prompt}
 {files}graders:
   - type: text
     name: {grader}
@@ -170,10 +170,29 @@ STARTER_TASKS = (
 )
 
 
+#: what a YAML double-quoted scalar cannot hold as it is: controls (JSON already escapes
+#: C0 ones, " and \\), YAML's line breaks (NEL, U+2028, U+2029: folded into spaces),
+#: a byte-order mark, non-characters and lone surrogates
+_NOT_YAML = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff\ufffe\uffff]")
+
+
+def yaml_quoted(text: str) -> str:
+    """``text`` as a YAML double-quoted scalar that reads back as ``text``: JSON's quoting
+    (YAML 1.2 reads JSON strings), with what YAML refuses raw as ``\\u`` escapes; a lone
+    surrogate (a byte of the command line that was not UTF-8) becomes U+FFFD."""
+    import json
+
+    def escape(m: re.Match) -> str:
+        code = ord(m.group())
+        return "\ufffd" if 0xD800 <= code <= 0xDFFF else f"\\u{code:04x}"
+
+    return _NOT_YAML.sub(escape, json.dumps(text, ensure_ascii=False))
+
+
 def _task_text(tid: str, title: str, description: str, prompt: str, file: str | None, grader: str,
                expect: str) -> str:
     files = f"  files:\n    - path: {file}\n" if file else ""
-    return TASK_YAML.format(id=tid, title=title, description=description, prompt=prompt, files=files,
+    return TASK_YAML.format(id=tid, title=title, description=description, prompt=yaml_quoted(prompt), files=files,
                             grader=grader, expect=expect)
 
 
@@ -181,7 +200,6 @@ def _write_all(files: dict[Path, str]) -> None:
     """Write every file, or none: an existing one stops the command first."""
     from waza_core.errors import WazaError
     from waza_core.paths import display_path
-    from waza_core.results.io import write_atomic
 
     existing = [display_path(p) for p in files if p.exists() or p.is_symlink()]
     if existing:
@@ -192,9 +210,49 @@ def _write_all(files: dict[Path, str]) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise WazaError(f"cannot create folder {path.parent}: {exc.strerror}") from None
-        write_atomic(path, text.encode("utf-8"))
+        write_new(path, text.encode("utf-8"))
     for path in files:
         typer.echo(f"created {display_path(path)}")
+
+
+def write_new(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Write a new file atomically and never over an existing one, not even one that
+    appeared since the check above: the complete temporary file is hard-linked to its
+    name, which fails when the name is taken (exclusive creation where links are not
+    supported)."""
+    import os
+    import tempfile
+
+    from waza_core.errors import WazaError
+
+    taken = WazaError(f"not overwriting existing file: {path}")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise WazaError(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+            os.fchmod(fh.fileno(), mode)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise taken from None
+        except OSError:  # no hard links on this file system
+            with open(path, "xb") as fh:
+                fh.write(data)
+            os.chmod(path, mode)
+    except FileExistsError:
+        raise taken from None
+    except OSError as exc:
+        raise WazaError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 def _check_name(name: str, what: str) -> None:
@@ -269,8 +327,7 @@ def new_task(
     _check_name(task_id, "task id")
     if not (suite / "eval.yaml").is_file():
         raise WazaError(f"{suite / 'eval.yaml'}: no such file; give the suite's folder with --suite")
-    safe_prompt = prompt.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    text = _task_text(task_id, task_id.replace("-", " ").capitalize(), "What this task checks.", safe_prompt,
+    text = _task_text(task_id, task_id.replace("-", " ").capitalize(), "What this task checks.", prompt,
                       None, "answers", '"mock response"')
     _write_all({suite.absolute() / "tasks" / f"{task_id}.yaml": text})
 

@@ -36,8 +36,7 @@ def report(
     from waza_core.cli.common import fail
     from waza_core.plugins import get_registry
     from waza_core.results import reports
-    from waza_core.results.reading import read_document
-    from waza_core.results.reporting import ResultsView
+    from waza_core.results.reading import open_results
 
     specs = [f"{name}:{target}" for name, target in (("html", html), ("junit", junit), ("markdown", markdown))
              if target is not None] + list(reporter)
@@ -45,7 +44,11 @@ def report(
         raise fail("name at least one report: --html PATH, --junit PATH, --markdown PATH or --reporter NAME[:PATH]")
     registry = get_registry(plugin)
     requests = reports.parse_requests(specs, list(reporter_option), registry)
-    view = ResultsView(read_document(results_file))
+    for request in requests:
+        if request.target != reports.STDOUT and _same_file(request.target, results_file):
+            raise fail(f"--reporter {request.label!r}: {request.target} is the results file being read; "
+                       "write the report to another file")
+    view = open_results(results_file)
     reports.check_kind(requests, view, str(results_file))
     to_stdout = any(r.target == reports.STDOUT for r in requests)
     with reports.machine_stdout(to_stdout) as machine:
@@ -56,3 +59,13 @@ def report(
         from waza_core.errors import ExitCode
 
         raise typer.Exit(ExitCode.USAGE)
+
+
+def _same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether two paths name one file (through links too); False when either is missing."""
+    import os
+
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False

@@ -11,8 +11,9 @@ from typing import List, Optional
 
 import typer
 
-from waza_core.cli.common import PLUGIN_OPTION_HELP, user_errors
+from waza_core.cli.common import PLUGIN_OPTION_HELP, color_option, quiet_option, user_errors, verbose_option
 from waza_core.cli.report import REPORTER_HELP, REPORTER_OPTION_HELP
+from waza_core.limits import MAX_TRIALS, MAX_WORKERS
 
 
 def register(app: typer.Typer) -> None:
@@ -30,11 +31,15 @@ def run(
                                                help="Fixtures folder (default: <suite>/fixtures)."),
     task: List[str] = typer.Option([], "--task", help="Only tasks whose id or name matches this glob (repeatable)."),
     tags: List[str] = typer.Option([], "--tags", help="Only tasks with a tag matching this glob (repeatable)."),
-    trials: Optional[int] = typer.Option(None, "--trials", min=1, help="Override config.trials_per_task."),
+    trials: Optional[int] = typer.Option(None, "--trials", min=1, max=MAX_TRIALS,
+                                         help="Override config.trials_per_task."),
     executor: Optional[str] = typer.Option(None, "--executor", help="Override config.executor."),
-    model: Optional[str] = typer.Option(None, "--model", help="Override config.model."),
+    model: List[str] = typer.Option([], "-m", "--model",
+                                    help="Override config.model; repeat for a run per model (results_<model>.json)."),
+    baseline: bool = typer.Option(False, "--baseline",
+                                  help="A/B run: the suite with and without its skills (exit 1 unless skills help)."),
     parallel: bool = typer.Option(False, "--parallel", help="Run tasks concurrently."),
-    workers: Optional[int] = typer.Option(None, "--workers", min=0,
+    workers: Optional[int] = typer.Option(None, "--workers", min=0, max=MAX_WORKERS,
                                           help="Concurrent runs (0 = one per core); "
                                                "any value but 1 implies --parallel."),
     fail_fast: bool = typer.Option(False, "--fail-fast", help="Stop after the first task that does not pass."),
@@ -44,7 +49,9 @@ def run(
                                               help="Judge model of prompt graders (over config.judge_model)."),
     skip_graders: bool = typer.Option(False, "--skip-graders",
                                       help="Run the agent only; record runs as n/a for `waza grade` later."),
-    quiet: bool = typer.Option(False, "-q", "--quiet", help="Print only errors."),
+    quiet: bool = quiet_option(),
+    verbose: bool = verbose_option("Also print the failing graders' feedback as each task finishes."),
+    color: str = color_option(),
     log_format: str = typer.Option("console", "--log-format", help="console or json (stderr logs)."),
     plugin: List[str] = typer.Option([], "-p", "--plugin", help=PLUGIN_OPTION_HELP),
     reporters: List[str] = typer.Option([], "--reporter", help=REPORTER_HELP),
@@ -68,7 +75,8 @@ def run(
         tags=tags,
         trials=trials,
         executor=executor,
-        model=model,
+        models=model,
+        baseline=baseline,
         parallel=parallel,
         workers=workers,
         fail_fast=fail_fast,
@@ -77,6 +85,8 @@ def run(
         judge_model=judge_model,
         skip_graders=skip_graders,
         quiet=quiet,
+        verbose=verbose,
+        color=color,
         log_format=log_format,
         plugins=plugin,
         reporters=reporters,

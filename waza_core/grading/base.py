@@ -70,6 +70,14 @@ class Grader:
     #: whether the same evidence always gets the same verdict; a judge model or timing
     #: based grader sets False, which turns the result cache off (as in waza)
     deterministic: ClassVar[bool] = True
+    #: seconds one ``grade`` call may take (None: the run's ``timeout_seconds``); past
+    #: it the run's grade is a ``timeout`` grader error (docs/safety.md)
+    time_limit: float | None = None
+    #: True when ``grade`` never blocks for long outside Python code (it uses bounded
+    #: regexes, and runs children through ``run_process`` with a timeout): it is then
+    #: called in the run's thread at no cost. Otherwise it runs on a helper thread that
+    #: the run abandons when it overruns (docs/safety.md)
+    bounded: ClassVar[bool] = False
 
     def __init__(self, spec: GraderSpec, suite: Suite | None = None) -> None:
         self.spec = spec

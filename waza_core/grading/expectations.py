@@ -13,6 +13,7 @@ from waza_core.model import GraderResult
 
 class ExpectationGrader(Grader):
     name = "_expected"
+    bounded = True  # substring checks only
     needs_workspace = False
 
     def __init__(self, spec, suite=None):

@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 
 from waza_core.errors import WazaError
-from waza_core.mocks.gojson import go_quote
+from waza_core.gofmt import go_quote
+from waza_core.mocks.records import read_records
 from waza_core.mocks.spec import CommandMock
 
 ROOT_ENV = "WAZA_COMMAND_MOCK_ROOT"
@@ -33,19 +34,10 @@ SHIM_ENTRY = Path(__file__).with_name("_shim_entry.py")
 
 
 def _write_private(path: Path, data: bytes, mode: int = 0o600) -> None:
-    """Write ``path`` atomically with ``mode`` (temporary file in the same folder, then rename)."""
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write ``path`` atomically with ``mode`` (waza's one safe writer; a link is replaced)."""
+    from waza_core.safe_write import write_file
+
+    write_file(path, data, mode, through_links=False)
 
 
 def render_shim(name: str, root: Path) -> str:
@@ -174,22 +166,3 @@ class CommandMockSession:
             self.closed = True
             shutil.rmtree(self.folder, ignore_errors=True)
         return calls, problem
-
-
-def read_records(folder: Path) -> list[dict]:
-    """``{"recorded_at", "invocation"}`` records of a calls folder, as invocations in order."""
-    records = []
-    try:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".json") and not n.startswith("."))
-    except OSError:
-        return []
-    for name in names:
-        try:
-            with open(folder / name, encoding="utf-8") as fh:
-                record = json.load(fh)
-        except (OSError, ValueError):
-            continue
-        if isinstance(record, dict) and isinstance(record.get("invocation"), dict):
-            records.append((int(record.get("recorded_at") or 0), record["invocation"]))
-    records.sort(key=lambda r: r[0])  # stable: file-name order breaks ties
-    return [inv for _, inv in records]

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from typing import Any
 
-from waza_core.mocks.gojson import go_json, go_quote, go_sprint
+from waza_core.gofmt import go_json, go_quote
 
 
 def call(config: dict, tool_name: str, args: dict) -> tuple[str, bool, int]:
@@ -82,3 +83,25 @@ def tool_list(config: dict) -> list[dict[str, Any]]:
     return [{"name": name, "description": tools[name].get("description") or "",
              "inputSchema": tools[name].get("input_schema") or {"type": "object"}}
             for name in sorted(tools)]
+
+
+def go_sprint(value: Any) -> str:
+    """The text an ``match_regex`` pattern is matched against.
+
+    waza (Go) uses ``fmt.Sprint``: strings as they are, ``true``/``false``, numbers in
+    their shortest form (``1``, not ``1.0``). For objects and lists Go prints its own
+    map syntax (``map[a:1]``) and ``1e+06`` for one million, which no fixture author
+    expects; waza for Python prints integral numbers as integers and objects, lists and
+    null as compact JSON instead (documented differences).
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isfinite(value) and value.is_integer() and abs(value) < 1e21:
+            return str(int(value))
+        return repr(value)
+    return go_json(value)

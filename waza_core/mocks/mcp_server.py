@@ -13,10 +13,10 @@ import argparse
 import json
 import os
 import sys
-import time
 from typing import Any
 
 from waza_core.mocks import mcp_match
+from waza_core.mocks.records import write_record
 from waza_core.mocks.sanitize import REDACTED, TOKEN_SHAPES, secret_values, sensitive_name
 
 SERVER_VERSION = "0.0.0-mock"
@@ -37,19 +37,10 @@ def sanitize_value(value: Any, secrets_: list[str]) -> Any:
 
 
 def record(log_dir: str | None, server: str, tool: str, args: dict, index: int, is_error: bool) -> None:
-    if not log_dir:
-        return
-    entry = {"server": server, "tool": tool, "arguments": sanitize_value(args, secret_values(os.environ)),
-             "response_index": index, "is_error": is_error}
-    data = json.dumps({"recorded_at": time.time_ns(), "invocation": entry}).encode("utf-8")
-    stem = f"call-{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}"
-    tmp = os.path.join(log_dir, f".{stem}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-    os.replace(tmp, os.path.join(log_dir, stem + ".json"))
+    if log_dir:
+        write_record(log_dir, {"server": server, "tool": tool,
+                               "arguments": sanitize_value(args, secret_values(os.environ)),
+                               "response_index": index, "is_error": is_error})
 
 
 def build_server(config: dict, log_dir: str | None):

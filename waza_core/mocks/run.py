@@ -22,7 +22,8 @@ import attrs
 
 from waza_core.errors import WazaError
 from waza_core.mocks import spec as mock_spec
-from waza_core.mocks.command import CommandMockSession, MockRuntime, read_records
+from waza_core.mocks.command import CommandMockSession, MockRuntime
+from waza_core.mocks.records import read_records
 from waza_core.paths import display_path
 
 MCP_ENTRY = Path(__file__).with_name("_mcp_entry.py")

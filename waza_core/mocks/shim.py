@@ -15,9 +15,9 @@ import base64
 import json
 import os
 import sys
-import time
 
-from waza_core.mocks.gojson import go_quote, go_quote_list
+from waza_core.gofmt import go_quote, go_quote_list
+from waza_core.mocks.records import write_record
 from waza_core.mocks.sanitize import sanitize_args
 
 ROOT_ENV = "WAZA_COMMAND_MOCK_ROOT"
@@ -183,21 +183,13 @@ def matches(response: dict, args: list[str], cwd: str, workspace: str) -> bool:
 
 
 def record(log_dir: str, name: str, args: list[str], exit_code: int, index: int, env) -> None:
-    """One ``call-*.json`` in the session's calls folder (written whole, then renamed)."""
+    """The call, its arguments sanitized, in the session's calls folder."""
     invocation: dict = {"command": name}
     clean = sanitize_args(args, env)
     if clean:
         invocation["args"] = clean
     invocation.update(exit_code=exit_code, response_index=index)
-    data = json.dumps({"recorded_at": time.time_ns(), "invocation": invocation}).encode("utf-8")
-    stem = f"call-{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}"
-    tmp = os.path.join(log_dir, f".{stem}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-    os.replace(tmp, os.path.join(log_dir, stem + ".json"))
+    write_record(log_dir, invocation)
 
 
 def replay(response: dict) -> int:

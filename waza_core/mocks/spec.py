@@ -120,7 +120,7 @@ def check_command_mocks(mocks: Any) -> list[Problem]:
 
 
 def _stdout_bytes(value: Any) -> bytes | None:
-    from waza_core.mocks.gojson import go_json
+    from waza_core.gofmt import go_json
 
     if value is None:
         return None

@@ -243,14 +243,14 @@ def load_seed(seed_dir: Path, target: str) -> Candidate:
 def write_tree(dest: Path, files: Iterable[tuple[str, str]], mode: int = 0o600, dir_mode: int = 0o700) -> None:
     """Write files under ``dest`` (which must exist). Paths are policy-checked, so
     joining them cannot leave ``dest``; each file is replaced, never written through."""
-    from waza_core.results.io import write_atomic
+    from waza_core.safe_write import write_file
 
     for path, content in files:
         target = dest.joinpath(*path.split("/"))
         parent = target.parent
         if parent != dest:
             parent.mkdir(parents=True, exist_ok=True, mode=dir_mode)
-        write_atomic(target, content.encode("utf-8"), mode)
+        write_file(target, content.encode("utf-8"), mode, through_links=False)
 
 
 class CandidateStore:

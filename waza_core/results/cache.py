@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import re
+from collections import deque
 from pathlib import Path
 from typing import Any, Callable
 
@@ -61,7 +62,7 @@ class ResultCache:
                     and entry.get("version") == ENTRY_VERSION and isinstance(entry.get("run"), dict)
                     and isinstance(entry["run"].get("status"), str)):
                 raise ValueError("not a cache entry of this key")
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             self.warn(f"result cache: ignoring corrupt entry {path} ({exc}); running it again")
             return None
         self.hits += 1
@@ -77,7 +78,9 @@ class ResultCache:
         entry = {"kind": ENTRY_KIND, "version": ENTRY_VERSION, "key": key, "waza_version": __version__, "run": run}
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
-            write_atomic(self._path(key), json.dumps(entry, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+            # ASCII JSON: a lone surrogate in an agent's output is kept as its \u escape and
+            # reads back exactly (as raw bytes it would not be UTF-8, and the entry unreadable)
+            write_atomic(self._path(key), json.dumps(entry).encode("ascii"))
             self.stored += 1
         except (OSError, WazaError) as exc:
             self.warn(f"result cache: cannot store a run in {self.dir}: {exc}")
@@ -134,6 +137,11 @@ def tree_digest(folder: Path | None) -> str | None:
     h = hashlib.sha256()
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames.sort()
+        for name in dirnames:  # a link to a folder is not walked: its target text is in the key
+            path = Path(dirpath) / name
+            if path.is_symlink():
+                h.update(path.relative_to(folder).as_posix().encode("utf-8", "surrogatepass") + b"\0dirlink:"
+                         + os.readlink(path).encode("utf-8", "surrogatepass") + b"\0")
         for name in sorted(filenames):
             path = Path(dirpath) / name
             rel = path.relative_to(folder).as_posix()
@@ -219,10 +227,16 @@ class RunCache:
     def mark(self, doc: Any) -> None:
         """Say in the results which runs came from the cache: run and task ``cached``, ``summary.cached_runs``."""
         for task in doc.tasks:
-            if task.runs and all(r.extra.get("cached") is True for r in task.runs):
-                task.extra["cached"] = True
+            self.mark_task(task)
         if doc.summary is not None:
             doc.summary.extra["cached_runs"] = self.from_cache
+
+
+    def mark_task(self, task: Any) -> None:
+        """Task ``cached`` when all its runs came from the cache (as it finishes, for a run
+        whose tasks are streamed to the results file and not kept)."""
+        if task.runs and all(r.extra.get("cached") is True for r in task.runs):
+            task.extra["cached"] = True
 
 
 class CachingBackend:
@@ -232,7 +246,7 @@ class CachingBackend:
     def __init__(self, inner: Any, cache: RunCache) -> None:
         self.inner = inner
         self.cache = cache
-        self.hits: list[Any] = []
+        self.hits: deque[Any] = deque()
         self.keys: dict[tuple[str, int, str], str] = {}
         self.submitted = False
 
@@ -260,7 +274,7 @@ class CachingBackend:
 
         while self.hits:
             self.cache.from_cache += 1
-            yield self.hits.pop(0)
+            yield self.hits.popleft()
         if not self.submitted:
             return
         for done in self.inner.results():

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from waza_core.results import reading
-from waza_core.results.markdown_text import escape_markdown
+from waza_core.results.markdown_text import escape_markdown, terminal_text
 
 BUCKETS = ("0", "1", "2", "3+")
 
@@ -117,16 +117,12 @@ def _f(value: Any, spec: str, missing: str = "n/a") -> str:
     return missing if value is None else format(value, spec)
 
 
-def _clean(text: str) -> str:
-    """One line of a terminal table: no control characters from a task name."""
-    return "".join(c if c.isprintable() else "?" for c in text)
-
-
 def render_table(r: dict[str, Any]) -> str:
     n = len(r["files"])
     rule, thin = "=" * 70, "-" * 70
     out = [rule, " COMPARISON REPORT", rule, ""]
-    out += [f"  [{i + 1}] {_clean(f)}  (model: {_clean(r['models'][i])})" for i, f in enumerate(r["files"])]
+    out += [f"  [{i + 1}] {terminal_text(f)}  (model: {terminal_text(r['models'][i])})"
+            for i, f in enumerate(r["files"])]
     out += ["", thin, " AGGREGATE", thin]
     head = f"  {'Metric':<20}" + "".join(f"  [{i + 1}]      " for i in range(n)) + "  Delta"
 
@@ -160,7 +156,7 @@ def render_table(r: dict[str, Any]) -> str:
     out += [thin, " PER-TASK DELTAS", thin,
             f"  {'Task':<25}" + "".join(f"  [{i + 1}] Score" for i in range(n)) + "  Delta     Pass rate Δ"]
     for t in r["task_deltas"]:
-        name = _clean(t["display_name"])
+        name = terminal_text(t["display_name"])
         name = name[:22] + "..." if len(name) > 25 else name
         delta = t["score_delta"]
         icon = " " if delta is None or delta == 0 else ("↑" if delta > 0 else "↓")
@@ -202,7 +198,8 @@ def render_markdown(r: dict[str, Any]) -> str:
                     (tm[-1]["selection_accuracy"] - tm[0]["selection_accuracy"]) * 100, "+.1f", "%")]
     out += ["", "### Per task", "", f"| Task | {cols} | Score Δ | Pass rate Δ |", "|---|" + "---:|" * (n + 2)]
     for t in r["task_deltas"]:
-        cells = " | ".join(f"{_f(s, '.2f', '–')} ({st})" for s, st in zip(t["scores"], t["statuses"], strict=True))
+        cells = " | ".join(f"{_f(s, '.2f', '–')} ({escape_markdown(st, 40)})"
+                           for s, st in zip(t["scores"], t["statuses"], strict=True))
         rate = t["pass_rate_delta"]
         out.append(f"| {escape_markdown(t['display_name'], 120)} | {cells} | {_f(t['score_delta'], '+.2f', '–')} | "
                    f"{_f(None if rate is None else rate * 100, '+.1f', '–')}{'%' if rate is not None else ''} |")

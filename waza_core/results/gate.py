@@ -20,11 +20,13 @@ every run is a pass/fail sample, so a drop can be weighed against noise. See
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import attrs
 
-from waza_core.results.markdown_text import escape_markdown
+from waza_core.results.markdown_text import escape_markdown, terminal_text
+from waza_core.results.reading import number
 
 EXIT_PASS, EXIT_REGRESSION, EXIT_GOLDEN, EXIT_CONFIG = 0, 1, 2, 3
 POLICIES = ("allow", "warn", "fail")
@@ -68,12 +70,11 @@ def check_options(opts: GateOptions) -> GateOptions:
 
 def _task_entry(task: dict[str, Any], golden: bool | None = None) -> dict[str, Any]:
     stats = task.get("stats") or {}
-    rate = stats.get("pass_rate")
     entry: dict[str, Any] = {"task_id": task["test_id"], "display_name": task["display_name"]}
     if golden if golden is not None else task.get("golden"):
         entry["golden"] = True
     entry["status"] = task["status"]
-    entry["pass_rate"] = float(rate) if isinstance(rate, (int, float)) and not isinstance(rate, bool) else 0.0
+    entry["pass_rate"] = number(stats.get("pass_rate"), 0.0)
     return entry
 
 
@@ -228,9 +229,9 @@ def render_human(report: dict[str, Any]) -> str:
     status = "PASS" if report["passed"] else report["verdict"].upper()
     lines = [f"Waza gate: {status}", "",
              f"Baseline: {report['baseline_success_rate'] * 100:.1f}% pass rate ({report['baseline_task_count']} "
-             f"tasks, model: {report.get('baseline_model') or 'n/a'})",
+             f"tasks, model: {terminal_text(report.get('baseline_model') or 'n/a')})",
              f"Current:  {report['current_success_rate'] * 100:.1f}% pass rate ({report['current_task_count']} "
-             f"tasks, model: {report.get('current_model') or 'n/a'})",
+             f"tasks, model: {terminal_text(report.get('current_model') or 'n/a')})",
              f"Regression: {report['regression_pct']:.2f} percentage points "
              f"(max allowed {report['max_regression_pct']:.2f})"]
     if report["golden_must_pass"]:
@@ -242,7 +243,7 @@ def render_human(report: dict[str, Any]) -> str:
         lines.append(_significance_line(sig))
     for title, key in (("Failures", "failures"), ("Warnings", "warnings")):
         if report.get(key):
-            lines += ["", f"{title}:"] + [f"- {_one_line(i['message'])}" for i in report[key]]
+            lines += ["", f"{title}:"] + [f"- {terminal_text(i['message'])}" for i in report[key]]
     return "\n".join(lines) + "\n"
 
 
@@ -253,10 +254,6 @@ def _significance_line(sig: dict[str, Any]) -> str:
         return f"Significance: not computed ({sig.get('note')}); {runs}"
     verdict = "significant" if sig["significant"] else "within noise"
     return f"Significance: p={sig['p_value']:.4f} (alpha {sig['alpha']}, {verdict}); {runs}"
-
-
-def _one_line(text: str) -> str:
-    return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def render_markdown(report: dict[str, Any]) -> str:
@@ -282,8 +279,14 @@ def render_markdown(report: dict[str, Any]) -> str:
 
 
 def escape_actions_message(value: str) -> str:
-    """GitHub Actions workflow-command data: only %, CR and LF are escaped (and unescaped)."""
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """GitHub Actions workflow-command data: only %, CR and LF are escaped (and unescaped
+    by GitHub); any other character that is not printable (a terminal escape sequence, a
+    bidirectional override, a lone surrogate) is shown as a ``\\x``/``\\u`` escape."""
+    return "".join(_ACTIONS_BREAKS.get(part) or terminal_text(part).replace("%", "%25")
+                   for part in re.split("([\r\n])", value))
+
+
+_ACTIONS_BREAKS = {"\r": "%0D", "\n": "%0A"}
 
 
 def render_github_actions(report: dict[str, Any]) -> str:

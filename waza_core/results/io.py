@@ -1,15 +1,13 @@
-"""Writing results, reports and evidence: atomically, with explicit modes.
+"""Writing and reading results files.
 
-A file is written to a temporary sibling, flushed and fsynced, given its mode, then
-renamed over the target: a reader never sees half a file, and an interrupted write
-leaves no partial file behind as if it were complete.
+Every write goes through :mod:`waza_core.safe_write`: atomic for a regular file (a
+reader never sees half a file), written through a symlink, directly to a FIFO or a
+character device, never loosening an existing file's mode.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -29,41 +27,52 @@ def dumps(doc: Any, compact: bool | None = None) -> bytes:
     return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def write_atomic(path: str | Path, data: bytes, mode: int = 0o644) -> None:
-    """Write ``data`` to ``path`` atomically with exactly ``mode`` (umask ignored)."""
-    path = Path(path)
-    parent = path.parent
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
-    except FileNotFoundError:
-        raise WazaError(f"cannot write {path}: folder {parent} does not exist") from None
-    except OSError as exc:
-        raise WazaError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-            os.fchmod(fh.fileno(), mode)
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise WazaError(f"cannot write {path}: {exc.strerror or exc}") from None
+def write_atomic(path: str | Path, data: bytes, mode: int | None = None) -> None:
+    """Write ``data`` to ``path`` safely: see :mod:`waza_core.safe_write` (atomic for a
+    regular file, written through a link, directly to a FIFO or device; a new file
+    follows the umask unless ``mode`` is given, an existing one keeps its mode)."""
+    from waza_core.safe_write import write_file
+
+    write_file(path, data, mode)
 
 
-def write_json(path: str | Path, doc: Any, mode: int = 0o644) -> None:
+def write_json(path: str | Path, doc: Any, mode: int | None = None) -> None:
     write_atomic(path, dumps(doc), mode)
 
 
 def check_writable_target(path: str | Path) -> None:
     """Fail before running when the results file could not be written afterwards."""
-    parent = Path(path).absolute().parent
-    if not parent.is_dir():
-        raise WazaError(f"cannot write results to {path}: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise WazaError(f"cannot write results to {path}: folder {parent} is not writable")
+    from waza_core.safe_write import check_target
+
     if Path(path).is_dir():
         raise WazaError(f"cannot write results to {path}: it is a folder (use --output-dir for a folder)")
+    check_target(path, "results")
+
+
+def load_results(path: str | Path) -> dict:
+    """Read a results file, with a one-line error (WazaError) for anything but a
+    readable JSON object with a ``tasks`` list: missing, a FIFO or device (never read
+    blindly: it could block for ever or never end), not UTF-8, not JSON, or nested
+    deeper than Python's parser can follow."""
+    from waza_core.safe_write import is_special
+
+    if is_special(path):
+        raise WazaError(f"cannot read results file {path}: it is not a regular file")
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise WazaError(f"cannot read results file {path}: {exc.strerror}") from None
+    try:
+        doc = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise WazaError(f"results file {path} is not valid JSON: {_one_line(exc)}") from None
+    except RecursionError:
+        raise WazaError(f"results file {path} is nested too deeply to read: is it a waza results file?") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("tasks"), list):
+        raise WazaError(f"results file {path} has no 'tasks' list: is it a waza results file?")
+    return doc
+
+
+def _one_line(exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 200 else text[:197] + "..."

@@ -25,7 +25,7 @@ import attrs
 from waza_core.model import GraderResult, RunEvidence
 
 #: the ``schemaVersion`` this writer puts in results files
-RESULTS_SCHEMA_VERSION = "1.0"
+RESULTS_SCHEMA_VERSION = "1.5"
 
 
 @attrs.define
@@ -177,6 +177,14 @@ class ResultsDocument:
 
 
 def exit_code(doc: ResultsDocument) -> int:
-    """0 when every task passed (or was only run, with --skip-graders), 1 otherwise."""
+    """0 when every task passed (or was only run, with --skip-graders), 1 otherwise, as in
+    waza (Go): also 1 when ``metrics.trigger_accuracy`` did not pass; for an A/B run
+    (``is_baseline``) 1 when the skills did not raise the success rate."""
     s = doc.summary
+    if doc.extra.get("is_baseline") and isinstance(doc.extra.get("baseline_outcome"), dict):
+        base = (doc.extra["baseline_outcome"].get("summary") or {}).get("success_rate", 0.0)
+        return 1 if s is None or s.success_rate <= base else 0
+    trigger = doc.metrics.get("trigger_accuracy") if isinstance(doc.metrics, dict) else None
+    if isinstance(trigger, dict) and trigger.get("passed") is False:
+        return 1
     return 1 if s is not None and (s.failed or s.errors) else 0

@@ -26,18 +26,32 @@ _VERSION = re.compile(r"^(\d+)\.(\d+)$")
 OPTIMIZER_REPORT_KIND = "waza.optimizer-report"
 
 
-def load_json_document(path: str | Path, what: str = "results file") -> dict[str, Any]:
-    """A JSON object from ``path``, with a one-line error for anything else."""
+def read_bytes(path: str | Path, what: str = "results file") -> bytes:
+    """The bytes of ``path``, with a one-line error when it cannot be read."""
     try:
-        data = Path(path).read_bytes()
+        return Path(path).read_bytes()
     except IsADirectoryError:
         raise WazaError(f"cannot read {what} {path}: it is a folder") from None
+    except MemoryError:
+        raise WazaError(f"cannot read {what} {path}: it does not fit in memory") from None
     except OSError as exc:
-        raise WazaError(f"cannot read {what} {path}: {exc.strerror}") from None
-    try:
-        doc = json.loads(data)
+        raise WazaError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+
+
+def parse_json_document(data: bytes, path: str | Path, what: str = "results file") -> dict[str, Any]:
+    """A JSON object from ``data`` (the bytes of ``path``), with a one-line error for anything else."""
+    from waza_core.results.outline import paused_gc
+
+    try:  # UTF-8 only, as JSON between systems must be (RFC 8259) and waza (Go) reads it; a BOM is skipped
+        text = data.decode("utf-8-sig") if data.startswith(b"\xef\xbb\xbf") else data.decode("utf-8")
+        with paused_gc():
+            doc = json.loads(text)
     except UnicodeDecodeError as exc:
         raise WazaError(f"{what} {path} is not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+    except RecursionError:
+        raise WazaError(f"{what} {path} is nested too deeply to be a waza file") from None
+    except MemoryError:
+        raise WazaError(f"{what} {path} does not fit in memory") from None
     except ValueError as exc:
         raise WazaError(f"{what} {path} is not valid JSON: {exc}") from None
     if not isinstance(doc, dict):
@@ -45,17 +59,58 @@ def load_json_document(path: str | Path, what: str = "results file") -> dict[str
     return doc
 
 
+def load_json_document(path: str | Path, what: str = "results file") -> dict[str, Any]:
+    """A JSON object from ``path``, with a one-line error for anything else."""
+    return parse_json_document(read_bytes(path, what), path, what)
+
+
 def read_document(path: str | Path) -> dict[str, Any]:
     """A results file (decoded, then normalized) or an optimizer ``report.json`` (as is)."""
-    doc = load_json_document(path)
+    return document_from_bytes(read_bytes(path), path)
+
+
+def document_from_bytes(data: bytes, path: str | Path) -> dict[str, Any]:
+    """:func:`read_document` of bytes already read from ``path``."""
+    doc = parse_json_document(data, path)
     if doc.get("kind") == OPTIMIZER_REPORT_KIND:
         return doc
     return normalize(decode(doc, str(path)), str(path))
 
 
-def read_results(path: str | Path) -> dict[str, Any]:
-    """A results file, decoded and normalized; an optimizer report is refused with a clear message."""
-    doc = load_json_document(path)
+def open_results(path: str | Path):
+    """``path`` (a results file or an optimizer report) as a :class:`ResultsView` for reporters.
+
+    The view keeps the file's bytes and its light :func:`~waza_core.results.outline.outline`
+    when the file allows one; the full document is read only if a reporter asks for it
+    (the HTML reporter does not), so ``waza report BIG.json --html`` never decodes the
+    outputs and transcripts it only copies.
+    """
+    from waza_core.results.outline import outline
+    from waza_core.results.reporting import ResultsView
+
+    data = read_bytes(path)
+    light = outline(data, str(path))
+    if light is None:
+        return ResultsView(document_from_bytes(data, path))
+    return ResultsView(source=data, outline=light, load=lambda: document_from_bytes(data, path))
+
+
+def read_results(path: str | Path, light: bool = False) -> dict[str, Any]:
+    """A results file, decoded and normalized; an optimizer report is refused with a clear message.
+
+    ``light``: only the fields a summary reads (statuses, scores, stats, golden marks,
+    durations, tokens, grader verdicts and feedback) when the file allows the light
+    reading (:mod:`waza_core.results.outline`), which costs a fraction of a full one; what
+    it gives of those fields is exactly what the full read gives.
+    """
+    data = read_bytes(path)
+    if light:
+        from waza_core.results.outline import outline
+
+        short = outline(data, str(path))
+        if short is not None:
+            return short.document
+    doc = parse_json_document(data, path)
     if doc.get("kind") == OPTIMIZER_REPORT_KIND:
         raise WazaError(f"{path} is a `waza optimize` report, not a results file; "
                         "its evaluations' results files are under evidence/ beside it")
@@ -66,13 +121,14 @@ def read_results(path: str | Path) -> dict[str, Any]:
 MAX_WARNINGS = 5
 
 
-def decode(doc: dict[str, Any], where: str) -> dict[str, Any]:
+def decode(doc: dict[str, Any], where: str, warnings: list[str] | None = None) -> dict[str, Any]:
     """Through the core's tolerant decoder and back to plain JSON; its warnings go to stderr.
 
     A file that waza for Python wrote (it has ``waza_version``) skips the round trip: our
     encoder wrote it, and :func:`normalize` alone already tolerates any shape (a property
     test holds it to that). The round trip costs about twice the JSON parsing, which
-    matters for a 20,000-run report.
+    matters for a 20,000-run report. The decoder's warnings go to ``warnings`` when given,
+    else to stderr.
     """
     import sys
 
@@ -83,14 +139,17 @@ def decode(doc: dict[str, Any], where: str) -> dict[str, Any]:
         raise WazaError(f"{where} has no 'tasks' list: is it a waza results file?")
     if isinstance(doc.get("waza_version"), str):
         return doc
-    warnings: list[str] = []
+    collect = warnings is not None
+    warnings = warnings if collect else []
     out = results_to_json(decode_results(doc, warnings))
+    if "summary" not in doc:
+        out.pop("summary", None)  # computed by normalize, from the tasks
+    if collect:
+        return out
     for line in warnings[:MAX_WARNINGS]:
         sys.stderr.write(f"waza: warning: {where}: {line}\n")
     if len(warnings) > MAX_WARNINGS:
         sys.stderr.write(f"waza: warning: {where}: … and {len(warnings) - MAX_WARNINGS} more\n")
-    if "summary" not in doc:
-        out.pop("summary", None)  # computed by normalize, from the tasks
     return out
 
 
@@ -116,13 +175,12 @@ def normalize(doc: dict[str, Any], where: str) -> dict[str, Any]:
     if not isinstance(doc.get("config"), dict):
         doc["config"] = {}
     summary = doc.get("summary")
-    computed = summarize(doc["tasks"])
-    if isinstance(summary, dict):
-        for key, value in computed.items():
+    if not isinstance(summary, dict):
+        doc["summary"] = summarize(doc["tasks"])
+    elif not all(_is_number(summary.get(key)) for key in SUMMARY_KEYS):  # a summary with gaps
+        for key, value in summarize(doc["tasks"]).items():
             if not _is_number(summary.get(key)):
                 summary[key] = value
-    else:
-        doc["summary"] = computed
     for key in ("eval_name", "skill"):
         if not isinstance(doc.get(key), str):
             doc[key] = ""
@@ -150,9 +208,11 @@ def _run(run: dict[str, Any], index: int) -> dict[str, Any]:
         run["run_number"] = index + 1
     if not isinstance(run.get("status"), str):
         run["status"] = "n/a"
-    if not isinstance(run.get("validations"), dict):
+    validations = run.get("validations")
+    if not isinstance(validations, dict):
         run["validations"] = {}
-    run["validations"] = {k: v for k, v in run["validations"].items() if isinstance(v, dict)}
+    elif not all(isinstance(v, dict) for v in validations.values()):
+        run["validations"] = {k: v for k, v in validations.items() if isinstance(v, dict)}
     if not _is_number(run.get("duration_ms")):
         run["duration_ms"] = 0
     for key in ("session_digest", "usage"):
@@ -176,6 +236,11 @@ def _status_from_runs(runs: list[dict]) -> str:
     return "passed" if statuses == {"passed"} else "failed"
 
 
+#: the summary fields :func:`summarize` computes
+SUMMARY_KEYS = ("total_tests", "succeeded", "failed", "errors", "skipped", "success_rate", "aggregate_score",
+                "duration_ms")
+
+
 def summarize(tasks: list[dict[str, Any]]) -> dict[str, Any]:
     """The summary fields the readers use, computed from the tasks (for files without one)."""
     total = len(tasks)
@@ -197,7 +262,11 @@ def summarize(tasks: list[dict[str, Any]]) -> dict[str, Any]:
 # -- accessors shared by gate, compare and the reporters ------------------------------
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """An int or a finite float of JSON: not a bool, not NaN or infinity (which Python's
+    JSON reader takes from ``NaN``, ``Infinity`` or ``1e999`` and no JSON writer could put
+    back). ``type`` rather than ``isinstance``: this runs for every field of every run."""
+    kind = type(value)
+    return kind is int or (kind is float and value - value == 0.0)
 
 
 def number(value: Any, default: float | None = None) -> float | None:
@@ -206,8 +275,13 @@ def number(value: Any, default: float | None = None) -> float | None:
 
 def run_score(run: Mapping[str, Any]) -> float | None:
     """Mean of the grader scores of one run (waza's run score); None when ungraded."""
-    scores = [v["score"] for v in run.get("validations", {}).values() if _is_number(v.get("score"))]
-    return sum(scores) / len(scores) if scores else None
+    total, count = 0, 0
+    for v in run.get("validations", {}).values():
+        score = v.get("score")
+        if _is_number(score):
+            total += score
+            count += 1
+    return total / count if count else None
 
 
 def task_score(task: Mapping[str, Any]) -> float | None:
@@ -237,21 +311,29 @@ def task_flaky(task: Mapping[str, Any]) -> bool:
 
 def run_tokens(run: dict[str, Any]) -> int | None:
     """Input + output tokens of one run, from whichever field the writer used."""
-    for usage in (run.get("usage"), (run.get("session_digest") or {}).get("usage")):
+    digest = run.get("session_digest")
+    if not isinstance(digest, dict):
+        digest = None
+    for usage in (run.get("usage"), digest and digest.get("usage")):
         if isinstance(usage, dict):
-            parts = [usage.get(k) for k in ("input_tokens", "output_tokens")]
-            if any(_is_number(p) for p in parts):
-                return int(sum(p for p in parts if _is_number(p)))
+            tokens = _sum_numbers(usage.get("input_tokens"), usage.get("output_tokens"))
+            if tokens is not None:
+                return tokens
             if _is_number(usage.get("total_tokens")):
                 return int(usage["total_tokens"])
-    digest = run.get("session_digest")
-    if isinstance(digest, dict):  # waza 1.0 files: tokens_in / tokens_out / tokens_total
+    if digest is not None:  # waza 1.0 files: tokens_in / tokens_out / tokens_total
         if _is_number(digest.get("tokens_total")):
             return int(digest["tokens_total"])
-        parts = [digest.get(k) for k in ("tokens_in", "tokens_out")]
-        if any(_is_number(p) for p in parts):
-            return int(sum(p for p in parts if _is_number(p)))
+        return _sum_numbers(digest.get("tokens_in"), digest.get("tokens_out"))
     return None
+
+
+def _sum_numbers(a: Any, b: Any) -> int | None:
+    """``int(a + b)`` of whichever of the two is a number; None when neither is."""
+    a_num, b_num = _is_number(a), _is_number(b)
+    if not (a_num or b_num):
+        return None
+    return int((a if a_num else 0) + (b if b_num else 0))
 
 
 def tokens_of(runs: list[dict[str, Any]]) -> int | None:

@@ -10,25 +10,62 @@ same code, so a report of a saved file and of a live run are the same bytes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import IO, Any, ClassVar
+from collections.abc import Callable, Iterator, Mapping
+from typing import IO, TYPE_CHECKING, Any, ClassVar
+
+from waza_core.results import reading
+
+if TYPE_CHECKING:
+    from waza_core.results.outline import Outline
+
+
+def _json_bytes(document: Mapping[str, Any]) -> bytes | None:
+    """The results-file bytes of ``document``; None when strict JSON in UTF-8 cannot hold it."""
+    from waza_core.results.io import dumps
+
+    try:
+        return dumps(document)
+    except (TypeError, ValueError):  # not JSON values; a lone surrogate (UnicodeEncodeError)
+        return None
 
 
 class ResultsView:
     """A results document (the shape of ``waza schema results``) as a reporter reads it.
 
     ``header`` is every top-level field but ``tasks``; :meth:`tasks` yields the task
-    entries in order. Reporters should not need every task at once: the view may be
-    backed by a file on disk for very large runs.
+    entries in order. A view of a saved file (``waza report``) keeps the file's bytes and
+    reads the whole document only when a reporter first asks for it; :meth:`outline`
+    gives a light summary of every task plus each task's JSON text as it is in the file,
+    which is all the HTML reporter needs.
     """
 
-    def __init__(self, document: Mapping[str, Any]) -> None:
+    def __init__(self, document: Mapping[str, Any] | None = None, *, source: bytes | None = None,
+                 outline: Outline | None = None, load: Callable[[], Mapping[str, Any]] | None = None) -> None:
+        if document is None and load is None:
+            raise TypeError("ResultsView needs a document or a way to load one")
         self._document = document
-        self.header: dict[str, Any] = {k: v for k, v in document.items() if k != "tasks"}
+        self._load = load
+        self._source = source
+        self._outline: Outline | None | bool = outline if outline is not None else False
+
+    def _doc(self) -> Mapping[str, Any]:
+        if self._document is None:
+            assert self._load is not None
+            self._document = self._load()
+        return self._document
+
+    @property
+    def header(self) -> dict[str, Any]:
+        header = getattr(self, "_header", None)
+        if header is None:
+            header = self._header = {k: v for k, v in self._doc().items() if k != "tasks"}
+        return header
 
     @property
     def kind(self) -> str:
         """``"results"`` (a results file) or ``"optimizer-report"`` (a ``waza optimize`` report.json)."""
+        if self._document is None and self._outline:
+            return "results"  # an outline is only ever made of a results file
         return "optimizer-report" if self.header.get("kind") == "waza.optimizer-report" else "results"
 
     @property
@@ -37,49 +74,46 @@ class ResultsView:
 
     @property
     def task_count(self) -> int:
-        return len(self._document.get("tasks") or ())
+        return len(self._doc().get("tasks") or ())
 
     def tasks(self) -> Iterator[dict[str, Any]]:
-        yield from self._document.get("tasks") or ()
+        yield from self._doc().get("tasks") or ()
 
     def document(self) -> dict[str, Any]:
         """The whole document, keys in their original order (for reporters that copy it)."""
-        return dict(self._document)
+        return dict(self._doc())
+
+    def outline(self) -> Outline | None:
+        """The light reading of the document (see :mod:`waza_core.results.outline`), or None
+        when it has none (a document only Python's JSON can carry, an unusual shape, an
+        optimizer report): then read :attr:`header` and :meth:`tasks`. A view of a live run
+        makes it from the bytes the results file has (``results_json_bytes``), so a report
+        of a run and of its saved file are the same bytes."""
+        if self._outline is False:
+            from waza_core.results.outline import outline
+
+            self._outline = None
+            if self.kind == "results":
+                data = self._source if self._source is not None else _json_bytes(self._doc())
+                if data is not None:
+                    self._outline = outline(data, "results")
+        return self._outline  # type: ignore[return-value]
 
     # Readings every reporter needs, the same way gate and compare read them; each
-    # tolerates the fields older waza (Go) files lack.
-    @staticmethod
-    def task_score(task: Mapping[str, Any]) -> float | None:
-        """``stats.avg_score``, else the mean run score; None when nothing was graded."""
-        from waza_core.results.reading import task_score
-
-        return task_score(task)
-
-    @staticmethod
-    def task_pass_rate(task: Mapping[str, Any]) -> float | None:
-        from waza_core.results.reading import task_pass_rate
-
-        return task_pass_rate(task)
-
-    @staticmethod
-    def task_flaky(task: Mapping[str, Any]) -> bool:
-        """Some trials passed and some did not."""
-        from waza_core.results.reading import task_flaky
-
-        return task_flaky(task)
-
-    @staticmethod
-    def run_score(run: Mapping[str, Any]) -> float | None:
-        from waza_core.results.reading import run_score
-
-        return run_score(run)
-
-    @staticmethod
-    def failed_graders(run: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-        """``(name, validation)`` of each grader of ``run`` that did not pass, by name."""
-        from waza_core.results.reading import failed_graders
-
-        return failed_graders(run)
+    # tolerates the fields older waza (Go) files lack. They are the functions of
+    # waza_core.results.reading themselves: a report calls them for every run.
+    #: ``stats.avg_score``, else the mean run score; None when nothing was graded
+    task_score = staticmethod(reading.task_score)
+    #: ``stats.pass_rate``, else the share of graded runs that passed; None when none was graded
+    task_pass_rate = staticmethod(reading.task_pass_rate)
+    #: some trials passed and some did not
+    task_flaky = staticmethod(reading.task_flaky)
+    #: the mean of a run's grader scores; None when ungraded
+    run_score = staticmethod(reading.run_score)
+    #: input + output tokens of one run, from whichever field its writer used; None when unknown
+    run_tokens = staticmethod(reading.run_tokens)
+    #: ``(name, validation)`` of each grader of a run that did not pass, by name
+    failed_graders = staticmethod(reading.failed_graders)
 
 
 class Reporter:
@@ -87,7 +121,9 @@ class Reporter:
 
     ``option_help`` declares the options the reporter accepts (``--reporter-option
     NAME.KEY=VALUE`` on the command line), each with one line of help; any other key
-    is refused before the run starts.
+    is refused before the run starts. Options declared in ``int_options`` or
+    ``flag_options`` are checked too, and read with :meth:`option_int` and
+    :meth:`option_flag` by key alone.
     """
 
     name: ClassVar[str] = ""
@@ -99,6 +135,10 @@ class Reporter:
     option_help: ClassVar[Mapping[str, str]] = {}
     #: the document kinds this reporter can write (:attr:`ResultsView.kind`)
     accepts: ClassVar[frozenset[str]] = frozenset({"results"})
+    #: whole-number options: key -> (default, minimum)
+    int_options: ClassVar[Mapping[str, tuple[int, int]]] = {}
+    #: true/false options: key -> default
+    flag_options: ClassVar[Mapping[str, bool]] = {}
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         self.options: dict[str, str] = dict(options or {})
@@ -106,14 +146,21 @@ class Reporter:
     def check_options(self) -> list[str]:
         """Problems with the options (each printed, exit 2); empty when fine."""
         known = sorted(self.option_help)
-        return [f"reporter {self.name!r} has no option {key!r}; known: {', '.join(known) or 'none'}"
-                for key in self.options if key not in self.option_help]
+        problems = [f"reporter {self.name!r} has no option {key!r}; known: {', '.join(known) or 'none'}"
+                    for key in self.options if key not in self.option_help]
+        for key in [*self.int_options, *self.flag_options]:
+            try:
+                self.option_int(key) if key in self.int_options else self.option_flag(key)
+            except ValueError as exc:
+                problems.append(str(exc))
+        return problems
 
-    def option_flag(self, key: str, default: bool = False) -> bool:
-        """A true/false option; raises ValueError (shown as a usage error) for anything else."""
+    def option_flag(self, key: str, default: bool | None = None) -> bool:
+        """A true/false option; raises ValueError (shown as a usage error) for anything else.
+        ``default``: the one in ``flag_options``, else false."""
         value = self.options.get(key)
         if value is None:
-            return default
+            return self.flag_options.get(key, False) if default is None else default
         low = value.strip().lower()
         if low in ("1", "true", "yes", "on"):
             return True
@@ -121,8 +168,12 @@ class Reporter:
             return False
         raise ValueError(f"reporter {self.name!r} option {key!r} must be true or false, not {value!r}")
 
-    def option_int(self, key: str, default: int, minimum: int = 0) -> int:
-        """A whole-number option of at least ``minimum``; raises ValueError otherwise."""
+    def option_int(self, key: str, default: int | None = None, minimum: int | None = None) -> int:
+        """A whole-number option of at least ``minimum``; raises ValueError otherwise.
+        ``default`` and ``minimum``: those in ``int_options``, else 0."""
+        declared_default, declared_minimum = self.int_options.get(key, (0, 0))
+        default = declared_default if default is None else default
+        minimum = declared_minimum if minimum is None else minimum
         value = self.options.get(key)
         if value is None:
             return default

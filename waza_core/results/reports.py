@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import sys
-import tempfile
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
@@ -134,41 +132,13 @@ def _write_with(reporter: Reporter, view: ResultsView, out: IO[bytes]) -> None:
         raise WazaError(f"reporter {reporter.name!r} failed: {type(exc).__name__}: {exc}") from exc
 
 
-def write_target(target: str | Path, fill: Callable[[IO[bytes]], Any], mode: int = 0o644) -> None:
-    """Write a file through ``fill(stream)`` with the safe-write rules of the module docstring."""
-    path = Path(target)
-    try:
-        st = os.stat(path)  # follows a symlink: its target is what gets written
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:
-        raise WazaError(f"cannot write {path}: {exc.strerror}") from None
-    if st is not None and (stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode)):
-        try:
-            with open(path, "wb") as fh:
-                fill(fh)
-        except OSError as exc:
-            raise WazaError(f"cannot write {path}: {exc.strerror or exc}") from None
-        return
-    real = Path(os.path.realpath(path)) if path.is_symlink() else path
-    keep_mode = stat.S_IMODE(st.st_mode) if st is not None else mode
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
-    except OSError as exc:
-        raise WazaError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fill(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-            os.fchmod(fh.fileno(), keep_mode)
-        os.replace(tmp, real)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise WazaError(f"cannot write {path}: {exc.strerror or exc}") from None
-        raise
+def write_target(target: str | Path, fill: Callable[[IO[bytes]], Any], mode: int | None = None) -> None:
+    """Write a file through ``fill(stream)`` with the safe-write rules of the module
+    docstring: one implementation for every file waza writes
+    (:func:`waza_core.safe_write.write_stream`)."""
+    from waza_core.safe_write import write_stream
+
+    write_stream(target, fill, mode)
 
 
 @attrs.define

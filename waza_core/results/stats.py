@@ -12,7 +12,9 @@ docs/dependencies.md have the figures).
 
 from __future__ import annotations
 
+import functools
 import math
+from array import array
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -29,9 +31,11 @@ def run_scores(validations: Mapping[str, GraderResult] | None) -> tuple[float, f
     if not validations:
         return 0.0, 0.0
     vals = list(validations.values())
-    score = sum(v.score for v in vals) / len(vals)
-    wsum = sum(v.weight or 1.0 for v in vals)
-    weighted = sum(v.score * (v.weight or 1.0) for v in vals) / wsum if wsum else 0.0
+    scores = [v.score for v in vals]
+    weights = [v.weight or 1.0 for v in vals]
+    score = sum(scores) / len(vals)
+    wsum = sum(weights)
+    weighted = sum([s * w for s, w in zip(scores, weights, strict=True)]) / wsum if wsum else 0.0
     return score, weighted
 
 
@@ -39,17 +43,24 @@ def _std(xs: list[float]) -> float:
     if not xs:
         return 0.0
     m = sum(xs) / len(xs)
-    return math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs))
+    return math.sqrt(sum([(x - m) ** 2 for x in xs]) / len(xs))
 
 
 def wilson(successes: int, n: int, z: float = 1.959963984540054) -> dict[str, float] | None:
     if n == 0:
         return None
+    lower, upper = _wilson(successes, n, z)
+    return {"lower": lower, "upper": upper, "confidence_level": 0.95}
+
+
+@functools.lru_cache(maxsize=1024)
+def _wilson(successes: int, n: int, z: float) -> tuple[float, float]:
+    """The interval's bounds; most tasks of a suite share (successes, n), so they are kept."""
     p = successes / n
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return {"lower": max(0.0, centre - half), "upper": min(1.0, centre + half), "confidence_level": 0.95}
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 #: the percentile indexes of waza (Go): floor(alpha/2 * B) and floor((1 - alpha/2) * B)
@@ -85,13 +96,16 @@ def task_stats(runs: list[RunResult]) -> dict[str, Any] | None:
     if not graded:
         return None
     scores, weighted = [], []
+    passed = errors = 0
     for r in graded:
         s, w = run_scores(r.validations)
         scores.append(s)
         weighted.append(w)
+        if r.status == "passed":
+            passed += 1
+        elif r.status == "error":
+            errors += 1
     n = len(graded)
-    passed = sum(1 for r in graded if r.status == "passed")
-    errors = sum(1 for r in graded if r.status == "error")
     failed = n - passed - errors
     pass_rate = passed / n
     minority = min(passed, n - passed)
@@ -104,7 +118,7 @@ def task_stats(runs: list[RunResult]) -> dict[str, Any] | None:
         "max_score": max(scores),
         "std_dev_score": std,
         "score_variance": std**2,
-        "avg_duration_ms": int(sum(r.duration_ms for r in graded) / n),
+        "avg_duration_ms": int(sum([r.duration_ms for r in graded]) / n),
         "flaky": 0 < pass_rate < 1,
         "flakiness_percent": minority / n * 100,
         "passed_runs": passed,
@@ -121,6 +135,8 @@ def task_stats(runs: list[RunResult]) -> dict[str, Any] | None:
 
 
 def task_status(runs: list[RunResult]) -> str:
+    if len(runs) == 1 and runs[0].status in ("passed", "failed", "error", "n/a"):
+        return runs[0].status  # the common case, without building a set
     statuses = {r.status for r in runs}
     if not runs or statuses == {"n/a"}:
         return "n/a"
@@ -132,33 +148,48 @@ def task_status(runs: list[RunResult]) -> str:
 def summarize(tasks: Iterable[TaskResult], duration_ms: int) -> Summary:
     """The suite summary of finished tasks (see :class:`SummaryTally` to add them one by one)."""
     tally = SummaryTally()
-    for t in tasks:
-        tally.add(t)
+    for position, t in enumerate(tasks):
+        tally.add(t, position)
     return tally.summary(duration_ms)
 
 
 class SummaryTally:
-    """What the summary needs of each finished task, so the task itself can be let go."""
+    """What the summary needs of each finished task, so the task itself can be let go.
+
+    Tasks may arrive in any order; the sums are taken in ``position`` order (the
+    order of the tasks in the results file), so the floating-point result is the
+    same as :func:`summarize` over the file's tasks. Two floats per task, in arrays."""
 
     def __init__(self) -> None:
         self.count = {"passed": 0, "failed": 0, "error": 0, "n/a": 0}
-        self.avgs: list[float] = []
-        self.wavgs: list[float] = []
-        self.usages: list[dict] = []
+        self.avgs = array("d")
+        self.wavgs = array("d")
+        self.seen = bytearray()
+        self.usages: dict[int, tuple[dict, ...]] = {}  # only tasks with usage
 
-    def add(self, t: TaskResult) -> None:
+    def add(self, t: TaskResult, position: int) -> None:
         if t.status in self.count:
             self.count[t.status] += 1
+        if position >= len(self.seen):
+            zeros = array("d", [0.0]) * (position + 1 - len(self.seen))
+            self.avgs.extend(zeros)
+            self.wavgs.extend(zeros)
+            self.seen.extend(bytes(len(zeros)))
         stats = t.stats or {}
-        self.avgs.append(stats.get("avg_score", 0.0))
-        self.wavgs.append(stats.get("avg_weighted_score", 0.0))
-        self.usages.extend(r.usage for r in t.runs if r.usage)
+        self.avgs[position] = stats.get("avg_score", 0.0)
+        self.wavgs[position] = stats.get("avg_weighted_score", 0.0)
+        self.seen[position] = 1
+        usages = tuple(r.usage for r in t.runs if r.usage)
+        if usages:
+            self.usages[position] = usages
 
     def summary(self, duration_ms: int) -> Summary:
         from waza_core.results.model import Summary
 
-        count, avgs, wavgs = self.count, self.avgs, self.wavgs
-        total = len(avgs)
+        seen = self.seen
+        avgs = [a for a, s in zip(self.avgs, seen, strict=True) if s]
+        wavgs = [a for a, s in zip(self.wavgs, seen, strict=True) if s]
+        count, total = self.count, len(avgs)
         return Summary(
             total_tests=total,
             succeeded=count["passed"],
@@ -172,7 +203,7 @@ class SummaryTally:
             max_score=max(avgs) if avgs else 0.0,
             std_dev=_std(avgs),
             duration_ms=duration_ms,
-            usage=sum_usage(self.usages),
+            usage=sum_usage(u for k in sorted(self.usages) for u in self.usages[k]),
         )
 
 

@@ -15,50 +15,79 @@ from waza_core.model import Suite, TaskSpec
 from waza_core.results import stats as stats_mod
 from waza_core.results.model import ResultsDocument, RunConfig, RunResult, TaskResult
 from waza_core.run.backend import CompletedRun
+from waza_core.run.finish import TaskDigest, decorate_task, digest, finish_summary
 from waza_core.run.plan import RunOptions, RunPlan
 
 
 def task_result(task: TaskSpec, runs: list[RunResult]) -> TaskResult:
-    """A finished task: its runs in trial order, status and statistics."""
+    """A finished task: its runs in trial order, status and statistics.
+
+    A task whose ``before_task`` hook failed (with ``error_on_fail``) is ``failed`` with
+    no runs and no statistics, as in waza (Go)."""
+    from waza_core.run.hooks import HOOK_FAILED
+
+    if runs and all(r.extra.get(HOOK_FAILED) for r in runs):
+        return TaskResult(test_id=task.id, display_name=task.name, tags=list(task.tags), status="failed", runs=[],
+                          stats=None, extra={"error_msg": runs[0].error_msg})
     return TaskResult(test_id=task.id, display_name=task.name, tags=list(task.tags),
                       status=stats_mod.task_status(runs), runs=runs, stats=stats_mod.task_stats(runs))
 
 
 class Aggregator:
-    """Collects the runs of one suite run into finished tasks."""
+    """Collects the runs of one suite run into finished tasks.
+
+    With ``options.keep_tasks`` off, a finished task is handed to ``on_task_done`` and
+    let go: only what the summary needs stays (see :class:`stats.SummaryTally`)."""
 
     def __init__(self, plan: RunPlan, options: RunOptions) -> None:
         self.plan = plan
         self.options = options
-        self.by_id = {t.id: t for t in plan.tasks}
+        self.positions = {t.id: i for i, t in enumerate(plan.tasks)}
         self.slots: dict[str, list[RunResult | None]] = {}
         self.remaining: dict[str, int] = {}
-        self.finished: dict[str, TaskResult] = {}  # task id -> entry, in finishing order
+        self.finished: dict[str, TaskResult] = {}  # task id -> entry, when kept
+        self.done = 0
+        self.tally = stats_mod.SummaryTally()
         self.saw_failure = False
+        self.group_by = ""  # config.group_by, set by the engine
+        #: (position, digest) of every finished task: what summary.groups and
+        #: summary.statistics need, also when the entries themselves are not kept
+        self.digests: list[tuple[int, TaskDigest]] = []
 
     def add(self, done: CompletedRun) -> TaskResult | None:
         """Take one finished run; return its task's entry when that was the task's last run."""
         tid = done.unit.task_id
         trials = self.plan.trials
-        slots = self.slots.get(tid)
-        if slots is None:
-            slots = self.slots[tid] = [None] * trials
-            self.remaining[tid] = trials
-        slots[done.unit.trial - 1] = done.run
-        self.remaining[tid] -= 1
-        if self.remaining[tid]:
-            return None
-        del self.slots[tid], self.remaining[tid]
-        entry = task_result(self.by_id[tid], slots)  # type: ignore[arg-type]  # every slot is filled
-        self.finished[tid] = entry
+        if trials == 1:
+            runs = [done.run]
+        else:
+            slots = self.slots.get(tid)
+            if slots is None:
+                slots = self.slots[tid] = [None] * trials
+                self.remaining[tid] = trials
+            slots[done.unit.trial - 1] = done.run
+            self.remaining[tid] -= 1
+            if self.remaining[tid]:
+                return None
+            del self.slots[tid], self.remaining[tid]
+            runs = slots  # type: ignore[assignment]  # every slot is filled
+        position = self.positions[tid]
+        spec = self.plan.tasks[position]
+        entry = task_result(spec, runs)
+        decorate_task(entry, spec, self.plan.model, self.group_by)
+        self.digests.append((position, digest(entry, spec, self.group_by)))
+        self.done += 1
+        self.tally.add(entry, position)
+        if self.options.keep_tasks:
+            self.finished[tid] = entry
         if entry.status != "passed":
             self.saw_failure = True
         if self.options.on_task_done:
-            self.options.on_task_done(len(self.finished), len(self.plan.tasks), entry)
+            self.options.on_task_done(self.done, len(self.plan.tasks), entry)
         return entry
 
     def tasks(self) -> list[TaskResult]:
-        """The finished tasks in plan order."""
+        """The finished tasks in plan order (none when they are not kept)."""
         return [self.finished[t.id] for t in self.plan.tasks if t.id in self.finished]
 
     def document(self, suite: Suite, started: float, duration_ms: int, incomplete: bool) -> ResultsDocument:
@@ -66,7 +95,7 @@ class Aggregator:
 
         tasks = self.tasks()
         plan, cfg = self.plan, suite.config
-        return ResultsDocument(
+        doc = ResultsDocument(
             eval_id=f"run-{int(started)}-{secrets.token_hex(3)}",
             skill=suite.skill,
             eval_name=suite.name,
@@ -84,7 +113,9 @@ class Aggregator:
                 workers=plan.workers,
                 skip_graders=self.options.skip_graders,
             ),
-            summary=stats_mod.summarize(tasks, duration_ms),
+            summary=self.tally.summary(duration_ms),
             tasks=tasks,
-            incomplete=incomplete or len(tasks) < len(plan.tasks),
+            incomplete=incomplete or self.done < len(plan.tasks),
         )
+        finish_summary(doc, [d for _, d in sorted(self.digests, key=lambda pd: pd[0])], plan.trials)
+        return doc

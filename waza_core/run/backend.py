@@ -27,8 +27,8 @@ Backends are picked by name with :func:`make_backend` (``--backend``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, ClassVar, NamedTuple
 
 import attrs
 
@@ -52,8 +52,9 @@ class BackendJob:
     options: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-@attrs.frozen
-class CompletedRun:
+class CompletedRun(NamedTuple):
+    """A finished unit and its run, as a backend yields them."""
+
     unit: RunUnit
     run: RunResult
 
@@ -69,7 +70,8 @@ class Backend:
     def __init__(self, job: BackendJob) -> None:
         self.job = job
 
-    def submit(self, units: Sequence[RunUnit]) -> None:  # pragma: no cover - interface
+    def submit(self, units: Iterable[RunUnit]) -> None:  # pragma: no cover - interface
+        """Take units to run (an iterable: a backend may take them as it needs them)."""
         raise NotImplementedError
 
     def results(self) -> Iterator[CompletedRun]:  # pragma: no cover - interface

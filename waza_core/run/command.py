@@ -24,6 +24,7 @@ from waza_core.errors import ExitCode, WazaError
 from waza_core.results.codec import results_to_json
 from waza_core.results.model import ResultsDocument, TaskResult, exit_code
 from waza_core.results.reports import STDOUT, machine_stdout, plan_for_run
+from waza_core.results.writer import StreamingResultsWriter
 from waza_core.run.engine import Engine
 from waza_core.run.plan import RunOptions
 
@@ -40,7 +41,10 @@ class RunCommand:
     tags: list[str] = attrs.field(factory=list)
     trials: int | None = None
     executor: str | None = None
-    model: str | None = None
+    #: ``--model`` (repeatable): one run of the suite per model; empty = config.models / config.model
+    models: list[str] = attrs.field(factory=list)
+    #: ``--baseline``: an A/B run (also ``baseline: true`` in eval.yaml)
+    baseline: bool = False
     parallel: bool = False
     workers: int | None = None
     fail_fast: bool = False
@@ -49,6 +53,8 @@ class RunCommand:
     judge_model: str | None = None
     skip_graders: bool = False
     quiet: bool = False
+    verbose: bool = False
+    color: str = "auto"
     log_format: str = "console"
     plugins: list[str] = attrs.field(factory=list)
     reporters: list[str] = attrs.field(factory=list)  # --reporter NAME[:PATH]
@@ -62,39 +68,170 @@ class RunCommand:
 
 
 def run_command(cmd: RunCommand) -> int:
-    """Run ``waza run``; the exit code. User mistakes raise :class:`WazaError` (exit 2)."""
-    from waza_core.cli.common import configure_logging
-    from waza_core.results import console
+    """Run ``waza run``; the exit code. User mistakes raise :class:`WazaError` (exit 2).
 
+    Several models (``--model a --model b``, ``config.models``) run the suite once each
+    (:mod:`waza_core.run.multimodel`); an A/B run runs it twice per model
+    (:mod:`waza_core.run.baseline`). Reporters write the last model's document, as in
+    waza (Go)."""
+    import gc
+
+    from waza_core.cli.common import configure_logging, setup_console
+    from waza_core.results import console
+    from waza_core.run import multimodel
+
+    con = setup_console(cmd.color, cmd.quiet, cmd.verbose)
     check_targets(cmd)
     configure_logging(cmd.log_format, cmd.quiet)
-    suite, registry = load(cmd)
-    backend, backend_options = pick_backend(cmd, suite)
+    # Loading the suite and building the engine make objects that all live until the end:
+    # the cyclic collector cannot find garbage there, but its full passes over a growing
+    # heap took half of the start-up of a 100k-task suite. Rarer while loading (a cold load
+    # makes cyclic garbage), off while building; then what was built is frozen out of its
+    # sight, so the collections during the runs only look at what the runs make.
+    thresholds = gc.get_threshold()
+    gc.set_threshold(*BUILD_GC_THRESHOLDS)
+    try:
+        suite, registry = load(cmd)
+    finally:
+        gc.set_threshold(*thresholds)
+    check_output_dir_name(cmd, suite.name)
+    models = multimodel.models_to_run(cmd.models, suite)
+    if len(models) > 1 and cmd.output is not None and str(cmd.output) == STDOUT:
+        raise WazaError("-o - writes one results document; with several models use -o FILE (one file per "
+                        "model) or --output-dir")
+    if (cmd.journal is not None or cmd.resume is not None) and (len(models) > 1 or cmd.baseline or suite.baseline):
+        raise WazaError("--journal and --resume record one pass of the suite: use them with one model and "
+                        "without an A/B run (--baseline, baseline: true)")
+    backend = pick_backend(cmd, suite)
     reports = plan_for_run(cmd.reporters, cmd.reporter_options, registry, cmd.output)
+    code, done, failures = ExitCode.OK, [], []
     with machine_stdout(reports.uses_stdout) as machine:
-        reporter = console.Reporter(quiet=cmd.quiet)
-        options = run_options(cmd, reporter)
-        options.backend, options.backend_options = backend, backend_options
-        engine = Engine(suite, registry, options, plugins=tuple(requested_plugins(cmd.plugins)))
-        cache = attach_cache(cmd, engine)
+        reporter = console.Reporter(console=con,
+                                    summary_to_stderr=cmd.output is not None and _is_stdout(cmd.output))
+        for i, model in enumerate(models):
+            last = i == len(models) - 1
+            doc, engine, finished = run_model(cmd, suite, registry, reporter, model, backend,
+                                              needs_document=bool(reports.requests) or str(cmd.output) == STDOUT)
+            if len(models) > 1:
+                doc.extra["models"] = list(models)
+            failures += finish_model(cmd, doc, finished, reporter, reports if last else None, machine.stream,
+                                     model if len(models) > 1 else None)
+            done.append((model, doc))
+            model_code = exit_code_of(doc, engine)
+            if model_code >= ExitCode.INTERRUPTED:  # stopped by a signal: no further model
+                return model_code
+            code = max(code, model_code)  # a failing model does not stop the others, as in waza (Go)
+        if len(models) > 1:
+            reporter.block(multimodel.comparison_table(done))
+    if failures:
+        raise WazaError("; ".join(failures))
+    return code
+
+
+def finish_model(cmd: RunCommand, doc: ResultsDocument, finished: FinishedTasks, reporter, reports,
+                 stdout, model: str | None) -> list[str]:
+    """Write one model's results (and, for the last model, the reports), then print its
+    summary; the reporters that failed."""
+    from waza_core import signals
+    from waza_core.run import baseline
+    from waza_core.run.finish import console_report
+
+    failures: list[str] = []
+    try:
+        with signals.deferred():  # a signal now must not cost the results file
+            try:
+                target = write_results(cmd, doc, stdout, finished.writer, model)
+            except WazaError:  # the summary still shows what ran; then exit 2
+                reporter.summary(finished.console_outcome(doc), None)
+                raise
+            if reports is not None and reports.requests:
+                failures = reports.write(results_to_json(doc), stdout)
+            reporter.summary(finished.console_outcome(doc), target)
+    finally:
+        finished.close()
+    reporter.block(console_report(doc))
+    if doc.extra.get("is_baseline"):
+        reporter.block(baseline.impact_report(doc))
+    return failures
+
+
+class _Interrupted(Exception):
+    def __init__(self, doc: ResultsDocument) -> None:
+        self.doc = doc
+
+
+def run_model(cmd: RunCommand, suite, registry, reporter, model: str, backend: tuple[str, dict],
+              needs_document: bool) -> tuple[ResultsDocument, Engine, FinishedTasks]:
+    """One model's run (two passes for an A/B run): the document, the last engine and
+    what the last pass kept of its finished tasks."""
+    from waza_core.run import baseline
+
+    ab_run = bool(cmd.baseline or suite.baseline)
+    passes: list[tuple[Engine, FinishedTasks]] = []
+
+    def run_pass(the_suite, skills_off: bool) -> ResultsDocument:
         from waza_core.run import journal as journal_mod
 
+        engine, finished = build_engine(cmd, the_suite, registry, reporter, model, backend, skills_off,
+                                        needs_document or ab_run)  # an A/B run merges whole documents
+        passes.append((engine, finished))
         journal = journal_mod.attach(engine, cmd.journal, cmd.resume)
-        reporter.start(suite, engine)
+        reporter.start(the_suite, engine)
         try:
             doc = engine.run()
         finally:
             reporter.stop()  # also when a run could not start: give the terminal its cursor back
             if journal is not None:
                 journal.close()
-        if cache is not None:
-            cache.mark(doc)
-        target = write_results(cmd, doc, machine.stream)
-        failures = reports.write(results_to_json(doc), machine.stream) if reports.requests else []
-        reporter.summary(_console_outcome(doc), target)
-    if failures:
-        raise WazaError("; ".join(failures))
-    return exit_code_of(doc, engine)
+        if finished.cache is not None:
+            finished.cache.mark(doc)
+        if engine.cancel.is_set():
+            raise _Interrupted(doc)  # no second pass after Ctrl-C
+        return doc
+
+    try:
+        doc = baseline.run_baseline(run_pass, suite, _print_warning) if ab_run else run_pass(suite, False)
+    except _Interrupted as stop:
+        doc = stop.doc
+    except BaseException:
+        for _, finished in passes:
+            finished.close()
+        raise
+    for _, finished in passes[:-1]:
+        finished.close()
+    engine, finished = passes[-1]
+    return doc, engine, finished
+
+
+def build_engine(cmd: RunCommand, suite, registry, reporter, model: str, backend: tuple[str, dict],
+                 skills_off: bool, needs_document: bool) -> tuple[Engine, FinishedTasks]:
+    """The engine of one pass, with the collector off while it is built (see run_command)."""
+    import gc
+
+    gc.disable()
+    try:
+        finished = FinishedTasks(reporter, cmd.quiet, cmd.verbose)
+        options = run_options(cmd, finished.add)
+        options.model = model
+        options.backend, options.backend_options = backend
+        if skills_off:
+            options.skill_directories = ()
+        engine = Engine(suite, registry, options, plugins=tuple(requested_plugins(cmd.plugins)))
+        finished.cache = attach_cache(cmd, engine)
+        finished.stream_if_large(engine, file_target(cmd), needs_document)
+        gc.freeze()
+    finally:
+        gc.enable()
+    return engine, finished
+
+
+#: collector thresholds while loading the suite (default 700, 10, 10)
+BUILD_GC_THRESHOLDS = (50_000, 20, 100)
+
+
+def file_target(cmd: RunCommand) -> bool:
+    """Whether the results go to a file (-o PATH or --output-dir), not stdout or nowhere."""
+    return cmd.output_dir is not None or (cmd.output is not None and str(cmd.output) != STDOUT)
 
 
 def attach_cache(cmd: RunCommand, engine: Engine):
@@ -111,6 +248,81 @@ def attach_cache(cmd: RunCommand, engine: Engine):
         return None
     engine.wrap_backend = cache.wrap_backend
     return cache
+
+
+class FinishedTasks:
+    """What ``waza run`` does with each task as it finishes: show it, spool it for the
+    results file when the run is large, and remember what the summary prints."""
+
+    #: the console summary details this many failed tasks and counts the others
+    SHOWN = 50
+
+    def __init__(self, reporter, quiet: bool, verbose: bool = False) -> None:
+        self.reporter = reporter
+        self.quiet = quiet
+        self.verbose = verbose  # -v: a failed task's progress line shows its runs' feedback
+        self.writer: StreamingResultsWriter | None = None
+        self.cache = None  # the result cache, when --cache is on
+        self.positions: dict[str, int] = {}
+        self.keeps_tasks = True
+        self.problems: list[tuple[int, dict]] = []  # (-position, entry): a max-heap of the first SHOWN
+        self.problem_count = 0
+
+    def stream_if_large(self, engine: Engine, to_file: bool, needs_document: bool) -> None:
+        """Hold no finished task in memory when the results file would be compact anyway
+        (over PRETTY_MAX_RUNS runs: its tasks go to a spool as they finish) or when nothing
+        is written. Reporters and ``-o -`` still get the whole document in memory."""
+        from waza_core.results.io import PRETTY_MAX_RUNS
+
+        self.positions = engine.aggregator.positions
+        if needs_document or (to_file and len(engine.plan.tasks) * engine.plan.trials <= PRETTY_MAX_RUNS):
+            return
+        engine.options.keep_tasks = self.keeps_tasks = False
+        if to_file:
+            self.writer = StreamingResultsWriter(self.positions)
+
+    def add(self, index: int, total: int, entry: TaskResult) -> None:
+        if self.cache is not None and not self.keeps_tasks:
+            self.cache.mark_task(entry)  # its summary count is marked at the end
+        if self.writer is not None:
+            self.writer.add(entry)
+        if entry.status in ("failed", "error"):
+            self._remember_problem(entry)
+        if not self.quiet:
+            self.reporter.task_done(index, total, _console_task(entry, self.verbose))
+
+    def _remember_problem(self, entry: TaskResult) -> None:
+        import heapq
+
+        from waza_core.results.codec import task_to_json
+
+        self.problem_count += 1
+        if self.quiet or self.keeps_tasks:  # a kept document is read at the end instead
+            return
+        item = (-self.positions.get(entry.test_id, 0), task_to_json(entry))
+        if len(self.problems) < self.SHOWN:
+            heapq.heappush(self.problems, item)
+        elif item[0] > self.problems[0][0]:
+            heapq.heapreplace(self.problems, item)
+
+    def console_outcome(self, doc: ResultsDocument) -> dict:
+        """What the console summary reads: the header and the tasks that did not pass, the
+        first SHOWN whole, in file order, the others as one shared stub it only counts."""
+        from waza_core.results.codec import summary_to_json, task_to_json
+
+        if self.keeps_tasks:  # the document has every task (an A/B run's is merged: read it)
+            problems = [t for t in doc.tasks if t.status in ("failed", "error")]
+            self.problems = [(-i, task_to_json(t)) for i, t in enumerate(problems[:self.SHOWN])]
+            self.problem_count = len(problems)
+        shown = [entry for _, entry in sorted(self.problems, key=lambda item: -item[0])]
+        stub = {"test_id": "", "status": "failed", "runs": []}
+        tasks = shown + [stub] * (self.problem_count - len(shown))
+        return {"eval_name": doc.eval_name, "incomplete": doc.incomplete,
+                "summary": summary_to_json(doc.summary) if doc.summary is not None else {}, "tasks": tasks}
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
 
 
 def check_targets(cmd: RunCommand) -> None:
@@ -182,61 +394,113 @@ def load(cmd: RunCommand):
 
         for p in broken:
             get_logger().warning("plugin failed to load", plugin=p.name, error=p.error)
-    return load_suite(cmd.eval_file, registry), registry
+    suite = load_suite(cmd.eval_file, registry)
+    from waza_core.cli.common import print_warnings
+
+    print_warnings(suite.warnings)  # unknown keys of a 1.x eval and the like: shown, not lost
+    return suite, registry
 
 
-def run_options(cmd: RunCommand, reporter) -> RunOptions:
+def run_options(cmd: RunCommand, on_task_done) -> RunOptions:
     return RunOptions(
-        executor=cmd.executor, model=cmd.model, trials=cmd.trials,
+        executor=cmd.executor, model=cmd.models[0] if cmd.models else None, trials=cmd.trials,
         parallel=True if cmd.parallel or (cmd.workers is not None and cmd.workers != 1) else None,
         workers=cmd.workers, task_globs=list(cmd.task), tag_globs=list(cmd.tags), context_dir=cmd.context_dir,
         keep_workspaces=cmd.keep_workspaces, skip_graders=cmd.skip_graders,
         update_snapshots=cmd.update_snapshots, judge_model=cmd.judge_model,
-        fail_fast=True if cmd.fail_fast else None,
-        on_task_done=None if cmd.quiet else
-        lambda index, total, entry: reporter.task_done(index, total, _console_task(entry)),
+        fail_fast=True if cmd.fail_fast else None, on_task_done=on_task_done,
+        on_warning=_print_warning,
     )
 
 
-def write_results(cmd: RunCommand, doc: ResultsDocument, stdout=None) -> Path | None:
+def _print_warning(message: str) -> None:
+    from waza_core.results.console import get_console
+
+    get_console().warning(message)
+
+
+def write_results(cmd: RunCommand, doc: ResultsDocument, stdout=None,
+                  writer: StreamingResultsWriter | None = None, model: str | None = None) -> Path | None:
     """Write the results file (-o, or a new name in --output-dir); where it went.
-    ``-o -`` writes to ``stdout`` (the real one; the rest of the output went to stderr)."""
+    ``-o -`` writes to ``stdout`` (the real one; the rest of the output went to stderr).
+    With a ``writer``, the tasks were spooled as they finished and ``doc`` has none.
+    In a multi-model run ``model`` names the file of that model (``results_<model>.json``)."""
     from waza_core.results.codec import encode_results
     from waza_core.results.io import write_atomic
+    from waza_core.run.multimodel import per_model_path, sanitize
 
     target = cmd.output
     if target is not None and str(target) == STDOUT and stdout is not None:
         stdout.write(encode_results(doc))
         stdout.flush()
         return None
+    if target is not None and model is not None:
+        target = per_model_path(target, model)
     if cmd.output_dir is not None:
         stamp = doc.timestamp.replace(":", "").replace("-", "")
-        target = cmd.output_dir / f"{_safe(doc.eval_name)}-{stamp}-{doc.eval_id.rsplit('-', 1)[-1]}.json"
-    if target is not None:
+        label = f"-{sanitize(model)}" if model is not None else ""
+        target = cmd.output_dir / (f"{results_file_stem(doc.eval_name)}{label}-{stamp}-"
+                                   f"{doc.eval_id.rsplit('-', 1)[-1]}.json")
+    if target is None:
+        return None
+    if writer is not None:
+        writer.finish(doc, target)
+    else:
         write_atomic(target, encode_results(doc))
     return target
 
 
 def exit_code_of(doc: ResultsDocument, engine: Engine) -> int:
-    if doc.incomplete and engine.cancel.is_set():
-        return ExitCode.INTERRUPTED
+    """0 / 1 as the runs went; 128 + the signal that stopped the run (130 Ctrl-C, 143 SIGTERM)."""
+    from waza_core import signals
+
+    if signals.received() is not None or (doc.incomplete and engine.cancel.is_set()):
+        return signals.exit_code(ExitCode.INTERRUPTED)
     return exit_code(doc)
 
 
-def _console_task(entry: TaskResult) -> dict:
-    """What the progress line shows of a finished task."""
-    return {"test_id": entry.test_id, "display_name": entry.display_name, "status": entry.status,
-            "stats": entry.stats}
+def _console_task(entry: TaskResult, with_runs: bool = False) -> dict:
+    """What the progress line shows of a finished task (with ``-v``, its runs' feedback too)."""
+    shown = {"test_id": entry.test_id, "display_name": entry.display_name, "status": entry.status,
+             "stats": entry.stats}
+    if with_runs and entry.status in ("failed", "error"):
+        from waza_core.results.codec import task_to_json
+
+        shown["runs"] = task_to_json(entry)["runs"]
+    return shown
 
 
-def _console_outcome(doc: ResultsDocument) -> dict:
-    """What the console summary reads: the header and the tasks that did not pass."""
-    from waza_core.results.codec import summary_to_json, task_to_json
-
-    problems = [task_to_json(t) for t in doc.tasks if t.status in ("failed", "error")]
-    return {"eval_name": doc.eval_name, "incomplete": doc.incomplete,
-            "summary": summary_to_json(doc.summary) if doc.summary is not None else {}, "tasks": problems}
+#: at most this many characters of the eval name go into a file name of --output-dir
+NAME_STEM_LIMIT = 100
 
 
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "-" for c in name) or "results"
+def results_file_stem(name: str) -> str:
+    """A file-name-safe stem from an eval name: ASCII letters, digits, ``-_.`` only, no
+    leading dot, at most :data:`NAME_STEM_LIMIT` characters (with a short hash of the
+    full name when it had to be cut, so two long names stay apart)."""
+    import hashlib
+
+    stem = "".join(c if (c.isascii() and c.isalnum()) or c in "-_." else "-" for c in name).lstrip(".")
+    if len(stem) > NAME_STEM_LIMIT:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        stem = f"{stem[:NAME_STEM_LIMIT - 9]}-{digest}"
+    return stem or "results"
+
+
+def check_output_dir_name(cmd: RunCommand, eval_name: str) -> None:
+    """The --output-dir file name is fixed before anything runs, so it cannot lose a
+    finished run (a 300-character eval name once did: "File name too long")."""
+    if cmd.output_dir is not None:
+        from waza_core.safe_write import check_target
+
+        check_target(cmd.output_dir / f"{results_file_stem(eval_name)}-00000000T000000Z-000000.json", "results")
+
+
+def _is_stdout(target: Path) -> bool:
+    """True when ``target`` is where stdout goes (``-o /dev/stdout``): the summary then
+    moves to stderr, so the results stay valid JSON."""
+    try:
+        a, b = os.stat(target), os.fstat(1)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)

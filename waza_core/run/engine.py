@@ -59,6 +59,20 @@ class Engine:
             str(suite.file), tuple(plugins), settings, tuple(t.id for t in plan.tasks))
         self.prepared = PreparedSuite(suite, registry, settings, list(plan.tasks), recipe=self.recipe)
         self.aggregator = Aggregator(plan, options)
+        self.aggregator.group_by = suite.config.group_by
+        from waza_core.run.hooks import Hooks
+
+        #: lifecycle hooks (the preparer of before_task made them when the suite has any)
+        self.hooks = getattr(self.prepared, "hooks", None) or Hooks(suite, self.prepared.cancel)
+        self.hooks.warn = self._warn
+        #: warnings of this run (hooks that failed without error_on_fail), in order
+        self.warnings: list[str] = []
+        #: the results of trigger_tests.yaml once they ran (None: not run)
+        self.trigger_results: list[dict] | None = None
+        from waza_core.run.finish import executor_notices
+
+        for notice in executor_notices(suite, plan.tasks, plan.executor_name, type(self.prepared.executor)):
+            self._warn(notice)
         self.incomplete = False
         #: runs finished by an earlier session of this suite run (``--resume``): not run again
         self.prior: list[CompletedRun] = []
@@ -88,9 +102,27 @@ class Engine:
     def finished(self) -> dict:
         return self.aggregator.finished
 
+    def _warn(self, message: str) -> None:
+        self.warnings.append(message)
+        if self.options.on_warning is not None:
+            self.options.on_warning(message)
+
     def run(self) -> ResultsDocument:
+        from waza_core.errors import WazaError
+
         started = time.time()
         t0 = time.perf_counter()
+        try:
+            problem = self.hooks.run("before_run")
+            if problem is not None:
+                raise WazaError(f"before_run hook failed: {problem}")
+            return self._run(started, t0)
+        finally:  # after_run runs even when the run failed, as in waza (Go); it only warns
+            problem = self.hooks.run("after_run")
+            if problem is not None:
+                self._warn(f"after_run hook error: {problem}")
+
+    def _run(self, started: float, t0: float) -> ResultsDocument:
         prepared, plan = self.prepared, self.plan
         backend = make_backend(self.options.backend, BackendJob(prepared, self.recipe, plan.parallel, plan.workers,
                                                                 dict(self.options.backend_options)))
@@ -103,6 +135,8 @@ class Engine:
                 prepared.start()
             backend.submit(todo)
             self._collect(backend)
+            if self.suite.trigger_tests is not None and not self.cancel.is_set():
+                self.trigger_results = self._trigger_tests()
         except KeyboardInterrupt:
             backend.interrupt()
             self.incomplete = True
@@ -135,12 +169,29 @@ class Engine:
             for done in stream:
                 for observe in observers:
                     observe(done)
-                self.aggregator.add(done)
+                entry = self.aggregator.add(done)
+                if entry is not None and self.hooks.has("after_task"):
+                    problem = self.hooks.run("after_task", f"task {entry.test_id!r}")
+                    if problem is not None:
+                        self._warn(f"after_task hook error for {entry.test_id!r}: {problem}")
                 if self.plan.fail_fast and self.aggregator.saw_failure and backend.cancel():
                     self.incomplete = True
         finally:
             stream.close()
 
+    def _trigger_tests(self) -> list[dict]:
+        """trigger_tests.yaml: fabricated under mock, else each prompt through the executor."""
+        from waza_core.run import triggers
+
+        spec = self.suite.trigger_tests
+        if self.plan.executor_name == "mock":
+            return triggers.fabricated(spec)
+        return triggers.run_prompts(self.prepared, spec, self.plan.model, self.plan.workers)
+
     def outcome(self, started: float, duration_ms: int) -> ResultsDocument:
         """The results document of the runs finished so far."""
-        return self.aggregator.document(self.suite, started, duration_ms, self.incomplete)
+        from waza_core.run import triggers
+
+        doc = self.aggregator.document(self.suite, started, duration_ms, self.incomplete)
+        triggers.attach(doc, self.suite, self.trigger_results)
+        return doc

@@ -8,7 +8,7 @@ from several threads at once (bounded by ``--workers``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, ClassVar
 
 import attrs
@@ -41,6 +41,11 @@ class ExecutionRequest:
     mcp_servers: Mapping[str, dict] = attrs.field(factory=dict)
     #: the agent's working directory relative to the workspace (``inputs.workdir``)
     workdir: str | None = None
+    #: called after each completed turn of the conversation (the prompt is turn 1, each
+    #: follow-up one more) with the evidence so far; True means "stop the conversation
+    #: here" (a failed ``checkpoints`` entry with ``on_failure: stop``). Executors that
+    #: call it set ``reports_turns = True``; None when nobody listens.
+    on_turn: Callable[[int, RunEvidence], bool] | None = None
 
 
 class Executor:
@@ -60,6 +65,13 @@ class Executor:
     config_key: ClassVar[str] = ""
     #: JSON Schema of ``config.<config_key>``, checked when the suite loads
     config_schema: ClassVar[dict] = {"type": "object"}
+    #: whether ``execute`` calls ``request.on_turn`` after each turn (needed by task
+    #: ``checkpoints``; a suite with checkpoints refuses an executor that does not)
+    reports_turns: ClassVar[bool] = False
+    #: suite keys this executor honours from ``request.task`` / the suite config among
+    #: ``instruction_files``, ``responder``, ``first_event_timeout_seconds``; a run with
+    #: another one prints a warning that it is not used
+    supports: ClassVar[frozenset] = frozenset()
 
     def __init__(self, suite: Suite, options: dict | None = None) -> None:
         self.suite = suite

@@ -2,7 +2,8 @@
 
 Sequential (``parallel`` off or one worker): units run in submission order, each
 to the end before the next starts, so fail-fast stops before the next task's first
-run. Parallel: a pool of ``workers`` threads; results come back as runs finish.
+run. Parallel: a pool of ``workers`` threads fed a few units ahead; results come back
+as runs finish. Units are taken from the plan as they are needed, never all at once.
 Every run records ``worker: local``.
 
 Ctrl-C lands in the driver's thread (the one iterating :meth:`LocalBackend.results`):
@@ -14,8 +15,8 @@ flight, so no run outlives the backend.
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterator, Sequence
+import itertools
+from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 from waza_core.run.backend import Backend, BackendJob, CompletedRun
@@ -30,18 +31,16 @@ class LocalBackend(Backend):
         super().__init__(job)
         self.prepared = job.prepared
         self.threaded = job.parallel and job.workers > 1
-        self.queue: deque[RunUnit] = deque()  # sequential: not started yet
-        self.pending: dict[Future, RunUnit] = {}  # threaded: submitted, not yielded yet
+        self.todo: Iterator[RunUnit] = iter(())  # not submitted to a thread yet, made as needed
+        self.pending: dict[Future, RunUnit] = {}  # threaded: on the pool, not yielded yet
+        #: runs handed to the pool at once: enough to keep every thread busy, few enough that
+        #: a 100,000-run plan does not become 100,000 futures
+        self.window = 2 * job.workers + 4
         self.pool = (ThreadPoolExecutor(max_workers=job.workers, thread_name_prefix="waza-run")
                      if self.threaded else None)
 
-    def submit(self, units: Sequence[RunUnit]) -> None:
-        if self.pool is None:
-            self.queue.extend(units)
-            return
-        prepared = self.prepared
-        for unit in units:
-            self.pending[self.pool.submit(run_unit, prepared, unit, LOCAL_WORKER)] = unit
+    def submit(self, units: Iterable[RunUnit]) -> None:
+        self.todo = itertools.chain(self.todo, units)
 
     def results(self) -> Iterator[CompletedRun]:
         if self.pool is None:
@@ -50,20 +49,27 @@ class LocalBackend(Backend):
             yield from self._threaded()
 
     def _sequential(self) -> Iterator[CompletedRun]:
-        prepared, queue = self.prepared, self.queue
-        while queue:
-            unit = queue.popleft()
+        prepared = self.prepared
+        while (unit := next(self.todo, None)) is not None:
             yield CompletedRun(unit, run_unit(prepared, unit, LOCAL_WORKER))
+
+    def _fill(self) -> None:
+        pool, prepared = self.pool, self.prepared
+        assert pool is not None
+        while len(self.pending) < self.window and (unit := next(self.todo, None)) is not None:
+            self.pending[pool.submit(run_unit, prepared, unit, LOCAL_WORKER)] = unit
 
     def _threaded(self) -> Iterator[CompletedRun]:
         pool = self.pool
         assert pool is not None
         try:
+            self._fill()
             while self.pending:
                 done, _ = wait(self.pending, return_when=FIRST_COMPLETED)
                 for fut in done:
                     unit = self.pending.pop(fut)
                     yield CompletedRun(unit, fut.result())
+                self._fill()
         except KeyboardInterrupt:
             self.interrupt()
             raise
@@ -72,15 +78,12 @@ class LocalBackend(Backend):
             # driver stopped reading: stop the others, and let those in flight finish
             # before the workspaces are closed, so none is left behind.
             self.prepared.cancel.set()
+            self.todo = iter(())
             pool.shutdown(wait=True, cancel_futures=True)
             raise
 
     def cancel(self) -> int:
-        if self.pool is None:
-            outstanding = len(self.queue)
-            self.queue.clear()
-            return outstanding
-        outstanding = len(self.pending)
+        outstanding = len(self.pending) + sum(1 for _ in self.todo)  # the rest is dropped
         for fut in self.pending:
             fut.cancel()
         self.pending = {f: u for f, u in self.pending.items() if not f.cancelled()}
@@ -88,10 +91,12 @@ class LocalBackend(Backend):
 
     def interrupt(self) -> None:
         self.prepared.cancel.set()
-        self.queue.clear()
+        self.todo = iter(())
         if self.pool is not None:
             self.pool.shutdown(wait=False, cancel_futures=True)
 
     def close(self) -> None:
         if self.pool is not None:
+            # interrupted: the runs in flight are waited for (a bounded time) by
+            # PreparedSuite.close, after the executor was told to stop
             self.pool.shutdown(wait=not self.prepared.cancel.is_set())

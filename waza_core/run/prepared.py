@@ -19,7 +19,7 @@ import queue
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,9 @@ from waza_core.grading.base import Grader, GraderSetup
 from waza_core.grading.expectations import ExpectationGrader
 from waza_core.model import Suite, TaskSpec
 from waza_core.run.execution import Executor
+
+#: after an interrupt, how long the attempts in flight get to finish their cleanups
+STOP_GRACE_SECONDS = 10.0
 
 
 @attrs.frozen
@@ -77,6 +80,42 @@ class TaskInputs:
     fixture: Path | None = None
 
 
+NO_INPUTS = TaskInputs()  # shared by every task without files or fixture
+
+
+class PreparedTask:
+    """What the runs of one task need, built once."""
+
+    __slots__ = ("task", "own_graders", "graders", "inputs", "needs_workspace")
+
+    def __init__(self, task: TaskSpec, own_graders: list[Grader], graders: list[Grader], inputs: TaskInputs,
+                 needs_workspace: bool) -> None:
+        self.task = task
+        self.own_graders = own_graders
+        self.graders = graders  # global graders first, then the task's own
+        self.inputs = inputs
+        self.needs_workspace = needs_workspace
+
+
+class _PerTask(Mapping):
+    """A read-only view of one field of every :class:`PreparedTask`, by task id."""
+
+    __slots__ = ("by_id", "field")
+
+    def __init__(self, by_id: dict[str, PreparedTask], field: str) -> None:
+        self.by_id = by_id
+        self.field = field
+
+    def __getitem__(self, task_id: str) -> Any:
+        return getattr(self.by_id[task_id], self.field)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.by_id)
+
+    def __len__(self) -> int:
+        return len(self.by_id)
+
+
 class PreparedSuite:
     """Executor, graders, inputs and run preparers of one suite run, in one process."""
 
@@ -89,29 +128,62 @@ class PreparedSuite:
         self.registry = registry
         self.settings = settings
         self.recipe = recipe
-        self.tasks = {t.id: t for t in tasks}
         executor_cls = registry.get("executor", settings.executor)
         if executor_cls is None:
             raise WazaError(registry.unknown("executor", settings.executor))
         options = suite.config.extra.get(executor_cls.config_key, {}) if executor_cls.config_key else {}
         self.executor: Executor = executor_cls(suite, dict(options))
         self.global_graders = [build_grader(s, suite, registry) for s in suite.graders]
-        self.task_graders = {t.id: [build_grader(s, suite, registry) for s in t.graders] for t in tasks}
-        self.inputs = {t.id: load_inputs(t, self.fixtures_dir(t)) for t in tasks}
-        self.needs_workspace = {t.id: self._needs_workspace(t) for t in tasks}
-        #: setting it also kills every running child process group of this process
+        task_graders = [[build_grader(s, suite, registry) for s in t.graders] for t in tasks]
+        #: task id -> what its runs need (one record per task, not one dict per kind: a
+        #: 100,000-task suite spends megabytes on every dict keyed by task)
+        self.by_id: dict[str, PreparedTask] = {}
+        for t, own in zip(tasks, task_graders, strict=True):
+            inputs = load_inputs(t, self.fixtures_dir(t), self.inputs_root(t), suite.dir)
+            graders = self.global_graders + own if own else self.global_graders
+            self.by_id[t.id] = PreparedTask(t, own, graders, inputs, self._needs_workspace(inputs, graders))
+        #: task id -> TaskSpec, and task id -> TaskInputs (read-only views of ``by_id``)
+        self.tasks: Mapping[str, TaskSpec] = _PerTask(self.by_id, "task")
+        self.inputs: Mapping[str, TaskInputs] = _PerTask(self.by_id, "inputs")
+        #: setting it also kills every running child process group of this process, and
+        #: stops every grading call of this suite in progress (waza_core.grading.deadline)
         self.cancel = CancelEvent()
+        self.cancel._subscribe(self._stop_grading)
+        #: graders that features add (checkpoint graders): started and closed with the others
+        self.extra_graders: list[Grader] = []
         self.preparers = run_preparers(self)
         self.workspaces: Workspaces | None = None  # from start() to close()
+        self._in_flight = 0  # attempts running in this process (see wait_idle)
+        self._flight = threading.Condition()
         self.started = False  # the executor started: close() must shut it down
+
+    def attempt_started(self) -> None:
+        with self._flight:
+            self._in_flight += 1
+
+    def attempt_ended(self) -> None:
+        with self._flight:
+            self._in_flight -= 1
+            if self._in_flight == 0:
+                self._flight.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no attempt runs in this process; False when ``timeout`` passed first."""
+        with self._flight:
+            return self._flight.wait_for(lambda: self._in_flight == 0, timeout)
+
+    def _stop_grading(self) -> None:
+        from waza_core.grading import deadline
+
+        deadline.cancel_all(self.cancel)
 
     # -- what a run of a task sees ------------------------------------------------------
     def graders_of(self, task_id: str) -> list[Grader]:
         """Global graders first, then the task's own (the order of the results)."""
-        return self.global_graders + self.task_graders[task_id]
+        return self.by_id[task_id].graders
 
     def all_graders(self) -> list[Grader]:
-        return self.global_graders + [g for gs in self.task_graders.values() for g in gs]
+        return self.global_graders + [g for p in self.by_id.values() for g in p.own_graders] + self.extra_graders
 
     def fixtures_dir(self, task: TaskSpec) -> Path:
         if task.context_dir:
@@ -120,6 +192,14 @@ class PreparedSuite:
             return Path(self.settings.context_dir).absolute()
         return self.suite.dir / "fixtures"
 
+    def inputs_root(self, task: TaskSpec) -> Path:
+        """What input files must stay inside once links are resolved: the fixtures folder
+        a user named (``context_dir``, ``--context-dir``), else the suite's folder (so a
+        ``fixtures`` link out of the suite cannot read files from elsewhere)."""
+        if task.context_dir or self.settings.context_dir is not None:
+            return self.fixtures_dir(task).resolve()
+        return self.suite.dir.resolve()
+
     def skill_directories(self, task: TaskSpec) -> tuple[str, ...]:
         skills = self.settings.skill_directories
         if skills is None:
@@ -127,17 +207,15 @@ class PreparedSuite:
                 self.suite.config.skill_directories
         return tuple(skills)
 
-    def _needs_workspace(self, task: TaskSpec) -> bool:
-        """Whether a run of ``task`` can observe its workspace at all.
+    def _needs_workspace(self, inputs: TaskInputs, graders: list[Grader]) -> bool:
+        """Whether a run of a task can observe its workspace at all.
 
         A workspace with no files, no fixture, read by neither the executor nor any
         grader (each declares ``needs_workspace``; plugins default to True) cannot be
         seen by anyone, so making and removing an empty folder would be pure cost.
         """
-        inputs = self.inputs[task.id]
         return bool(self.settings.keep_workspaces or inputs.files or inputs.fixture is not None
-                    or self.executor.needs_workspace
-                    or any(g.needs_workspace for g in self.graders_of(task.id)))
+                    or self.executor.needs_workspace or any(g.needs_workspace for g in graders))
 
     # -- lifetime -------------------------------------------------------------------
     def start(self) -> None:
@@ -145,7 +223,7 @@ class PreparedSuite:
 
         When the executor cannot start, nothing is left running; after a grader
         fails to start, :meth:`close` closes every grader and the executor."""
-        self.workspaces = Workspaces()
+        self.workspaces = Workspaces(keep=self.settings.keep_workspaces)
         self.executor.model = self.settings.model  # so start() can check the model once, not per run
         try:
             self.executor.start()
@@ -158,7 +236,10 @@ class PreparedSuite:
 
     def close(self) -> None:
         """Close every grader, shut the executor down, and wait until every used
-        workspace is removed, also after a failure."""
+        workspace is removed, also after a failure. After an interrupt the attempts still
+        in flight (told to stop: child groups killed, graders cancelled, executor shut
+        down) get :data:`STOP_GRACE_SECONDS` to clean up their workspaces and grading
+        context folders first."""
         try:
             if self.started:
                 self.started = False
@@ -167,6 +248,8 @@ class PreparedSuite:
                 finally:
                     self.executor.shutdown()
         finally:
+            if self.cancel.is_set():
+                self.wait_idle(STOP_GRACE_SECONDS)
             if self.workspaces is not None:
                 self.workspaces.close()
                 self.workspaces = None
@@ -180,8 +263,13 @@ class PreparedSuite:
                            new_executor=executor_factory(self.suite, self.registry), cancel=self.cancel)
 
 
-def load_inputs(task: TaskSpec, base: Path) -> TaskInputs:
-    """Read a task's input files; every problem is a config error now, not later."""
+def load_inputs(task: TaskSpec, base: Path, root: Path | None = None, suite_dir: Path | None = None) -> TaskInputs:
+    """Read a task's input files; every problem is a config error now, not later.
+
+    With ``root``, a file that resolves (through symbolic links) outside it is refused,
+    as ``inputs.prompt_file`` is. ``inputs.context.fixture`` is looked up in ``suite_dir``
+    first, then in ``base`` (see :func:`_find_fixture`).
+    """
     problems, files = [], []
     for f in task.files:
         rel = Path(f.path)
@@ -192,6 +280,12 @@ def load_inputs(task: TaskSpec, base: Path) -> TaskInputs:
             files.append((f.path, f.content))
             continue
         src = base / rel
+        if root is not None and not _inside(src, root):
+            problems.append(f"inputs.files path {f.path!r}: {src} leaves {root} through a symbolic link")
+            continue
+        if _special(src):
+            problems.append(f"cannot read input file {src}: it is not a regular file")
+            continue
         try:
             files.append((f.path, src.read_text("utf-8")))
         except (OSError, UnicodeDecodeError) as exc:
@@ -200,19 +294,53 @@ def load_inputs(task: TaskSpec, base: Path) -> TaskInputs:
     fixture = None
     name = task.context.get("fixture")
     if isinstance(name, str):
-        fixture = base / name
-        if os.path.isabs(name) or ".." in Path(name).parts:
-            problems.append(f"inputs.context.fixture {name!r} must be relative to the fixtures folder, "
-                            "without '..'")
-        elif not fixture.is_dir():
-            problems.append(f"inputs.context.fixture {name!r}: no such directory {fixture}")
-        elif not os.access(fixture, os.R_OK | os.X_OK):
-            problems.append(f"inputs.context.fixture {name!r}: directory {fixture} is not readable")
+        fixture, problem = _find_fixture(name, suite_dir, base)
+        if problem:
+            problems.append(problem)
     if problems:
         from waza_core.paths import display_path
 
         raise WazaError(f"task {task.id!r} ({display_path(task.file)}): " + "; ".join(problems))
-    return TaskInputs(tuple(files), fixture)
+    return TaskInputs(tuple(files), fixture) if files or fixture is not None else NO_INPUTS
+
+
+def _inside(path: Path, root: Path) -> bool:
+    target = path.resolve()
+    return target == root or target.is_relative_to(root)
+
+
+def _special(path: Path) -> bool:
+    """A FIFO or device: reading it could block for ever or never end."""
+    from waza_core.safe_write import is_special
+
+    return is_special(path)
+
+
+def _find_fixture(name: str, suite_dir: Path | None, base: Path) -> tuple[Path | None, str | None]:
+    """``inputs.context.fixture``: a file or folder, relative to the suite's folder (as in
+    waza Go since v0.33: ``fixture: fixtures/demo``), else to the fixtures folder; it
+    must stay inside that folder once links are resolved. (fixture, problem)."""
+    from waza_core.paths import PathEscape, resolve_inside
+
+    if os.path.isabs(name) or ".." in Path(name).parts:
+        return None, (f"inputs.context.fixture {name!r} must be relative to the suite's folder (or the fixtures "
+                      "folder), without '..'")
+    tried = []
+    for root in ([suite_dir] if suite_dir is not None else []) + [base]:
+        try:
+            candidate = resolve_inside(root, name)
+        except PathEscape as exc:
+            return None, f"inputs.context.fixture {name!r}: {exc}"
+        tried.append(str(root / name))
+        if candidate.is_dir():
+            if not os.access(candidate, os.R_OK | os.X_OK):
+                return None, f"inputs.context.fixture {name!r}: directory {candidate} is not readable"
+            return candidate, None
+        if candidate.is_file():
+            if not os.access(candidate, os.R_OK):
+                return None, f"inputs.context.fixture {name!r}: file {candidate} is not readable"
+            return candidate, None
+    return None, f"inputs.context.fixture {name!r}: no such file or directory ({' or '.join(tried)})"
 
 
 def build_grader(spec, suite, registry) -> Grader:
@@ -283,10 +411,13 @@ class Workspaces:
     folder is gone.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, keep: bool = False) -> None:
         self.trash: queue.SimpleQueue = queue.SimpleQueue()
         self.janitor = threading.Thread(target=self._remove, name="waza-janitor", daemon=True)
         self.janitor.start()
+        self.keep = keep  # --keep-workspaces: never removed, not even after an interrupt
+        self.live: set[str] = set()  # taken and not handed back: removed at close
+        self.closed = False
 
     def _remove(self) -> None:
         while (ws := self.trash.get()) is not None:
@@ -294,14 +425,27 @@ class Workspaces:
 
     def take(self) -> str:
         try:
-            return tempfile.mkdtemp(prefix="waza-ws-")
+            ws = tempfile.mkdtemp(prefix="waza-ws-")  # 0700, whatever the umask
         except OSError as exc:
             raise WazaError(f"cannot create a run workspace in {tempfile.gettempdir()}: {exc.strerror}; "
                             "set TMPDIR to a writable folder") from None
+        if not self.keep:
+            self.live.add(ws)
+        return ws
 
     def remove(self, ws: str) -> None:
-        self.trash.put(ws)
+        self.live.discard(ws)
+        if self.closed:  # a run abandoned at an interrupt finishing late: remove it now
+            _remove_workspace(ws)
+        else:
+            self.trash.put(ws)
 
     def close(self) -> None:
+        """Wait until every used workspace is removed; also remove those of runs that
+        never handed theirs back (left behind at an interrupt)."""
         self.trash.put(None)
         self.janitor.join()
+        self.closed = True
+        for ws in list(self.live):
+            self.live.discard(ws)
+            _remove_workspace(ws)

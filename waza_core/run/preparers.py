@@ -26,18 +26,22 @@ if TYPE_CHECKING:
 
 
 def task_inputs(prepared: PreparedSuite) -> RunPreparer | None:
-    """Copy the task's ``inputs.context.fixture`` folder and write its ``inputs.files``."""
-    if not any(i.files or i.fixture is not None for i in prepared.inputs.values()):
+    """Copy the task's ``inputs.context.fixture`` (a folder's contents, or one file) and write
+    its ``inputs.files``."""
+    if not any(p.inputs.files or p.inputs.fixture is not None for p in prepared.by_id.values()):
         return None
 
     def fill_workspace(setup: RunSetup) -> None:
-        inputs = setup.prepared.inputs[setup.task.id]
+        inputs = setup.prepared.by_id[setup.task.id].inputs
         ws = setup.workspace_dir
         if ws is None or not (inputs.files or inputs.fixture is not None):
             return
         try:
-            if inputs.fixture is not None:
+            if inputs.fixture is not None and inputs.fixture.is_dir():
                 shutil.copytree(inputs.fixture, ws, dirs_exist_ok=True, symlinks=True)
+                os.chmod(ws, 0o700)  # copytree gave it the fixture's mode: a workspace stays private
+            elif inputs.fixture is not None:  # a single file lands at the workspace root
+                shutil.copy2(inputs.fixture, os.path.join(ws, inputs.fixture.name))
             for rel, content in inputs.files:
                 dest = os.path.join(ws, rel)
                 parent = os.path.dirname(dest)
@@ -51,10 +55,24 @@ def task_inputs(prepared: PreparedSuite) -> RunPreparer | None:
     return fill_workspace
 
 
+def _task_hooks(prepared: PreparedSuite) -> RunPreparer | None:
+    from waza_core.run.hooks import task_hooks
+
+    return task_hooks(prepared)
+
+
+def _checkpoints(prepared: PreparedSuite) -> RunPreparer | None:
+    from waza_core.run.checkpoints import checkpoints
+
+    return checkpoints(prepared)
+
+
 #: every per-run feature, in the order its preparer runs; one line per feature
 PREPARER_FACTORIES: list[Callable[[PreparedSuite], RunPreparer | None]] = [
+    _task_hooks,
     task_inputs,
     mocks_and_repos,  # inputs.repos/workdir/environment, command_mocks, mcp_mocks
+    _checkpoints,
 ]
 
 

@@ -46,11 +46,12 @@ import attrs
 
 from waza_core.errors import ExecutorError, GraderError, WazaError
 from waza_core.grading.base import Grader, GradingContext
+from waza_core.limits import DEFAULT_GRADER_TIMEOUT_SECONDS
 from waza_core.model import GraderResult, RunEvidence, TaskSpec
 from waza_core.results.model import RunResult
 from waza_core.run.execution import ExecutionRequest
 from waza_core.run.plan import RunUnit
-from waza_core.run.prepared import PreparedSuite
+from waza_core.run.prepared import PreparedSuite, PreparedTask
 
 #: ``runs[].worker`` of runs done in the driver's own process
 LOCAL_WORKER = "local"
@@ -70,6 +71,13 @@ class RunSetup:
     path_prepend: list[str] = attrs.field(factory=list)
     mcp_servers: dict[str, dict] = attrs.field(factory=dict)
     workdir: str | None = None
+    #: ``fn(turn, evidence so far) -> stop?`` after each turn (see ExecutionRequest.on_turn)
+    turn_listeners: list[Callable[[int, RunEvidence], bool]] = attrs.field(factory=list)
+    #: fields a feature adds to this run's entry in the results (``checkpoints``)
+    result_fields: dict = attrs.field(factory=dict)
+    #: set by a preparer to skip the agent: the run is an ``error`` with this message
+    #: (a failed ``before_task`` hook)
+    abort: str | None = None
     _collectors: list[Callable[[RunEvidence], None]] = attrs.field(factory=list)
     _cleanups: list[Callable[[], None]] = attrs.field(factory=list)
 
@@ -87,10 +95,17 @@ class RunSetup:
             task=task, prompt=task.prompt, workspace_dir=self.workspace_dir,
             timeout_seconds=task.timeout_seconds or prepared.suite.config.timeout_seconds,
             model=self.unit.model, skill_directories=prepared.skill_directories(task),
-            run_number=self.unit.trial, attempt=self.attempt, files=prepared.inputs[task.id].files,
+            run_number=self.unit.trial, attempt=self.attempt, files=prepared.by_id[task.id].inputs.files,
             environment=self.environment, path_prepend=tuple(self.path_prepend),
             mcp_servers=self.mcp_servers, workdir=self.workdir,
+            on_turn=self._on_turn if self.turn_listeners else None,
         )
+
+    def _on_turn(self, turn: int, evidence: RunEvidence) -> bool:
+        stop = False
+        for listen in self.turn_listeners:
+            stop = bool(listen(turn, evidence)) or stop
+        return stop
 
     def run_cleanups(self) -> None:
         problems = []
@@ -109,7 +124,7 @@ RunPreparer = Callable[[RunSetup], None]
 
 def run_unit(prepared: PreparedSuite, unit: RunUnit, worker: str = LOCAL_WORKER) -> RunResult:
     """One trial of one task, with retries of ``failed`` attempts up to ``unit.max_attempts``."""
-    task = prepared.tasks[unit.task_id]
+    task = prepared.by_id[unit.task_id]
     attempt = 0
     while True:
         attempt += 1
@@ -118,32 +133,50 @@ def run_unit(prepared: PreparedSuite, unit: RunUnit, worker: str = LOCAL_WORKER)
             return result
 
 
-def run_attempt(prepared: PreparedSuite, task: TaskSpec, unit: RunUnit, attempt: int, worker: str) -> RunResult:
+def run_attempt(prepared: PreparedSuite, ptask: PreparedTask, unit: RunUnit, attempt: int,
+                worker: str) -> RunResult:
     keep = prepared.settings.keep_workspaces
     workspaces = prepared.workspaces
-    ws = workspaces.take() if prepared.needs_workspace[task.id] else None
+    task = ptask.task
+    prepared.attempt_started()
+    try:
+        ws = workspaces.take() if ptask.needs_workspace else None
+    except BaseException:
+        prepared.attempt_ended()
+        raise
     setup = RunSetup(prepared, task, unit, attempt, ws)
     try:
         for prepare in prepared.preparers:
             prepare(setup)
+            if setup.abort is not None:
+                result = RunResult(run_number=unit.trial, attempts=attempt, status="error", error_msg=setup.abort,
+                                   worker=worker)
+                result.extra.update(setup.result_fields)
+                return result
         evidence = execute(prepared, setup.request())
         for collect in setup._collectors:
             collect(evidence)
         kept = ws if keep else None
         if evidence.error:
-            return RunResult.from_evidence(evidence, unit.trial, attempt, "error", {}, evidence.error, kept, worker)
-        if prepared.settings.skip_graders:
-            return RunResult.from_evidence(evidence, unit.trial, attempt, "n/a", {}, None, kept, worker)
-        ctx = GradingContext(task=task, evidence=evidence, workspace_dir=ws, suite=prepared.suite,
-                             cancel=prepared.cancel)
-        validations, status, error = grade_run(prepared.graders_of(task.id), ctx)
-        return RunResult.from_evidence(evidence, unit.trial, attempt, status, validations, error, kept, worker)
+            result = RunResult.from_evidence(evidence, unit.trial, attempt, "error", {}, evidence.error, kept, worker)
+        elif prepared.settings.skip_graders:
+            result = RunResult.from_evidence(evidence, unit.trial, attempt, "n/a", {}, None, kept, worker)
+        else:
+            ctx = GradingContext(task=task, evidence=evidence, workspace_dir=ws, suite=prepared.suite,
+                                 cancel=prepared.cancel)
+            validations, status, error = grade_run(ptask.graders, ctx)
+            result = RunResult.from_evidence(evidence, unit.trial, attempt, status, validations, error, kept, worker)
+        result.extra.update(setup.result_fields)
+        return result
     finally:
         try:
             setup.run_cleanups()
         finally:
-            if ws is not None and not keep:
-                workspaces.remove(ws)
+            try:
+                if ws is not None and not keep:
+                    workspaces.remove(ws)
+            finally:
+                prepared.attempt_ended()
 
 
 def execute(prepared: PreparedSuite, request: ExecutionRequest) -> RunEvidence:
@@ -161,17 +194,13 @@ def execute(prepared: PreparedSuite, request: ExecutionRequest) -> RunEvidence:
 
 
 def grade_run(graders: list[Grader], ctx: GradingContext) -> tuple[dict[str, GraderResult], str, str | None]:
-    """Run every grader on one run, each isolated. Returns (validations, status, error)."""
+    """Run every grader on one run, each isolated and within its time limit
+    (:mod:`waza_core.grading.deadline`). Returns (validations, status, error)."""
     validations: dict[str, GraderResult] = {}
     errors: list[str] = []
     for g in graders:
         t0 = time.perf_counter()
-        try:
-            res = g.grade(ctx)
-        except GraderError as exc:
-            res = _error_result(g, exc.kind, str(exc), exc.details)
-        except Exception as exc:  # a buggy plugin must not take down the run loop
-            res = _error_result(g, "exception", f"{type(exc).__name__}: {exc}")
+        res = grade_one(g, ctx)
         res.duration_ms = int((time.perf_counter() - t0) * 1000)
         if res.error:
             errors.append(f"grader {g.spec.name!r}: {res.error['message']}")
@@ -180,6 +209,53 @@ def grade_run(graders: list[Grader], ctx: GradingContext) -> tuple[dict[str, Gra
         return validations, "error", "; ".join(errors)
     passed = all(v.passed for v in validations.values())
     return validations, "passed" if passed else "failed", None
+
+
+def grading_limit(g: Grader, ctx: GradingContext) -> float:
+    """The grader's own limit (``Grader.time_limit``), else the run's timeout_seconds."""
+    if g.time_limit:
+        return float(g.time_limit)
+    task_limit = ctx.task.timeout_seconds if ctx.task is not None else None
+    suite_limit = ctx.suite.config.timeout_seconds if ctx.suite is not None else None
+    return float(task_limit or suite_limit or DEFAULT_GRADER_TIMEOUT_SECONDS)
+
+
+def grade_one(g: Grader, ctx: GradingContext) -> GraderResult:
+    """One grader on one run: its result, or a grader-error result; never raises
+    (except KeyboardInterrupt, which stops the whole run)."""
+    from waza_core.grading import deadline
+
+    limit = grading_limit(g, ctx)
+    if g.bounded:
+        outcome = deadline.in_thread(lambda: g.grade(ctx), limit, ctx.cancel)
+    else:
+        outcome = _on_helper(g, ctx, limit)
+    kind, value = outcome
+    if kind == "ok":
+        return value
+    if kind == "timeout":
+        return _error_result(g, "timeout", f"grading took longer than its limit of {limit:g} s; "
+                                           "the grader was stopped")
+    if kind == "cancelled":
+        return _error_result(g, "cancelled", "grading was stopped: the run was interrupted")
+    if isinstance(value, GraderError):
+        return _error_result(g, value.kind, str(value), value.details)
+    return _error_result(g, "exception", f"{type(value).__name__}: {value}")  # a buggy plugin
+
+
+def _on_helper(g: Grader, ctx: GradingContext, limit: float) -> tuple[str, object]:
+    """A grader that does not declare itself bounded: on a helper thread, with its own
+    cancel event (linked to the run's), so the run can move on when it overruns."""
+    from waza_core.grading import deadline
+    from waza_core.procs import CancelEvent
+
+    own = CancelEvent()
+    token = ctx.cancel._subscribe(own.set) if isinstance(ctx.cancel, CancelEvent) else None
+    try:
+        return deadline.on_helper(lambda: g.grade(attrs.evolve(ctx, cancel=own)), limit, own, ctx.cancel)
+    finally:
+        if token is not None:
+            ctx.cancel._unsubscribe(token)
 
 
 def _error_result(g: Grader, kind: str, message: str, details: dict | None = None) -> GraderResult:

@@ -23,6 +23,11 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = 1
+#: a checked document is cached only if its JSON is at most this many times the size
+#: of its source (plus :data:`GROWTH_SLACK` bytes): a file whose aliases multiply it
+#: must never turn into a huge cache file (see docs/safety.md)
+MAX_GROWTH = 4
+GROWTH_SLACK = 64 * 1024
 
 
 def cache_dir() -> Path | None:
@@ -100,9 +105,14 @@ class SuiteCache:
         return None
 
     def put(self, file: Path, kind: str, key: list[int], data: Any) -> None:
-        if self.dir is not None and json_exact(data):
-            self.entries[str(file)] = {"kind": kind, "stat": key, "data": data}
-            self.dirty = True
+        """Remember ``data`` for ``file`` (whose ``stat_key`` is ``key``; its first item
+        is the source size), unless it is not plain JSON or much bigger than its source."""
+        if self.dir is None or not json_exact(data):
+            return
+        if len(json.dumps(data, separators=(",", ":"))) > MAX_GROWTH * key[0] + GROWTH_SLACK:
+            return
+        self.entries[str(file)] = {"kind": kind, "stat": key, "data": data}
+        self.dirty = True
 
     def save(self) -> None:
         if self.dir is None or not self.dirty:

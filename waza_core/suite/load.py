@@ -3,29 +3,45 @@
 Every problem becomes one ``file:line:col: message`` line and all of them are raised
 together as a :class:`~waza_core.errors.SuiteError`, so a user fixes a suite in one
 pass. Grader configs are checked by each grader's own schema at load time.
+
+The unknown-key policy follows waza (Go):
+
+* a legacy eval (``schemaVersion`` 1.x, no ``scenario``) reads unknown keys as
+  *warnings* (``file:line:col: warning: ...``), kept on :attr:`Suite.warnings` and
+  printed by the CLI; ``load_suite(..., strict=True)`` (``waza validate --strict``)
+  makes them errors;
+* a scenario eval (``schemaVersion: "2.0"``) refuses unknown keys;
+* unknown top-level keys of an eval grader entry only warn, in both kinds of eval;
+  a grader's ``config`` is always strict (its own schema);
+* task files are unversioned and always strict;
+* keys that waza (Go) defines but waza for Python does not support yet are errors
+  everywhere, so a suite never silently loses a feature.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any
 
 from waza_core.errors import SuiteError
-from waza_core.model import FileInput, GraderSpec, Suite, SuiteConfig, TaskSpec
+from waza_core.model import CheckpointSpec, FileInput, GraderSpec, Suite, SuiteConfig, TaskSpec
 from waza_core.paths import display_path
 from waza_core.suite import mocks as mock_checks
 from waza_core.suite import schema as schemas
-from waza_core.suite import yamlio
+from waza_core.suite import versions, yamlio
 from waza_core.suite.cache import SuiteCache, stat_key
 
 
 class _Problems:
+    """Errors and warnings, each one ``file:line:col: message`` line."""
+
     def __init__(self) -> None:
         self.items: list[str] = []
+        self.warnings: list[str] = []
 
-    def add(self, file: Path, message: str, text: str | None = None, path=(), key=None,
-            pos: tuple[int, int] | None = None) -> None:
+    def _where(self, file: Path, text: str | None, path, key, pos) -> str:
         if pos is None and text is None and (path or key):
             try:
                 text = yamlio.read_text(file)
@@ -33,8 +49,18 @@ class _Problems:
                 text = None
         if pos is None and text is not None:
             pos = yamlio.locate(text, path, key)
-        where = display_path(file) + (f":{pos[0]}:{pos[1]}" if pos else "")
-        self.items.append(f"{where}: {message}")
+        return display_path(file) + (f":{pos[0]}:{pos[1]}" if pos else "")
+
+    def add(self, file: Path, message: str, text: str | None = None, path=(), key=None,
+            pos: tuple[int, int] | None = None) -> None:
+        self.items.append(f"{self._where(file, text, path, key, pos)}: {message}")
+
+    def warn(self, file: Path, message: str, text: str | None = None, path=(), key=None,
+             pos: tuple[int, int] | None = None) -> None:
+        self.warnings.append(f"{self._where(file, text, path, key, pos)}: warning: {message}")
+
+    def count(self) -> int:
+        return len(self.items) + len(self.warnings)
 
 
 def _read_yaml(file: Path, problems: _Problems) -> tuple[Any, str | None]:
@@ -42,6 +68,9 @@ def _read_yaml(file: Path, problems: _Problems) -> tuple[Any, str | None]:
         text = yamlio.read_text(file)
     except FileNotFoundError:
         problems.add(file, "file not found")
+        return None, None
+    except IsADirectoryError:
+        problems.add(file, "is a folder, not a YAML file")
         return None, None
     except UnicodeDecodeError as exc:
         problems.add(file, f"not UTF-8 text ({exc.reason} at byte {exc.start})")
@@ -61,22 +90,63 @@ def _read_yaml(file: Path, problems: _Problems) -> tuple[Any, str | None]:
     return data, text
 
 
-def _check_schema(kind: str, data: dict, text: str, file: Path, registry, problems: _Problems) -> bool:
+def _lenient_unknown(kind: str, path: tuple, legacy: bool) -> bool:
+    """Whether an unknown key at ``path`` is only a warning (see the module doc)."""
+    if kind != "eval":
+        return False
+    if len(path) == 2 and path[0] == "graders":  # a grader entry's own keys: warn in every eval
+        return True
+    if len(path) >= 3 and path[0] == "graders" and path[2] == "config":
+        return False  # a grader's config: its own schema, always strict
+    if len(path) >= 2 and path[0] == "config" and path[1] not in _base_config_keys():
+        return False  # an executor's own options (config.cli, config.copilot): its schema, always strict
+    return legacy
+
+
+@functools.lru_cache(maxsize=1)
+def _base_config_keys() -> frozenset:
+    return frozenset(schemas.load("eval")["properties"]["config"]["properties"])
+
+
+def _check_schema(kind: str, data: dict, text: str, file: Path, registry, problems: _Problems,
+                  legacy: bool = False) -> bool:
     errors = schemas.iter_errors(kind, registry, data)
     seen = set()
     for err in errors:
-        for path, key, message in schemas.describe(err, kind):
+        for path, key, message, category in schemas.classify(err, kind):
             if message.startswith("unknown grader type"):
                 message += registry.unavailable_note("grader", str(_value_at(data, path)))
             elif message.startswith("unknown key") and path == ("config",) and key:
                 message += registry.config_key_note(key)
-            if (path, message) in seen:
+            if (path, key, message) in seen:
                 continue
-            seen.add((path, message))
-            problems.add(file, message, text, path, key)
+            seen.add((path, key, message))
+            if category == "unknown" and _lenient_unknown(kind, path, legacy):
+                problems.warn(file, f"{message}; ignored", text, path, key)
+            else:
+                problems.add(file, message, text, path, key)
     return not errors
 
 
+def grader_names(entries: Any) -> list[str | None]:
+    """The name of each grader entry: its ``name``, else its ``type`` (``type_N`` when
+    that is taken in the list). waza (Go) keys a nameless grader by ``""``, so two
+    of them overwrite each other's result; naming them keeps both."""
+    entries = entries if isinstance(entries, list) else []
+    taken = {e["name"] for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)}
+    names: list[str | None] = []
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict):
+            names.append(None)
+        elif isinstance(e.get("name"), str):
+            names.append(e["name"])
+        elif isinstance(e.get("type"), str) and e["type"]:
+            name = e["type"] if e["type"] not in taken else f"{e['type']}_{i + 1}"
+            taken.add(name)
+            names.append(name)
+        else:
+            names.append(None)
+    return names
 def _value_at(data: Any, path: tuple) -> Any:
     for step in path:
         try:
@@ -94,38 +164,48 @@ def _check_graders(entries: Any, base_path: tuple, text: str, file: Path, regist
     and so are ``ref`` entries: they are checked once resolved (:func:`_expand_refs`).
     """
     names: dict[str, int] = {}
-    for i, entry in enumerate(entries if isinstance(entries, list) else []):
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or "ref" in entry:
+    for i, (entry, name) in enumerate(zip(entries if isinstance(entries, list) else [], grader_names(entries),
+                                          strict=True)):
+        if name is None or "ref" in entry:
             continue
+        if "name" not in entry:
+            problems.warn(file, f"grader without a name; it is named {name!r} (its results are keyed by name)",
+                          text, base_path + (i,), None)
         cls = registry.get("grader", entry.get("type")) if isinstance(entry.get("type"), str) else None
         config = entry.get("config") or {}
-        if cls is None or not isinstance(config, dict):
-            continue
-        config_path = base_path + (i, "config")
-        checks = entry.get("assertions")
-        if checks is not None and not (isinstance(checks, list) and all(isinstance(c, str) for c in checks)):
-            continue  # the document schema reported it
-        config, problem = _entry_assertions(entry, config) if task else (config, None)
-        if problem:
-            problems.add(file, f"grader {entry['name']!r}: {problem}", text, base_path + (i,), "assertions")
-            continue
-        schema_errors = schemas.config_errors(cls, config)
-        for err in schema_errors:
-            for path, key, message in schemas.describe(err, "config"):
-                where = config_path + path
-                if path[:1] == ("assertions",) and entry.get("assertions"):
-                    where = base_path + (i,) + path  # the list came from the entry, not from config
-                problems.add(file, f"grader {entry['name']!r}: {message}", text, where, key)
-        try:
-            checks = [] if schema_errors else cls.check_config(config)
-        except Exception as exc:  # a plugin's check itself failed: report, don't crash
-            checks = [((), f"config check failed: {type(exc).__name__}: {exc}")]
-        for sub_path, message in checks:
-            problems.add(file, f"grader {entry['name']!r}: {message}", text, config_path + tuple(sub_path))
-        if entry["name"] in names:
-            problems.add(file, f"duplicate grader name {entry['name']!r} (also entry {names[entry['name']] + 1})",
-                         text, base_path + (i, "name"))
-        names[entry["name"]] = i
+        if cls is not None and isinstance(config, dict):
+            checks = entry.get("assertions")
+            if checks is not None and not (isinstance(checks, list) and all(isinstance(c, str) for c in checks)):
+                continue  # the document schema reported it
+            config, problem = _entry_assertions(entry, config) if task else (config, None)
+            if problem:
+                problems.add(file, f"grader {name!r}: {problem}", text, base_path + (i,), "assertions")
+                continue
+            _check_grader_config(cls, name, config, base_path + (i, "config"), text, file, problems,
+                                 entry_path=base_path + (i,) if entry.get("assertions") else None)
+        if name in names:
+            problems.add(file, f"duplicate grader name {name!r} (also entry {names[name] + 1})",
+                         text, base_path + (i, "name") if "name" in entry else base_path + (i,))
+        names[name] = i
+
+
+def _check_grader_config(cls, name: str, config: dict, config_path: tuple, text: str, file: Path,
+                         problems: _Problems, entry_path: tuple | None = None) -> None:
+    """A grader's config against its own schema, then its own load-time check. ``entry_path``:
+    the entry, when its ``assertions`` list came from the entry rather than from config."""
+    schema_errors = schemas.config_errors(cls, config)
+    for err in schema_errors:
+        for path, key, message in schemas.describe(err, "config"):
+            where = config_path + path
+            if entry_path is not None and path[:1] == ("assertions",):
+                where = entry_path + path  # the list came from the entry, not from config
+            problems.add(file, f"grader {name!r}: {message}", text, where, key)
+    try:
+        checks = [] if schema_errors else cls.check_config(config)
+    except Exception as exc:  # a plugin's check itself failed: report, don't crash
+        checks = [((), f"config check failed: {type(exc).__name__}: {exc}")]
+    for sub_path, message in checks:
+        problems.add(file, f"grader {name!r}: {message}", text, config_path + tuple(sub_path))
 
 
 def _entry_assertions(entry: dict, config: dict) -> tuple[dict, str | None]:
@@ -145,12 +225,17 @@ def _entry_assertions(entry: dict, config: dict) -> tuple[dict, str | None]:
     return dict(config, assertions=list(checks)), None
 
 
-def _grader_specs(entries: list, file: Path) -> list[GraderSpec]:
-    """Grader specs of a checked document."""
+def _weight(value: Any) -> float:
+    """waza (Go) ``EffectiveWeight``: a missing, zero or negative weight counts as 1."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 1.0
+
+
+def _grader_specs(entries: list, file: Path, base: str = "graders") -> list[GraderSpec]:
+    """Grader specs of a checked document (``ref`` entries already resolved)."""
     where = display_path(file)
-    return [GraderSpec(type=e["type"], name=e["name"], weight=float(e.get("weight", 1.0)),
-                       config=_entry_assertions(e, e.get("config") or {})[0], where=f"{where} (graders[{i}])")
-            for i, e in enumerate(entries)]
+    return [GraderSpec(type=e["type"], name=name, weight=_weight(e.get("weight")),
+                       config=_entry_assertions(e, e.get("config") or {})[0], where=f"{where} ({base}[{i}])")
+            for i, (e, name) in enumerate(zip(entries, grader_names(entries), strict=True))]
 
 
 def _expand_refs(file: Path, entries: list, registry, problems: _Problems) -> list:
@@ -204,7 +289,7 @@ def _expand_refs(file: Path, entries: list, registry, problems: _Problems) -> li
 
 
 def _load_checked(file: Path, kind: str, registry, problems: _Problems, cache) -> dict | None:
-    """Read, parse and check one document, through the cache; None when it has problems."""
+    """Read, parse and check one document, through the cache; None when it has errors."""
     try:
         key = stat_key(file)
     except OSError:
@@ -213,55 +298,181 @@ def _load_checked(file: Path, kind: str, registry, problems: _Problems, cache) -
         data = cache.get(file, kind, key)
         if data is not None:
             return data
-    before = len(problems.items)
+    before, before_all = len(problems.items), problems.count()
     data, text = _read_yaml(file, problems)
     if data is None:
         return None
-    _check_schema(kind, data, text, file, registry, problems)
+    free_form = (("inputs", "context"),) if kind == "task" else (("inputs",),)
+    for where, value in yamlio.non_finite(data, skip=free_form):
+        problems.add(file, f"{schemas._dotted(where) or 'value'}: {value} is not allowed (use a finite number)",
+                     text, where)
+    if kind == "eval":
+        _check_eval(file, data, text, registry, problems)
+    else:
+        _check_schema(kind, data, text, file, registry, problems)
+        _check_graders(data.get("graders") or [], ("graders",), text, file, registry, problems, task=True)
+        _check_task(file, data, text, registry, problems)
     mock_checks.check_document(kind, data, file, text, problems)
-    _check_graders(data.get("graders") or [], ("graders",), text, file, registry, problems, task=kind == "task")
     if len(problems.items) > before:
         return None
-    if key is not None:
+    if key is not None and problems.count() == before_all:  # files with warnings are re-read to warn again
         cache.put(file, kind, key, data)
     return data
 
 
-def load_suite(path: str | Path, registry) -> Suite:
-    """Load and check ``eval.yaml`` and every task file it names."""
+# -- eval.yaml --------------------------------------------------------------------------------------
+
+def _scalar(data: dict, key: str, text: str) -> str | None:
+    """A top-level scalar as waza (Go) reads it into a string: as written in the file."""
+    value = data.get(key)
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    if isinstance(value, str):
+        return value
+    return yamlio.scalar_text(text, (key,)) or versions.as_text(value)
+
+
+def eval_version(file: Path, data: dict, text: str, problems: _Problems) -> versions.EvalVersion | None:
+    """The version ``data`` is read as; None (with a problem) when it cannot be read."""
+    if isinstance(data.get("schemaVersion"), (dict, list)) or isinstance(data.get("scenario"), (dict, list)):
+        return None  # the schema reports the type
+    try:
+        return versions.check_eval(_scalar(data, "schemaVersion", text), _scalar(data, "scenario", text))
+    except versions.VersionError as exc:
+        where = "scenario" if "scenario" in data and ("scenario" in str(exc)) else "schemaVersion"
+        problems.add(file, str(exc), text, (where,) if where in data else (), None)
+        return None
+
+
+def _check_eval(file: Path, data: dict, text: str, registry, problems: _Problems) -> None:
+    version = eval_version(file, data, text, problems)
+    if version is None and not isinstance(data.get("schemaVersion"), (dict, list)):
+        return  # another major or a malformed version: its keys mean something else
+    legacy = version is None or not version.scenario
+    _check_schema("eval", data, text, file, registry, problems, legacy=legacy)
+    _check_graders(data.get("graders") or [], ("graders",), text, file, registry, problems)
+    if version is None:
+        return
+    for key in ("adversarial",):  # mcp_mocks and command_mocks are gated with their other checks (suite/mocks.py)
+        if key in data:
+            message = versions.feature_problem(version, key)
+            if message:
+                problems.add(file, message, text, (), key)
+    _check_eval_rules(file, data, text, version, problems)
+
+
+def _check_eval_rules(file: Path, data: dict, text: str, version: versions.EvalVersion, problems: _Problems) -> None:
+    """The rules of waza (Go) ``EvalSpec.Validate`` that a schema cannot say."""
+    cfg = data.get("config") if isinstance(data.get("config"), dict) else {}
+    if version.scenario:
+        if (not data.get("skill") and not cfg.get("skill_directories") and cfg.get("required_skills")):
+            problems.add(file, "scenario required_skills requires explicit skill_directories: set "
+                         "config.skill_directories (or a skill:) so the skills can be found", text,
+                         ("config",), "required_skills")
+    elif not data.get("skill"):
+        problems.warn(file, "no skill: key; a skill suite names its skill (the results record skill \"\"); "
+                      "a scenario suite sets scenario: and schemaVersion: \"2.0\" instead", text, (), None)
+    executor = cfg.get("executor", "mock")
+    for key in ("reasoning_effort", "judge_reasoning_effort"):
+        if cfg.get(key) and executor != "copilot-sdk":
+            problems.add(file, f"config.{key} requires executor copilot-sdk (config.executor is {executor!r})",
+                         text, ("config",), key)
+    group_by = cfg.get("group_by")
+    if isinstance(group_by, str) and group_by not in ("", "model", "tags"):
+        problems.warn(file, f"config.group_by {group_by!r} is not supported (model or tags); no groups are made",
+                      text, ("config", "group_by"))
+    _check_hooks(file, data.get("hooks"), text, problems)
+    _check_adversarial(file, data.get("adversarial"), text, problems)
+    if "range" in data and "tasks_from" not in data:
+        problems.warn(file, "range has no effect without tasks_from; ignored", text, (), "range")
+    if "tasks_from" in data and data.get("tasks"):
+        problems.warn(file, "tasks is not read when tasks_from is set (the tasks are the rows of the file); "
+                      "remove one of them", text, (), "tasks")
+    if "tasks_from" not in data and not data.get("tasks"):
+        problems.add(file, "no task: set tasks (globs of task files) or tasks_from (a CSV or JSON Lines file)",
+                     text, (), "tasks" if "tasks" in data else None)
+
+
+def _check_hooks(file: Path, hooks: Any, text: str, problems: _Problems) -> None:
+    if not isinstance(hooks, dict):
+        return
+    for point, entries in hooks.items():
+        for i, hook in enumerate(entries if isinstance(entries, list) else []):
+            if isinstance(hook, dict) and isinstance(hook.get("command"), str) and not hook["command"].split():
+                problems.add(file, f"hooks.{point}[{i}]: empty command", text, ("hooks", point, i, "command"))
+
+
+def _check_adversarial(file: Path, adversarial: Any, text: str, problems: _Problems) -> None:
+    if not isinstance(adversarial, dict) or not isinstance(adversarial.get("packs"), list):
+        return
+    seen: set[str] = set()
+    for i, pack in enumerate(adversarial["packs"]):
+        if not isinstance(pack, str):
+            continue
+        name = pack.strip()
+        if not name:
+            problems.add(file, f"adversarial.packs[{i}] is empty", text, ("adversarial", "packs", i))
+        elif name in seen:
+            problems.add(file, f"adversarial.packs[{i}] {name!r} is duplicated", text, ("adversarial", "packs", i))
+        seen.add(name)
+
+
+# -- the suite ---------------------------------------------------------------------------------------
+
+def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
+    """Load and check ``eval.yaml`` and every task file it names (or its ``tasks_from`` rows).
+
+    With ``strict=True`` warnings are errors too (``waza validate --strict``).
+    """
     registry.check_conflicts()
+    from waza_core.suite import project_config
+
+    project_config.load()  # a .waza.yaml that is a folder or unreadable is exit 2 for every command
     file = Path(path).absolute()
     problems = _Problems()
     if file.is_dir():
         file = file / "eval.yaml"
     cache = SuiteCache(file, registry)
     data = _load_checked(file, "eval", registry, problems, cache)
+    eval_ok = data is not None
     if data is None:
         # keep going with whatever parsed, so task problems are reported in the same pass
         raw, _ = _read_yaml(file, _Problems())
         data = raw if isinstance(raw, dict) else {}
-        eval_ok = False
-    else:
-        eval_ok = True
+    text = _text_of(file)
+    version = eval_version(file, data, text, _Problems())
     entries = data.get("graders") or []
     if eval_ok and any(isinstance(e, dict) and "ref" in e for e in entries):
         entries = _expand_refs(file, entries, registry, problems)
         eval_ok = not problems.items
     graders = _grader_specs(entries, file) if eval_ok else []
-    globs = data.get("tasks")
-    globs = [g for g in globs if isinstance(g, str) and g] if isinstance(globs, list) else []
-    task_files = _expand_globs(file, None, globs, problems)
-    tasks = []
-    for tf in task_files:
-        task = _load_task(tf, registry, problems, cache)
-        if task is not None:
-            tasks.append(task)
+    inputs = _inputs(data, text) if eval_ok else {}
+    tasks: list[TaskSpec] = []
+    if version is not None:  # another major: its tasks are not ours to read
+        if isinstance(data.get("tasks_from"), str) and data["tasks_from"]:
+            from waza_core.suite import tasks_from
+
+            tasks = tasks_from.load_tasks(file, data["tasks_from"], data.get("range"), inputs,
+                                          _Reporter(problems))
+        else:
+            globs = data.get("tasks")
+            globs = [g for g in globs if isinstance(g, str) and g] if isinstance(globs, list) else []
+            for tf in _expand_globs(file, None, globs, problems):
+                task = _load_task(tf, registry, problems, cache)
+                if task is not None:
+                    tasks.append(task)
+    triggers = _load_trigger_tests(file, problems)
     _check_unique_ids(tasks, problems)
     _check_grader_names(graders, tasks, file, problems)
     mock_checks.check_suite(data, file, tasks, problems)
     cache.save()
+    warnings = sorted(problems.warnings, key=_position_key)
+    if strict and warnings:
+        problems.items.extend(w.replace(": warning: ", ": ", 1).removesuffix("; ignored") + " (an error with --strict)"
+                              for w in warnings)
+        warnings = []
     if problems.items:
-        raise SuiteError(problems.items)
+        raise SuiteError(problems.items, warnings)
     cfg = data.get("config") or {}
     known = set(schemas.load("eval")["properties"]["config"]["properties"])
     config = SuiteConfig(
@@ -279,24 +490,81 @@ def load_suite(path: str | Path, registry) -> Suite:
         disabled_skills=tuple(cfg.get("disabled_skills", [])),
         backend=cfg.get("backend"),
         extra={k: v for k, v in cfg.items() if k not in known},
+        first_event_timeout_seconds=cfg.get("first_event_timeout_seconds", 0),
+        reasoning_effort=cfg.get("reasoning_effort", ""),
+        judge_reasoning_effort=cfg.get("judge_reasoning_effort", ""),
+        group_by=cfg.get("group_by", "") if cfg.get("group_by") in ("model", "tags") else "",
+        instruction_files=tuple(cfg.get("instruction_files", [])),
+        inject_skill_body=cfg.get("inject_skill_body"),
+        trigger_skill_routing=cfg.get("trigger_skill_routing", False),
+        models=tuple(cfg.get("models", [])),
     )
+    assert version is not None  # a suite without a readable version has a problem above
     return Suite(
-        name=data["name"], skill=data["skill"], file=file, config=config,
+        name=data["name"], skill=str(data.get("skill") or ""), file=file, config=config,
         tasks=tuple(t for t in tasks if t.enabled), graders=tuple(graders),
         description=data.get("description", ""), version=str(data.get("version", "")),
-        metrics=tuple(data.get("metrics") or ()), inputs=dict(data.get("inputs") or {}),
+        metrics=tuple(data.get("metrics") or ()), inputs=inputs,
         hooks=data.get("hooks"), baseline=bool(data.get("baseline", False)), raw=data,
+        schema_version=version.effective, scenario=_scalar(data, "scenario", text) if version.scenario else None,
+        adversarial=data.get("adversarial"), trigger_tests=triggers, warnings=tuple(warnings),
     )
+
+
+def _position_key(line: str) -> tuple:
+    """Sort key of a ``file:line:col: ...`` line: by file, then line and column."""
+    import re
+
+    m = re.match(r"(.*?):(\d+):(\d+): ", line)
+    return (m.group(1), int(m.group(2)), int(m.group(3))) if m else (line.split(": ", 1)[0], 0, 0)
+
+
+class _Reporter:
+    """Adapts :class:`_Problems` to the ``report`` callback of :mod:`tasks_from`."""
+
+    def __init__(self, problems: _Problems) -> None:
+        self.problems = problems
+
+    def __call__(self, file: Path, message: str, where=None, warning: bool = False) -> None:
+        add = self.problems.warn if warning else self.problems.add
+        if where and isinstance(where[0], str):
+            add(file, message, None, (where[0],), None)  # the value of a key of eval.yaml
+        else:
+            add(file, message, pos=where)
+
+
+def _text_of(file: Path) -> str:
+    try:
+        return yamlio.read_text(file)
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _inputs(data: dict, text: str) -> dict[str, str]:
+    """``inputs`` as waza (Go) reads them (``map[string]string``): scalars as written."""
+    out = {}
+    for key, value in (data.get("inputs") or {}).items():
+        if isinstance(value, str):
+            out[key] = value
+        elif value is None:
+            out[key] = ""
+        else:
+            out[key] = yamlio.scalar_text(text, ("inputs", key)) or versions.as_text(value)
+    return out
 
 
 def _resolve_dirs(base: Path, dirs: list[str]) -> list[str]:
-    return [str((base / d).resolve()) if not os.path.isabs(d) else d for d in dirs]
+    """Relative skill folders against ``base``; ``none`` stays as is (it disables skills)."""
+    return [d if d == "none" or os.path.isabs(d) else str((base / d).resolve()) for d in dirs]
 
 
 def _expand_globs(file: Path, text: str | None, patterns: list[str], problems: _Problems) -> list[Path]:
+    """Task files of the globs. A glob that matches nothing is a warning when another
+    matches, and the suite an error when none does (waza Go fails only on zero files)."""
     out: list[Path] = []
     seen: set[Path] = set()
     base = file.parent
+    empty: list[int] = []
     for i, pattern in enumerate(patterns):
         if os.path.isabs(pattern):
             problems.add(file, f"task glob {pattern!r} must be relative to the eval file's folder",
@@ -304,13 +572,56 @@ def _expand_globs(file: Path, text: str | None, patterns: list[str], problems: _
             continue
         matches = sorted(p for p in base.glob(pattern) if p.is_file())
         if not matches:
-            problems.add(file, f"task glob {pattern!r} matches no file under {display_path(base)}",
-                         text, ("tasks", i))
+            empty.append(i)
+        real_base = base.resolve()
         for m in matches:
+            # the rule of inputs.prompt_file, for links: a path that stays in the folder as
+            # written must stay there once resolved (an explicit '..' is the author's choice)
+            if Path(os.path.normpath(m)).is_relative_to(base) and not m.resolve().is_relative_to(real_base):
+                problems.add(file, f"task glob {pattern!r}: {display_path(m)} leaves the suite's folder "
+                             "through a symbolic link", text, ("tasks", i))
+                continue
             if m not in seen:
                 seen.add(m)
                 out.append(m)
+    for i in empty:
+        message = f"task glob {patterns[i]!r} matches no file under {display_path(base)}"
+        if out:
+            problems.warn(file, message, text, ("tasks", i))
+        else:
+            problems.add(file, message, text, ("tasks", i))
     return out
+
+
+# -- task files -------------------------------------------------------------------------------------
+
+def _check_task(file: Path, data: dict, text: str, registry, problems: _Problems) -> None:
+    """Task rules beyond the schema: responder vs follow-ups, checkpoints."""
+    inputs = data.get("inputs") if isinstance(data.get("inputs"), dict) else {}
+    if "responder" in inputs and "follow_up_prompts" in inputs:
+        problems.add(file, "set either inputs.responder or inputs.follow_up_prompts, not both (a responder "
+                     "answers the agent's questions itself)", text, ("inputs",), "responder")
+    checkpoints = data.get("checkpoints")
+    if not isinstance(checkpoints, list):
+        return
+    turns = None if "responder" in inputs else 1 + len(inputs.get("follow_up_prompts") or [])
+    first: dict[int, int] = {}
+    for i, cp in enumerate(checkpoints):
+        if not isinstance(cp, dict):
+            continue
+        _check_graders(cp.get("graders") or [], ("checkpoints", i, "graders"), text, file, registry, problems,
+                       task=True)
+        turn = cp.get("after_turn")
+        if not isinstance(turn, int) or isinstance(turn, bool):
+            continue
+        if turn in first:
+            problems.add(file, f"checkpoints[{i}]: after_turn {turn} is also used by checkpoints[{first[turn]}]; "
+                         "put both graders in one checkpoint", text, ("checkpoints", i, "after_turn"))
+        first.setdefault(turn, i)
+        if turns is not None and turn > turns:
+            problems.warn(file, f"checkpoints[{i}]: after_turn {turn} is never reached (the task has {turns} "
+                          "turn(s): the prompt and each follow_up_prompts entry)", text,
+                          ("checkpoints", i, "after_turn"))
 
 
 def _load_task(file: Path, registry, problems: _Problems, cache) -> TaskSpec | None:
@@ -333,6 +644,10 @@ def _load_task(file: Path, registry, problems: _Problems, cache) -> TaskSpec | N
         problems.add(file, "missing prompt: set inputs.prompt or inputs.prompt_file", text, ("inputs",))
         return None
     graders.extend(_expectation_graders(data.get("expected") or {}, file))
+    checkpoints = tuple(
+        CheckpointSpec(after_turn=cp["after_turn"], on_failure=cp.get("on_failure", "continue"),
+                       graders=tuple(_grader_specs(cp["graders"], file, f"checkpoints[{i}].graders")))
+        for i, cp in enumerate(data.get("checkpoints") or ()))
     return TaskSpec(
         id=data["id"], name=data.get("name") or data["id"], prompt=prompt, file=file,
         description=data.get("description", ""), tags=tuple(data.get("tags", ())),
@@ -344,6 +659,12 @@ def _load_task(file: Path, registry, problems: _Problems, cache) -> TaskSpec | N
         skill_directories=(tuple(_resolve_dirs(file.parent, data["skill_directories"]))
                            if "skill_directories" in data else None),
         graders=tuple(graders), raw=data,
+        golden=bool(data.get("golden", False)),
+        requirements=tuple(data.get("requirements") or ()),
+        checkpoints=checkpoints,
+        instruction_files=tuple(data.get("instruction_files") or ()),
+        first_event_timeout_seconds=data.get("first_event_timeout_seconds"),
+        responder=dict(inputs["responder"]) if "responder" in inputs else None,
     )
 
 
@@ -366,7 +687,11 @@ def _read_prompt_file(file: Path, text: str, rel: str, problems: _Problems) -> s
 
 
 def _expectation_graders(expected: dict, file: Path) -> list[GraderSpec]:
-    """``expected.output_contains*`` become synthetic text checks, as in waza (Go)."""
+    """``expected.output_contains*`` become synthetic text checks, as in waza (Go).
+
+    The other ``expected`` keys (``outcomes``, ``behavior``, ``tool_calls``,
+    ``should_trigger``) are parsed and kept in the task's raw data; waza (Go) never
+    scores them, and neither does waza for Python."""
     out = []
     for key in ("output_contains", "output_not_contains", "output_contains_any"):
         if expected.get(key):
@@ -380,8 +705,8 @@ RESERVED_GRADER_NAMES = {"_output_contains", "_output_not_contains", "_output_co
 
 def _check_grader_names(global_graders: list[GraderSpec], tasks: list[TaskSpec], eval_file: Path,
                         problems: _Problems) -> None:
-    """Results are keyed by grader name, so one name must never stand for two graders:
-    a task grader reusing a global name would silently replace its verdict."""
+    """Results are keyed by grader name. A task grader that reuses a global grader's
+    name replaces that grader's result in the task's runs, as in waza (Go): a warning."""
     global_names = {g.name for g in global_graders}
     for i, g in enumerate(global_graders):
         if g.name in RESERVED_GRADER_NAMES:
@@ -393,15 +718,31 @@ def _check_grader_names(global_graders: list[GraderSpec], tasks: list[TaskSpec],
                 problems.add(t.file, f"grader name {g.name!r} is reserved for expected.* checks", None,
                              ("graders", i, "name"))
             elif g.name in global_names:
-                problems.add(t.file, f"grader name {g.name!r} is already used by a global grader in "
-                             f"{display_path(eval_file)}; give it another name", None, ("graders", i, "name"))
+                problems.warn(t.file, f"grader name {g.name!r} is also a global grader's in "
+                              f"{display_path(eval_file)}: in this task's results the task grader replaces it; "
+                              "rename one to keep both", None, ("graders", i, "name"))
 
 
 def _check_unique_ids(tasks: list[TaskSpec], problems: _Problems) -> None:
     first: dict[str, TaskSpec] = {}
     for t in tasks:
         if t.id in first:
-            problems.add(t.file, f"task id {t.id!r} is also used by {display_path(first[t.id].file)}",
-                         None, ("id",))
+            where = _task_where(t)
+            problems.add(t.file, f"task id {t.id!r} is also used by {_task_where(first[t.id], full=True)}",
+                         None, where[0], pos=where[1])
         else:
             first[t.id] = t
+
+
+def _task_where(task: TaskSpec, full: bool = False):
+    """(yaml path, position) of a task's id, or a description for messages when ``full``."""
+    line = task.raw.get("line") if "tasks_from_row" in task.raw else None
+    if full:
+        return f"{display_path(task.file)}:{line}" if line else display_path(task.file)
+    return (("id",), (line, 1) if line else None)
+
+
+def _load_trigger_tests(eval_file: Path, problems: _Problems) -> dict | None:
+    from waza_core.suite import trigger_tests
+
+    return trigger_tests.load(eval_file.parent, problems)

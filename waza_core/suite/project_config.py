@@ -29,6 +29,8 @@ def find(start: str | os.PathLike[str] | None = None) -> Path | None:
         candidate = here / FILE_NAME
         if candidate.is_file():
             return candidate
+        if os.path.lexists(candidate):  # a folder, a FIFO, a dangling link: an error, not "no file"
+            raise WazaError(f"{candidate}: the project config must be a regular file")
         if here.parent == here:
             break
         here = here.parent
@@ -95,8 +97,11 @@ def _program_timeout(path: Path) -> float | None:
     value = graders.get("programTimeout")
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise WazaError(f"{path}: graders.programTimeout must be a number of seconds (>= 0), got {value!r}")
+    from waza_core.limits import MAX_TIMEOUT_SECONDS
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_TIMEOUT_SECONDS:
+        raise WazaError(f"{path}: graders.programTimeout must be a number of seconds from 0 to "
+                        f"{MAX_TIMEOUT_SECONDS}, got {value!r}")
     return float(value) or None
 
 

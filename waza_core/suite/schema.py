@@ -16,12 +16,9 @@ from importlib import resources
 from typing import Any
 
 #: keys that waza (Go) defines and that waza for Python parses but does not support yet,
-#: by the JSON path of the object that holds them.
+#: by the JSON path of the object that holds them. They stay errors even where unknown
+#: keys are only warnings, so a suite never silently loses a feature.
 UNSUPPORTED = {
-    (): {"tasks_from", "range", "adversarial", "agent", "scenario"},
-    ("config",): {"group_by", "instruction_files"},
-    ("expected",): {"outcomes", "behavior", "tool_calls", "should_trigger", "max_response_time_ms"},
-    ("__task__",): {"checkpoints"},
 }
 
 
@@ -112,16 +109,49 @@ def plain_validator(name: str):
 
 def describe(error, kind: str) -> list[tuple[tuple, str | None, str]]:
     """Turn a jsonschema error into [(path, key, message)]; ``key`` points at a mapping key."""
+    return [(path, key, message) for path, key, message, _ in classify(error, kind)]
+
+
+def classify(error, kind: str) -> list[tuple[tuple, str | None, str, str]]:
+    """Like :func:`describe`, with a category: ``unknown`` (a key the schema does not
+    know), ``unsupported`` (a key of waza Go that waza for Python does not support yet)
+    or ``invalid`` (anything else). The loader turns some ``unknown`` into warnings."""
     path = tuple(error.absolute_path)
-    v = error.validator
-    if v == "additionalProperties":
+    if error.validator == "additionalProperties":
         known = list(error.schema.get("properties", {}))
-        return [(path, str(key), _unknown_key(str(key), known, path, kind))
-                for key in error.instance if key not in error.schema.get("properties", {})]
-    return [(path, None, _message(error, path))]
+        out = []
+        for key in error.instance:
+            if key in error.schema.get("properties", {}):
+                continue
+            message = _unknown_key(str(key), known, path, kind)
+            out.append((path, str(key), message, "unsupported" if "not supported yet" in message else "unknown"))
+        return out
+    return [(path, None, _message(error, path), "invalid")]
+
+
+#: hints for unknown keys that users write for a reason
+KEY_HINTS = {
+    "agent": "waza (Go) has no agent key: a custom agent is named with skill: (its eval.yaml sits next to "
+             "the .agent.md)",
+}
+
+
+def unknown_key_message(key: str, known: list[str]) -> str:
+    """``unknown key 'x'`` with the nearest known key, or the list of known keys."""
+    msg = f"unknown key {key!r}"
+    if key in KEY_HINTS:
+        return f"{msg}: {KEY_HINTS[key]}"
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    if close:
+        msg += f" (did you mean {close[0]!r}?)"
+    elif known:
+        msg += f"; expected one of: {', '.join(sorted(known))}"
+    return msg
 
 
 def _unknown_key(key: str, known: list[str], path: tuple, kind: str) -> str:
+    if len(key) > QUOTE_LIMIT:
+        return f"unknown key {key[:QUOTE_LIMIT - 3]!r}... ({len(key)} characters)"
     holder = None
     if kind == "eval":
         holder = path
@@ -129,13 +159,7 @@ def _unknown_key(key: str, known: list[str], path: tuple, kind: str) -> str:
         holder = (path[0],) if path and path[0] in ("inputs", "expected") else (("__task__",) if not path else None)
     if holder is not None and key in UNSUPPORTED.get(holder, set()):
         return f"key {key!r} is recognised but not supported yet by waza for Python; remove it"
-    msg = f"unknown key {key!r}"
-    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-    if close:
-        msg += f" (did you mean {close[0]!r}?)"
-    elif known:
-        msg += f"; expected one of: {', '.join(sorted(known))}"
-    return msg
+    return unknown_key_message(key, known)
 
 
 def _message(error, path: tuple) -> str:
@@ -153,11 +177,23 @@ def _message(error, path: tuple) -> str:
         return f"{_dotted(path) or 'value'}: expected {want}, got {_kind_of(error.instance)} {_short(error.instance)}"
     if v == "minProperties" and error.validator_value == 1:
         return f"{_dotted(path) or 'config'}: must not be empty"
-    if v == "maxProperties" and path == ("hooks",):
-        return "hooks are recognised but not supported yet by waza for Python; remove them"
-    if v == "const" and path == ("baseline",):
-        return "baseline: true (A/B mode) is not supported yet by waza for Python"
-    return f"{_dotted(path) or 'document'}: {error.message}"
+    return f"{_dotted(path) or 'document'}: {_capped(error)}"
+
+
+#: longest quotation of a value in a message (the value itself is in the file)
+QUOTE_LIMIT = 60
+
+
+def _capped(error) -> str:
+    """jsonschema's message with the offending value's repr cut to :data:`QUOTE_LIMIT`."""
+    message = error.message
+    try:
+        shown = repr(error.instance)
+    except Exception:  # a value whose repr fails: show the message as it is, capped below
+        shown = ""
+    if len(shown) > QUOTE_LIMIT and shown in message:
+        message = message.replace(shown, shown[: QUOTE_LIMIT - 3] + "...")
+    return message if len(message) <= 300 else message[:297] + "..."
 
 
 _YAML_NAMES = {"object": "mapping", "array": "list", "number": "number", "integer": "integer",

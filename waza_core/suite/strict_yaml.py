@@ -270,7 +270,7 @@ class _Builder:
         try:
             return self.yaml.constructor.construct_object(node, deep=True)
         except Exception:  # e.g. `._` resolves as a float that cannot be built
-            self.fail(f"cannot read the plain scalar {ev.value!r} as {_short_tag(tag)}; quote it to keep it "
+            self.fail(f"cannot read the plain scalar {_quote(ev.value)} as {_short_tag(tag)}; quote it to keep it "
                       "as text", ev.start_mark)
 
     def add(self, value: Any, ev, scalar: bool) -> tuple:
@@ -295,10 +295,10 @@ class _Builder:
                           ("mapping" if isinstance(value, dict) else "list"), ev.start_mark)
             if not isinstance(value, str):
                 self.fail(f"a mapping key must be a string, found {describe_type(value)} "
-                          f"{ev.value!r}; quote it", ev.start_mark)
+                          f"{_quote(ev.value)}; quote it", ev.start_mark)
             if value in frame.container:
                 first = self.key_marks[frame.path + (value,)]
-                self.fail(f"duplicate key {value!r} (first defined at {first[0]}:{first[1]})", ev.start_mark)
+                self.fail(f"duplicate key {_quote(value)} (first defined at {first[0]}:{first[1]})", ev.start_mark)
             frame.key = value
             frame.container[value] = None
             self.key_marks[frame.path + (value,)] = mark
@@ -312,6 +312,16 @@ class _Builder:
 
 class _Merge:
     """Stands for a plain ``<<`` key, which the resolver tags as a merge."""
+
+
+#: longest quotation of a value in an error message
+QUOTE_LIMIT = 60
+
+
+def _quote(value: str) -> str:
+    """``repr(value)``, cut to :data:`QUOTE_LIMIT` characters: errors stay one short line."""
+    shown = repr(value)
+    return shown if len(shown) <= QUOTE_LIMIT else shown[: QUOTE_LIMIT - 3] + "..."
 
 
 def _short_tag(tag: str) -> str:

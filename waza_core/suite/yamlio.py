@@ -4,13 +4,41 @@ Files are parsed with ruamel.yaml's safe loader (its C parser when installed, wh
 several times faster), which also rejects duplicate keys. Line and column numbers are
 only looked up when there is something to report: :func:`locate` re-composes the file
 and walks the node tree along a JSON path.
+
+Hostile files are stopped before they cost anything (docs/safety.md lists the limits):
+
+* :func:`read_text` reads regular files only (a FIFO would block for ever, a device
+  never end) and at most :data:`MAX_BYTES`;
+* nesting deeper than :data:`MAX_DEPTH` is refused *before* the document is composed:
+  ruamel.yaml's C composer recurses in C and crashes the process (SIGSEGV) on a
+  100,000-deep file, and its Python constructor raises RecursionError at ~1000. A
+  cheap upper bound on the depth is computed from the text first; only a file whose
+  bound passes the limit is walked event by event (the event parser is iterative and
+  stops at the first level too many);
+* aliases cannot multiply a document: the loaded document shares aliased values (a
+  DAG), and its *expanded* size (every alias counted as a copy) must stay under
+  :data:`MAX_EXPANDED_NODES`, its expanded depth under :data:`MAX_DEPTH`. A
+  600-byte "billion laughs" file is refused in milliseconds with ``file:line:col``.
 """
 
 from __future__ import annotations
 
+import errno
+import functools
+import os
+import re
+import stat
 import threading
 from pathlib import Path
 from typing import Any
+
+#: the largest suite YAML file read (bytes)
+MAX_BYTES = 16 * 1024 * 1024
+#: the deepest nesting of mappings and lists in a suite YAML file
+MAX_DEPTH = 100
+#: the most values (mapping entries, list items, scalars) a document may expand to
+#: once every alias is counted as a copy of what it names
+MAX_EXPANDED_NODES = 100_000
 
 _local = threading.local()
 
@@ -38,8 +66,10 @@ def parse(text: str) -> Any:
     from ruamel.yaml.constructor import DuplicateKeyError
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    if depth_bound(text) > MAX_DEPTH:
+        check_depth(text)  # raises YamlProblem at the first level too deep
     try:
-        return _yaml().load(text)
+        data = _yaml().load(text)
     except DuplicateKeyError as exc:
         mark = exc.problem_mark
         key = (exc.problem or "").split('"')[1] if '"' in (exc.problem or "") else "?"
@@ -54,6 +84,159 @@ def parse(text: str) -> Any:
         raise YamlProblem(f"invalid YAML: {problem}", mark.line + 1, mark.column + 1) from None
     except YAMLError as exc:
         raise YamlProblem(f"invalid YAML: {exc}", None, None) from None
+    except RecursionError:  # the depth check makes this unreachable; never a traceback anyway
+        raise YamlProblem(f"the document is nested more than {MAX_DEPTH} levels deep", None, None) from None
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits (Python's guard)
+        line, col = _long_number(text)
+        raise YamlProblem(f"invalid YAML: a value cannot be read ({_clip(str(exc), 120)})", line, col) from None
+    except Exception as exc:  # a parser corner nobody foresaw: one line, never a traceback
+        raise YamlProblem(f"invalid YAML: {type(exc).__name__}: {_clip(str(exc), 120)}", None, None) from None
+    if "*" in text:
+        _check_aliases(text, data)
+    return data
+
+
+_BLOCK_PREFIX = re.compile(r"(?m)^[ ]*(?:[-?:][ \t]+)*")
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def depth_bound(text: str) -> int:
+    """An upper bound on the nesting depth of ``text``, from the text alone.
+
+    In block style a nested collection starts at a greater column than its parent
+    at least every second level (a list may sit at its key's column), and starts
+    within a line's indentation and its run of ``- ``/``? `` indicators; flow style
+    adds at most the bracket nesting (counted even inside strings: the bound only
+    errs upwards, which costs an exact check, never a wrong verdict).
+    """
+    widest = max(map(len, _BLOCK_PREFIX.findall(text)), default=0)
+    level = deepest = 0
+    for m in _BRACKETS.finditer(text):
+        if m.group() in "[{":
+            level += 1
+            deepest = max(deepest, level)
+        elif level:
+            level -= 1
+    return 2 * (widest + 1) + deepest + 1
+
+
+def check_depth(text: str, limit: int = MAX_DEPTH) -> None:
+    """Walk the event stream (no composing, no recursion) and raise :class:`YamlProblem`
+    at the first collection nested deeper than ``limit``. Syntax errors are left to
+    the loader, which reports them with their own message."""
+    from ruamel.yaml import events as E
+    from ruamel.yaml.error import YAMLError
+
+    depth = 0
+    try:
+        for ev in _yaml().parse(text):
+            if isinstance(ev, (E.MappingStartEvent, E.SequenceStartEvent)):
+                depth += 1
+                if depth > limit:
+                    mark = ev.start_mark
+                    raise YamlProblem(f"the document is nested more than {limit} levels deep "
+                                      f"(see docs/safety.md)", mark.line + 1, mark.column + 1)
+            elif isinstance(ev, (E.MappingEndEvent, E.SequenceEndEvent)):
+                depth -= 1
+    except YAMLError:
+        return
+
+
+def _check_aliases(text: str, data: Any) -> None:
+    """Refuse a document whose aliases expand it past the limits (see the module doc)."""
+    size, depth = _expanded(data)
+    if size <= MAX_EXPANDED_NODES and depth <= MAX_DEPTH:
+        return
+    why = (f"aliases expand the document to more than {MAX_EXPANDED_NODES} values"
+           if size > MAX_EXPANDED_NODES else f"aliases nest the document more than {MAX_DEPTH} levels deep")
+    line, col = _first_alias(text)
+    raise YamlProblem(f"{why} (see docs/safety.md)", line, col)
+
+
+def _expanded(root: Any) -> tuple[int, int]:
+    """(values, depth) of ``root`` with shared containers counted once per use; each
+    distinct container is visited once, without recursion."""
+    sizes: dict[int, tuple[int, int]] = {}
+    opened: set[int] = set()  # being visited: meeting one again is a cycle
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if not isinstance(node, (dict, list)) or (not done and (id(node) in sizes or id(node) in opened)):
+            continue
+        children = list(node.values()) if isinstance(node, dict) else node
+        if not done:
+            opened.add(id(node))
+            stack.append((node, True))
+            stack.extend((c, False) for c in children if isinstance(c, (dict, list)) and id(c) not in sizes)
+            continue
+        total, deepest = 1 + (len(node) if isinstance(node, dict) else 0), 0
+        for c in children:
+            if isinstance(c, (dict, list)):
+                cs, cd = sizes.get(id(c), (MAX_EXPANDED_NODES + 1, MAX_DEPTH + 1))  # a cycle: too big
+                total += cs
+                deepest = max(deepest, cd)
+            else:
+                total += 1
+        sizes[id(node)] = (min(total, 10 * MAX_EXPANDED_NODES), deepest + 1)
+    return sizes.get(id(root), (1, 0))
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _long_number(text: str) -> tuple[int | None, int | None]:
+    m = re.search(r"[-+]?[0-9][0-9_]{3000,}", text)
+    if not m:
+        return None, None
+    line = text.count("\n", 0, m.start()) + 1
+    return line, m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+
+
+def non_finite(data: Any, limit: int = 10, skip: tuple[tuple, ...] = ()) -> list[tuple[tuple, float]]:
+    """Paths of ``.inf``/``.nan`` values (at most ``limit``), outside the ``skip`` subtrees
+    (free-form data such as ``inputs.context``): no setting of a suite may be one.
+
+    JSON Schema's ``minimum``/``maximum`` let NaN through (every comparison with NaN is
+    false), so a timeout of ``.nan`` would mean "no timeout", and ``.inf`` overflows.
+    """
+    import math
+
+    found: list[tuple[tuple, float]] = []
+    stack: list[tuple[tuple, Any]] = [((), data)]
+    seen: set[int] = set()
+    while stack and len(found) < limit:
+        path, node = stack.pop()
+        if path in skip:
+            continue
+        if isinstance(node, float):
+            if not math.isfinite(node):
+                found.append((path, node))
+        elif isinstance(node, (dict, list)) and id(node) not in seen:
+            seen.add(id(node))
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            stack.extend((path + (k,), v) for k, v in items)
+    return sorted(found, key=lambda f: [str(p) for p in f[0]])
+
+
+def _first_alias(text: str) -> tuple[int | None, int | None]:
+    from ruamel.yaml import events as E
+
+    try:
+        for ev in _yaml().parse(text):
+            if isinstance(ev, E.AliasEvent):
+                return ev.start_mark.line + 1, ev.start_mark.column + 1
+    except Exception:
+        pass
+    return None, None
+
+
+@functools.lru_cache(maxsize=8)
+def _composed(text: str):
+    """The node tree of ``text``, composed once for all the positions looked up in it
+    (a file with fifty warnings would otherwise be parsed fifty times); never mutated."""
+    return _yaml().compose(text)
 
 
 def locate(text: str, path: tuple | list, key: str | None = None) -> tuple[int, int] | None:
@@ -64,7 +247,7 @@ def locate(text: str, path: tuple | list, key: str | None = None) -> tuple[int, 
     from ruamel.yaml.nodes import MappingNode, SequenceNode
 
     try:
-        node = _yaml().compose(text)
+        node = _composed(text)
     except Exception:
         return None
     if node is None:
@@ -89,6 +272,47 @@ def locate(text: str, path: tuple | list, key: str | None = None) -> tuple[int, 
 
 
 def read_text(path: Path) -> str:
-    """Read a UTF-8 file; a BOM is allowed."""
-    data = path.read_bytes()
+    """Read a UTF-8 file; a BOM is allowed.
+
+    Only a regular file of at most :data:`MAX_BYTES` is read: anything else raises an
+    ``OSError`` whose ``strerror`` says why (a FIFO is never opened for reading, so
+    it cannot block).
+    """
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file (a FIFO, device or socket)"
+        raise OSError(errno.EINVAL, f"it is {kind}; name a regular file", str(path))
+    if st.st_size > MAX_BYTES:
+        raise OSError(errno.EFBIG, f"it is larger than {MAX_BYTES // (1024 * 1024)} MiB, the limit for a "
+                                   "suite file (see docs/safety.md)", str(path))
+    with open(path, "rb") as fh:
+        data = fh.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise OSError(errno.EFBIG, f"it is larger than {MAX_BYTES // (1024 * 1024)} MiB, the limit for a "
+                                   "suite file (see docs/safety.md)", str(path))
     return data.decode("utf-8-sig")
+
+
+def scalar_text(text: str, path: tuple | list) -> str | None:
+    """The source text of the scalar at ``path`` (``"1.10"``, not the float 1.1), or None.
+
+    waza (Go) reads a plain scalar into a string field as written, so ``schemaVersion:
+    1.10`` means ``"1.10"``; the safe loader would give the float 1.1."""
+    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    try:
+        node = _composed(text)
+    except Exception:
+        return None
+    for part in path:
+        nxt = None
+        if isinstance(node, MappingNode):
+            for k, v in node.value:
+                if k.value == str(part):
+                    nxt = v
+        elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            nxt = node.value[part]
+        if nxt is None:
+            return None
+        node = nxt
+    return node.value if isinstance(node, ScalarNode) else None

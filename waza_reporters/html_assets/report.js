@@ -1,7 +1,8 @@
 "use strict";
-// The waza HTML report. All data comes from the JSON island #waza-data; every piece
-// of text reaches the page through textContent (never innerHTML), so agent output is
-// shown as text and cannot become markup or script.
+// The waza HTML report. The page starts from the JSON index #waza-data (one small entry
+// per task); each task's runs are in their own JSON element, #waza-task-N, parsed only
+// when the task is opened. Every piece of text reaches the page through textContent
+// (never innerHTML), so agent output is shown as text and cannot become markup or script.
 (function () {
   var DATA = JSON.parse(document.getElementById("waza-data").textContent);
   var app = document.getElementById("app");
@@ -19,50 +20,41 @@
     });
     return node;
   }
-  function num(v, digits) { return (typeof v === "number" && isFinite(v)) ? v.toFixed(digits) : "–"; }
-  function pct(v) { return (typeof v === "number" && isFinite(v)) ? (v * 100).toFixed(1) + "%" : "–"; }
-  function ms(v) { return (typeof v === "number" && isFinite(v)) ? Math.round(v) + " ms" : "–"; }
+  function isNum(v) { return typeof v === "number" && isFinite(v); }
+  function isObj(v) { return v !== null && typeof v === "object" && !Array.isArray(v); }
+  function num(v, digits) { return isNum(v) ? v.toFixed(digits) : "–"; }
+  function pct(v) { return isNum(v) ? (v * 100).toFixed(1) + "%" : "–"; }
+  function ms(v) { return isNum(v) ? Math.round(v) + " ms" : "–"; }
   function statusClass(s) { return "status s-" + (s === "passed" || s === "failed" || s === "error" ? s : "na"); }
   function text(v) {
     if (v === null || v === undefined) return "";
     return typeof v === "string" ? v : JSON.stringify(v, null, 2);
   }
+  // Long text shows its first max_text characters and a button for the rest, so one
+  // huge output cannot stall the page.
+  function longText(tag, attrs, value) {
+    var whole = text(value), limit = DATA.max_text || 20000;
+    if (whole.length <= limit) return el(tag, attrs, [whole]);
+    var node = el(tag, attrs, [whole.slice(0, limit)]);
+    var more = el("button", { type: "button", "class": "show-all" }, ["show all " + whole.length + " characters"]);
+    more.addEventListener("click", function () { node.textContent = whole; more.remove(); });
+    return el("div", null, [node, more]);
+  }
   function card(label, value, cls) { return el("div", { "class": "card" }, [label, el("b", { "class": cls || null }, [value])]); }
+  // runs: [number, status, score, tokens] per trial, from the index
   function spread(runs) {
     return el("span", { "class": "spread", "aria-label": "trial spread" }, runs.map(function (r) {
-      return el("i", { "class": r.status, title: "trial " + r.number + ": " + r.status + " (score " + num(r.score, 2) + ")" });
+      return el("i", { "class": r[1], title: "trial " + r[0] + ": " + r[1] + " (score " + num(r[2], 2) + ")" });
     }));
   }
 
   document.title = DATA.title;
   if (DATA.kind === "optimizer-report") renderOptimizer(); else renderResults();
 
-  function isNum(v) { return typeof v === "number" && isFinite(v); }
-  // A run as the results file has it (ours or waza's): derive number, score, tokens, graders.
-  function prepareRun(r, k) {
-    r.number = isNum(r.run_number) ? r.run_number : k + 1;
-    var vals = r.validations && typeof r.validations === "object" ? r.validations : {};
-    r.graders = Object.keys(vals).sort().filter(function (n) { return vals[n] && typeof vals[n] === "object"; })
-      .map(function (n) { var v = vals[n]; return { name: n, type: v.type, passed: v.passed === true, score: v.score, feedback: v.feedback }; });
-    var scores = r.graders.map(function (g) { return g.score; }).filter(isNum);
-    r.score = scores.length ? scores.reduce(function (a, b) { return a + b; }, 0) / scores.length : null;
-    var u = r.usage || (r.session_digest && r.session_digest.usage), d = r.session_digest || {};
-    r.tokens = null;
-    if (u && (isNum(u.input_tokens) || isNum(u.output_tokens))) r.tokens = (u.input_tokens || 0) + (u.output_tokens || 0);
-    else if (isNum(d.tokens_total)) r.tokens = d.tokens_total;
-    else if (isNum(d.tokens_in) || isNum(d.tokens_out)) r.tokens = (d.tokens_in || 0) + (d.tokens_out || 0);
-  }
-
   // -- results files ----------------------------------------------------------------
   function renderResults() {
     var h = DATA.header, s = h.summary || {}, tasks = DATA.tasks;
-    tasks.forEach(function (t, i) {
-      t._index = i;
-      t._hay = [t.id, t.name, t.status, (t.tags || []).join(" "), t.feedback].join("\n").toLowerCase();
-      var total = null;
-      t.runs.forEach(function (r, k) { prepareRun(r, k); if (r.tokens !== null) total = (total || 0) + r.tokens; });
-      t.tokens = total;
-    });
+    tasks.forEach(function (t, i) { t._index = i; });
     var failing = (s.failed || 0) + (s.errors || 0);
     app.appendChild(el("h1", null, [DATA.title]));
     app.appendChild(el("p", { "class": "meta" }, [[
@@ -87,7 +79,7 @@
         el("th", { "class": "num" }, ["Max score"]), el("th", null, ["Trial spread"])])])]);
       var fbody = el("tbody");
       flaky.slice(0, 200).forEach(function (t) {
-        var scores = t.runs.map(function (r) { return r.score; }).filter(function (x) { return typeof x === "number"; });
+        var scores = t.runs.map(function (r) { return r[2]; }).filter(isNum);
         fbody.appendChild(el("tr", null, [el("td", null, [t.name, el("div", { "class": "sub" }, [t.id])]),
           el("td", { "class": "num" }, [pct(t.pass_rate)]),
           el("td", { "class": "num" }, [scores.length ? num(Math.min.apply(null, scores), 2) : "–"]),
@@ -109,8 +101,9 @@
     var shown = el("span", { id: "shown", "class": "sub" });
     app.appendChild(el("div", { "class": "controls" }, [search, select, el("label", null, [flakyBox, " flaky only"]), shown]));
 
+    var STATUS_ORDER = { error: 0, failed: 1, "n/a": 2, skipped: 2, passed: 3 };
     var columns = [
-      { key: "status", label: "Status", get: function (t) { return { error: 0, failed: 1, "n/a": 2, skipped: 2, passed: 3 }[t.status]; } },
+      { key: "status", label: "Status", get: function (t) { return STATUS_ORDER[t.status]; } },
       { key: "name", label: "Task", get: function (t) { return (t.name || "").toLowerCase(); } },
       { key: "score", label: "Score", num: true, get: function (t) { return t.score; } },
       { key: "pass_rate", label: "Pass rate", num: true, get: function (t) { return t.pass_rate; } },
@@ -146,6 +139,10 @@
     prev.addEventListener("click", function () { if (state.page > 0) { state.page--; update(); } });
     next.addEventListener("click", function () { state.page++; update(); });
 
+    function hay(t) {  // the filter's haystack, built the first time a filter needs it
+      if (t._hay === undefined) t._hay = [t.id, t.name, t.status, t.tags.join(" "), t.feedback].join("\n").toLowerCase();
+      return t._hay;
+    }
     function compare(col) {
       return function (a, b) {
         var x = col.get(a), y = col.get(b);
@@ -160,7 +157,7 @@
       var rows = tasks.filter(function (t) {
         if (state.status && t.status !== state.status) return false;
         if (state.flaky && !t.flaky) return false;
-        return !state.q || t._hay.indexOf(state.q) !== -1;
+        return !state.q || hay(t).indexOf(state.q) !== -1;
       });
       var col = columns.filter(function (c) { return c.key === state.key; })[0];
       rows.sort(compare(col));
@@ -170,8 +167,8 @@
       var size = DATA.page_size, pages = Math.max(1, Math.ceil(rows.length / size));
       if (state.page >= pages) state.page = pages - 1;
       var start = state.page * size, pageRows = rows.slice(start, start + size);
-      while (tbody.firstChild) tbody.removeChild(tbody.firstChild);
-      if (!pageRows.length) tbody.appendChild(el("tr", null, [el("td", { colspan: columns.length, "class": "empty" }, ["No task matches."])]));
+      var body = document.createDocumentFragment();
+      if (!pageRows.length) body.appendChild(el("tr", null, [el("td", { colspan: columns.length, "class": "empty" }, ["No task matches."])]));
       pageRows.forEach(function (t) {
         var badges = [];
         if (t.flaky) badges.push(el("span", { "class": "badge flaky" }, ["flaky"]));
@@ -184,68 +181,93 @@
           el("td", { "class": "num" }, [pct(t.pass_rate)]),
           el("td", null, [spread(t.runs)]),
           el("td", { "class": "num" }, [ms(t.duration_ms)]),
-          el("td", { "class": "num" }, [t.tokens === null || t.tokens === undefined ? "–" : String(t.tokens)]),
+          el("td", { "class": "num" }, [isNum(t.tokens) ? String(t.tokens) : "–"]),
           el("td", { "class": "feedback" }, [t.feedback.length > 300 ? t.feedback.slice(0, 300) + "…" : t.feedback])]);
         function open() { state.selected = t; update(); showTask(t); }
         tr.addEventListener("click", open);
         tr.addEventListener("keydown", function (e) { if (e.key === "Enter") open(); });
-        tbody.appendChild(tr);
+        body.appendChild(tr);
       });
+      tbody.replaceChildren(body);
       shown.textContent = rows.length + " of " + tasks.length + " task(s)";
       pageInfo.textContent = "page " + (state.page + 1) + " of " + pages;
       prev.disabled = state.page === 0;
       next.disabled = state.page >= pages - 1;
     }
 
-    function showTask(t) {
-      while (detail.firstChild) detail.removeChild(detail.firstChild);
-      detail.appendChild(el("h2", null, ["Task: " + t.name]));
-      detail.appendChild(el("p", { "class": "meta" }, ["id " + t.id + " · " + t.status + " · score " + num(t.score, 3) +
-        " · pass rate " + pct(t.pass_rate) + (t.tags.length ? " · tags " + t.tags.join(", ") : "")]));
-      t.runs.forEach(function (r) { detail.appendChild(runCard(r)); });
-      if (!t.runs.length) detail.appendChild(el("p", { "class": "empty" }, ["No runs recorded."]));
-      detail.scrollIntoView({ block: "start" });
+    // A task's runs as the results file has them, from its own JSON element. Before the
+    // page has finished loading, the element may not be complete yet: wait for it.
+    function loadTask(t, done) {
+      if (document.readyState === "loading") {
+        document.addEventListener("DOMContentLoaded", function () { loadTask(t, done); }, { once: true });
+        return;
+      }
+      var node = document.getElementById("waza-task-" + t._index);
+      done(node ? JSON.parse(node.textContent) : null);
     }
-    function runCard(r) {
+    function showTask(t) {
+      detail.replaceChildren(el("h2", null, ["Task: " + t.name]),
+        el("p", { "class": "meta" }, ["id " + t.id + " · " + t.status + " · score " + num(t.score, 3) +
+          " · pass rate " + pct(t.pass_rate) + (t.tags.length ? " · tags " + t.tags.join(", ") : "")]),
+        el("p", { "class": "sub", id: "detail-loading" }, ["loading…"]));
+      detail.scrollIntoView({ block: "start" });
+      loadTask(t, function (raw) {
+        if (state.selected !== t) return;  // another task was opened meanwhile
+        detail.removeChild(detail.lastChild);
+        var runs = raw && Array.isArray(raw.runs) ? raw.runs.filter(isObj) : [];
+        runs.forEach(function (r, k) { detail.appendChild(runCard(r, t.runs[k] || [k + 1, r.status, null, null])); });
+        if (!runs.length) detail.appendChild(el("p", { "class": "empty" }, ["No runs recorded."]));
+      });
+    }
+    // r: the run as the results file has it; info: [number, status, score, tokens] from the index
+    function runCard(r, info) {
       var box = el("div", { "class": "run" }, [el("h4", null, [
-        el("span", { "class": statusClass(r.status) }, ["Trial " + r.number + ": " + r.status]),
-        " · score " + num(r.score, 3) + " · " + ms(r.duration_ms) + (r.attempts > 1 ? " · " + r.attempts + " attempts" : "") +
-        (r.tokens !== null && r.tokens !== undefined ? " · " + r.tokens + " tokens" : "")])]);
-      if (r.error_msg) box.appendChild(el("pre", { "class": "s-error" }, [r.error_msg]));
-      if (r.graders.length) {
+        el("span", { "class": statusClass(info[1]) }, ["Trial " + info[0] + ": " + info[1]]),
+        " · score " + num(info[2], 3) + " · " + ms(r.duration_ms) + (isNum(r.attempts) && r.attempts > 1 ? " · " + r.attempts + " attempts" : "") +
+        (isNum(info[3]) ? " · " + info[3] + " tokens" : "")])]);
+      if (r.error_msg) box.appendChild(longText("pre", { "class": "s-error" }, r.error_msg));
+      var vals = isObj(r.validations) ? r.validations : {};
+      var names = Object.keys(vals).sort().filter(function (n) { return isObj(vals[n]); });
+      if (names.length) {
         var gt = el("table", { "class": "graders" }, [el("thead", null, [el("tr", null, [el("th", null, ["Grader"]),
           el("th", null, ["Type"]), el("th", null, ["Result"]), el("th", { "class": "num" }, ["Score"]), el("th", null, ["Feedback"])])])]);
         var gb = el("tbody");
-        r.graders.forEach(function (v) {
-          gb.appendChild(el("tr", null, [el("td", null, [v.name]), el("td", null, [v.type || ""]),
-            el("td", { "class": statusClass(v.passed ? "passed" : "failed") }, [v.passed ? "passed" : "failed"]),
-            el("td", { "class": "num" }, [num(v.score, 2)]), el("td", { "class": "feedback" }, [text(v.feedback)])]));
+        names.forEach(function (n) {
+          var v = vals[n], passed = v.passed === true;
+          gb.appendChild(el("tr", null, [el("td", null, [n]), el("td", null, [text(v.type)]),
+            el("td", { "class": statusClass(passed ? "passed" : "failed") }, [passed ? "passed" : "failed"]),
+            el("td", { "class": "num" }, [num(v.score, 2)]), el("td", { "class": "feedback" }, [longText("div", null, v.feedback)])]));
         });
         gt.appendChild(gb);
         box.appendChild(gt);
       }
       box.appendChild(el("h3", null, ["Output"]));
-      box.appendChild(r.final_output ? el("pre", { "class": "output" }, [r.final_output]) : el("p", { "class": "empty" }, ["(no output)"]));
+      box.appendChild(r.final_output ? longText("pre", { "class": "output" }, r.final_output) : el("p", { "class": "empty" }, ["(no output)"]));
       box.appendChild(listDetails("Transcript", r.transcript, function (entry) {
-        if (entry && typeof entry === "object" && ("role" in entry || "type" in entry)) {
-          var head = [entry.role || entry.type, entry.name || entry.tool_name].filter(Boolean).join(" · ");
+        if (isObj(entry) && ("role" in entry || "type" in entry)) {
+          var head = [entry.role || entry.type, entry.name || entry.tool_name].filter(Boolean).map(text).join(" · ");
           var rest = {};
           Object.keys(entry).forEach(function (k) { if (k !== "role" && k !== "type") rest[k] = entry[k]; });
-          var body = typeof entry.content === "string" && Object.keys(rest).length === 1 ? entry.content : text(rest);
-          return el("div", null, [el("b", null, [head]), el("pre", null, [body])]);
+          var body = typeof entry.content === "string" && Object.keys(rest).length === 1 ? entry.content : rest;
+          return el("div", null, [el("b", null, [head]), longText("pre", null, body)]);
         }
-        return el("pre", null, [text(entry)]);
+        return longText("pre", null, entry);
       }));
-      box.appendChild(listDetails("Tool events", r.tool_events, function (ev) {
-        if (!ev || typeof ev !== "object") return el("pre", null, [text(ev)]);
-        var head = [ev.tool_name || ev.name || "tool", ev.success === false ? "failed" : (ev.success === true ? "ok" : null),
-          typeof ev.duration_ms === "number" ? ev.duration_ms + " ms" : null].filter(Boolean).join(" · ");
-        return el("div", null, [el("b", null, [head]), el("pre", null, [text(ev)])]);
+      var events = r.tool_events;
+      if ((events === null || events === undefined) && isObj(r.session_digest) && Array.isArray(r.session_digest.tool_calls)) {
+        events = r.session_digest.tool_calls;  // older files: the digest's tool calls
+      }
+      box.appendChild(listDetails("Tool events", events, function (ev) {
+        if (!isObj(ev)) return longText("pre", null, ev);
+        var head = [text(ev.tool_name || ev.name || "tool"), ev.success === false ? "failed" : (ev.success === true ? "ok" : null),
+          isNum(ev.duration_ms) ? ev.duration_ms + " ms" : null].filter(Boolean).join(" · ");
+        return el("div", null, [el("b", null, [head]), longText("pre", null, ev)]);
       }));
       return box;
     }
     function listDetails(label, items, render) {
       if (items === null || items === undefined) return el("p", { "class": "sub" }, [label + ": not recorded"]);
+      if (!Array.isArray(items)) items = [items];
       if (!items.length) return el("p", { "class": "sub" }, [label + ": none"]);
       var d = el("details", { "class": label.toLowerCase().replace(" ", "-") }, [el("summary", null, [label + " (" + items.length + ")"])]);
       d.addEventListener("toggle", function () {
@@ -254,6 +276,15 @@
       return d;
     }
     update();
+    // When the first page of rows is on screen (the frame after this script), and how many
+    // tasks' JSON elements the browser had read by then (none: the rows never wait for
+    // them). The benchmark and the browser test read this mark.
+    var taskElementsRead = document.querySelectorAll("script[id^='waza-task-']").length;
+    if (window.performance && performance.mark) {
+      requestAnimationFrame(function () {
+        setTimeout(function () { performance.mark("waza:first-rows", { detail: { task_elements_read: taskElementsRead } }); }, 0);
+      });
+    }
   }
 
   // -- optimizer reports -----------------------------------------------------------

@@ -1,0 +1,87 @@
+"""How ``waza run`` scales with the number of tasks on one machine.
+
+    python bench/bench_scale.py [--sizes 100,2000,20000,100000] [--repeat 3]
+
+Each task has one ``contains`` text check and the mock executor, so the figures are
+the harness's own cost. Every size is run once to warm the suite cache (see
+waza_core/suite/cache.py), then ``--repeat`` times; printed: median wall, wall per
+task, CPU time (user + system: steadier than wall on a shared machine), peak RSS and
+the size of the results file. Targets (issue 15) for 100,000 tasks: peak RSS at most
+300 MB and at most 120 us of wall time per task; the per-task cost should not grow
+with the number of tasks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from common import table, waza_argv
+
+EVAL = """name: scale-{n}
+skill: bench
+config: {{executor: mock, trials_per_task: 1, timeout_seconds: 30}}
+tasks: ["tasks/*.yaml"]
+"""
+
+TASK = """id: task-{i:06d}
+inputs:
+  prompt: "Explain item {i}."
+graders:
+  - type: text
+    name: mentions
+    config: {{contains: ["item {i}"]}}
+"""
+
+
+def make_suite(root: Path, n: int) -> Path:
+    (root / "tasks").mkdir(parents=True)
+    (root / "eval.yaml").write_text(EVAL.format(n=n))
+    for i in range(n):
+        (root / "tasks" / f"t{i:06d}.yaml").write_text(TASK.format(i=i))
+    return root / "eval.yaml"
+
+
+def measure(argv: list[str], env: dict) -> tuple[float, float, float, int]:
+    """(wall s, CPU s, peak RSS MiB, exit code) of one child process."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    return (time.perf_counter() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024,
+            os.waitstatus_to_exitcode(status))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="100,2000,20000,100000")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    waza = waza_argv()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, WAZA_CACHE_DIR=str(Path(tmp) / "cache"))
+        for n in [int(s) for s in args.sizes.split(",")]:
+            suite = make_suite(Path(tmp) / f"s{n}", n)
+            out = Path(tmp) / f"out{n}.json"
+            argv = waza + ["run", str(suite), "-q", "-o", str(out)]
+            code = measure(argv, env)[3]  # warms the suite cache
+            assert code == 0, f"waza run exited {code}"
+            runs = [measure(argv, env) for _ in range(args.repeat)]
+            wall = statistics.median(r[0] for r in runs)
+            cpu = statistics.median(r[1] for r in runs)
+            rss = max(r[2] for r in runs)
+            target = " (target <= 120 us, <= 300 MB)" if n == 100_000 else ""
+            rows.append((f"{n} tasks", f"{wall:.2f} s", f"{wall / n * 1e6:.0f} us{target}",
+                         f"{cpu / n * 1e6:.0f} us", f"{rss:.0f} MiB", f"{out.stat().st_size / 1e6:.1f} MB"))
+            for p in (Path(tmp) / f"s{n}").glob("tasks/*.yaml"):
+                p.unlink()
+    print(table(rows, ("suite", "median wall", "wall/task", "CPU/task", "peak RSS", "results file")))
+
+
+if __name__ == "__main__":
+    main()

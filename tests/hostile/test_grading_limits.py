@@ -1,0 +1,82 @@
+"""Item 3: every grader gets a time limit; a grader past it is a grader error (the run
+becomes ``error``) and the run goes on, whatever the grader is stuck in."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from tests.conftest import REPO
+from tests.hostile.conftest import no_traceback
+
+PLUGINS = ["-p", "tests.hostile.plugins"]
+ENV = {"PYTHONPATH": str(REPO)}
+
+
+def suite_with(make_suite, grader: str, timeout: int = 1, parallel: bool = False) -> str:
+    ev = (f"name: limits\nskill: demo\nconfig:\n  executor: mock\n  timeout_seconds: {timeout}\n"
+          f"  parallel: {str(parallel).lower()}\n  workers: 2\ntasks: ['tasks/*.yaml']\n")
+    tasks = {f"tasks/t{i}.yaml": (f"id: t{i}\ninputs: {{prompt: p}}\ngraders:\n"
+                                  f"  - {{type: {grader}, name: slow}}\n  - {{type: quick, name: after}}\n")
+             for i in range(2)}
+    return str(make_suite(ev, tasks))
+
+
+@pytest.mark.parametrize("grader", ["spin", "spin_bounded", "block"])
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_stuck_grader_is_a_timeout_error_and_the_run_goes_on(waza, make_suite, tmp_path, grader, parallel):
+    out = tmp_path / "r.json"
+    t0 = time.monotonic()
+    proc = waza("run", suite_with(make_suite, grader, parallel=parallel), "-o", str(out), *PLUGINS,
+                env=ENV, timeout=120)
+    elapsed = time.monotonic() - t0
+    no_traceback(proc)
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(out.read_bytes())
+    for task in doc["tasks"]:
+        [run] = task["runs"]
+        assert run["status"] == "error"
+        slow = run["validations"]["slow"]
+        assert slow["error"]["kind"] == "timeout" and "limit of 1 s" in slow["error"]["message"]
+        assert run["validations"]["after"]["passed"] is True  # the next grader still ran
+    assert elapsed < 60
+
+
+def test_the_grader_limit_comes_from_the_grader_first(tmp_path):
+    from waza_core.grading.base import Grader, GradingContext
+    from waza_core.model import GraderSpec, RunEvidence, TaskSpec
+    from waza_core.run.unit import grading_limit
+
+    class Own(Grader):
+        time_limit = 7.0
+
+    task = TaskSpec(id="t", name="t", prompt="p", file=tmp_path / "t.yaml", timeout_seconds=42)
+    ctx = GradingContext(task=task, evidence=RunEvidence(output=""), workspace_dir=None)
+    spec = GraderSpec(type="x", name="x")
+    assert grading_limit(Own(spec), ctx) == 7.0
+    assert grading_limit(Grader(spec), ctx) == 42.0
+
+
+def test_the_program_grader_limit_is_a_backstop_to_its_own_timeout(tmp_path):
+    from waza_core.model import GraderSpec
+    from waza_graders.program import ProgramGrader
+
+    g = ProgramGrader(GraderSpec(type="program", name="p", config={"command": "true", "timeout": 5}))
+    assert g.bounded and g.time_limit > g.timeout
+
+
+def test_no_thread_keeps_spinning_after_a_timeout():
+    """The watchdog stops a pure-Python loop in the thread it runs in, and on a helper
+    thread that the run abandoned: afterwards the process is idle."""
+    from waza_core.grading import deadline
+
+    kind, _ = deadline.in_thread(lambda: [None for _ in iter(int, 1)], 0.3)
+    assert kind == "timeout"
+    kind, _ = deadline.on_helper(lambda: [None for _ in iter(int, 1)], 0.3)
+    assert kind == "timeout"
+    time.sleep(deadline.REPEAT_SECONDS + 0.5)  # the abandoned loop got its exception by now
+    cpu = time.process_time()
+    time.sleep(1.0)
+    assert time.process_time() - cpu < 0.5

@@ -1,0 +1,50 @@
+"""Helpers for the suite-format tests: write a suite, load it, collect problems and warnings."""
+
+from __future__ import annotations
+
+import pytest
+
+from waza_core.errors import SuiteError
+from waza_core.suite.load import load_suite
+
+TASK = "id: t1\ninputs:\n  prompt: hello\n"
+
+LEGACY = """\
+name: demo
+skill: demo
+config:
+  executor: mock
+tasks: ["tasks/*.yaml"]
+"""
+
+SCENARIO = """\
+schemaVersion: "2.0"
+scenario: release-notes
+name: demo
+config:
+  executor: mock
+tasks: ["tasks/*.yaml"]
+"""
+
+
+@pytest.fixture
+def load(make_suite, registry):
+    """``load(eval_yaml, tasks=None, files=None, strict=False)`` -> Suite."""
+
+    def go(eval_yaml: str, tasks: dict | None = None, files: dict | None = None, strict: bool = False):
+        path = make_suite(eval_yaml, {"tasks/t1.yaml": TASK} if tasks is None else tasks, files)
+        return load_suite(path, registry, strict=strict)
+
+    return go
+
+
+@pytest.fixture
+def problems(load):
+    """``problems(...)`` -> the SuiteError's problem lines (fails when the suite loads)."""
+
+    def go(*args, **kwargs) -> list[str]:
+        with pytest.raises(SuiteError) as exc:
+            load(*args, **kwargs)
+        return exc.value.problems
+
+    return go

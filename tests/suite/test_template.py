@@ -1,0 +1,56 @@
+"""The Go text/template subset used for tasks_from prompts."""
+
+from __future__ import annotations
+
+import pytest
+
+from waza_core.suite.template import Context, TemplateError, render
+
+CTX = Context(vars={"name": "Ann", "first-name": "A"}, task_name="row-7", job_id="run-1700000000",
+              timestamp="2026-01-01T00:00:00Z", iteration=0, attempt=0)
+
+
+@pytest.mark.parametrize("text,out", [
+    ("no actions at all {", "no actions at all {"),
+    ("Hi {{.Vars.name}}!", "Hi Ann!"),
+    ("{{ .Vars.name }}", "Ann"),
+    ("{{.TaskName}} {{.JobID}} {{.Timestamp}} {{.Iteration}}/{{.Attempt}}",
+     "row-7 run-1700000000 2026-01-01T00:00:00Z 0/0"),
+    ('{{index .Vars "first-name"}}', "A"),
+    ("{{index .Vars `first-name`}}", "A"),
+    ("a  {{- .Vars.name -}}  b", "aAnnb"),
+    ("a {{/* a comment */}}b", "a b"),
+    ("a\n{{- /* trimmed */ -}}\nb", "ab"),
+    ("{{\n  .Vars.name\n}}", "Ann"),  # actions may span lines (Go 1.16+)
+    ("}} stray closers {{.Vars.name}} }}", "}} stray closers Ann }}"),
+    ("{{-1}}", None),
+])
+def test_render(text, out):
+    if out is None:
+        with pytest.raises(TemplateError):
+            render(text, CTX)
+    else:
+        assert render(text, CTX) == out
+
+
+@pytest.mark.parametrize("text,message", [
+    ("{{.Vars.nobody}}", "template line 1 col 1: map has no entry for key 'nobody' (variables: first-name, name)"),
+    ("x\n  {{.Nope}}", "template line 2 col 3: can't evaluate field Nope"),
+    ("{{name}}", "function 'name' not defined (did you mean {{.Vars.name}}?)"),
+    ("{{.Vars.name.first}}", "can't evaluate field first in type string"),
+    ("{{.Vars}}", ".Vars is a map; name a variable"),
+    ("{{.}}", "prints the whole context"),
+    ("{{.Vars.name", "unclosed action"),
+    ("{{/* never closed", "unclosed comment"),
+    ("{{if .Vars.name}}x{{end}}", "{{if}} is not supported"),
+    ("{{.Vars.name | printf}}", "is not supported"),
+    ("{{$x := 1}}", "template variables ($x"),
+    ('{{"text"}}', "constants are not supported"),
+    ("{{index .Vars name}}", 'index is supported only as index .Vars "name"'),
+    ("{{.Vars.first-name}}", "bad field name"),
+    ("{{ }}", "empty action"),
+])
+def test_errors(text, message):
+    with pytest.raises(TemplateError) as exc:
+        render(text, CTX)
+    assert message in str(exc.value)

@@ -1,0 +1,97 @@
+"""The unknown-key policy of waza (Go): warnings in 1.x evals, errors elsewhere."""
+
+from __future__ import annotations
+
+from tests.suite.conftest import LEGACY, SCENARIO, TASK
+
+
+def test_legacy_eval_warns_with_position_and_suggestion(load):
+    suite = load(LEGACY.replace("executor: mock", "executor: mock\n  paralel: true") + "descripton: x\n")
+    assert [w.split("eval.yaml:", 1)[1] for w in suite.warnings] == [  # in file order
+        "5:3: warning: unknown key 'paralel' (did you mean 'parallel'?); ignored",
+        "7:1: warning: unknown key 'descripton' (did you mean 'description'?); ignored",
+    ]
+    assert suite.config.parallel is False  # ignored, really
+
+
+def test_strict_turns_warnings_into_errors(problems):
+    out = problems(LEGACY + "descripton: x\n", strict=True)
+    assert out[0].endswith("eval.yaml:6:1: unknown key 'descripton' (did you mean 'description'?) "
+                           "(an error with --strict)")
+
+
+def test_scenario_eval_refuses_unknown_keys(problems):
+    out = problems(SCENARIO + "descripton: x\n")
+    assert out[0].endswith("eval.yaml:7:1: unknown key 'descripton' (did you mean 'description'?)")
+
+
+def test_agent_key_gets_a_hint(load, problems):
+    suite = load(LEGACY + "agent: reviewer\n")
+    assert "waza (Go) has no agent key: a custom agent is named with skill:" in suite.warnings[0]
+    assert "no agent key" in problems(SCENARIO + "agent: reviewer\n")[0]
+
+
+def test_grader_entry_keys_only_warn_even_in_a_scenario(load):
+    grader = "graders:\n  - {type: text, name: g, colour: red, config: {contains: [mock]}}\n"
+    suite = load(SCENARIO + grader)
+    assert any("unknown key 'colour'" in w and ": warning: " in w for w in suite.warnings)
+
+
+def test_grader_config_is_always_strict(problems):
+    grader = "graders:\n  - {type: text, name: g, config: {contians: [mock]}}\n"
+    out = problems(LEGACY + grader)
+    assert "grader 'g': unknown key 'contians' (did you mean 'contains'?)" in out[0]
+
+
+def test_task_files_are_strict(problems):
+    out = problems(LEGACY, tasks={"tasks/t1.yaml": TASK + "goldn: true\n"})
+    assert out[0].endswith("tasks/t1.yaml:4:1: unknown key 'goldn' (did you mean 'golden'?)")
+
+
+def test_schema_version_in_a_task_is_an_error(problems):
+    """Task files are unversioned (waza Go runner-compat docs)."""
+    out = problems(LEGACY, tasks={"tasks/t1.yaml": 'schemaVersion: "1.5"\n' + TASK})
+    assert "unknown key 'schemaVersion'" in out[0]
+
+
+def test_unsupported_keys_stay_errors_in_a_legacy_eval(problems, monkeypatch):
+    """A key waza (Go) has and waza for Python cannot honour yet is an error even where
+    unknown keys only warn: a suite never silently loses a feature."""
+    from waza_core.suite import schema
+
+    monkeypatch.setitem(schema.UNSUPPORTED, (), {"telepathy"})
+    out = problems(LEGACY + "telepathy: true\n")
+    assert out[0].endswith("eval.yaml:6:1: key 'telepathy' is recognised but not supported yet by waza for Python; "
+                           "remove it")
+
+
+def test_type_errors_are_errors_in_a_legacy_eval(problems):
+    out = problems(LEGACY.replace("executor: mock", "executor: mock\n  parallel: sometimes"))
+    assert "config.parallel: expected boolean, got string" in out[0]
+
+
+def test_nameless_graders_get_their_type_as_name(load):
+    """waza (Go) keys both by "" and loses one result; each gets a name here, with a warning."""
+    graders = "graders:\n  - {type: text, config: {contains: [a]}}\n  - {type: text, config: {contains: [b]}}\n"
+    suite = load(LEGACY + graders)
+    assert [g.name for g in suite.graders] == ["text", "text_2"]
+    assert sum("grader without a name" in w for w in suite.warnings) == 2
+
+
+def test_weight_zero_or_negative_counts_as_one(load):
+    graders = "graders:\n  - {type: text, name: a, weight: 0, config: {contains: [a]}}\n" \
+              "  - {type: text, name: b, weight: -2, config: {contains: [b]}}\n"
+    assert [g.weight for g in load(LEGACY + graders).graders] == [1.0, 1.0]
+
+
+def test_a_warning_file_is_not_cached_so_it_warns_again(load):
+    first = load(LEGACY + "descripton: x\n")
+    again = load(LEGACY + "descripton: x\n")
+    assert first.warnings and again.warnings == first.warnings
+
+
+def test_an_executors_own_options_are_always_strict(problems):
+    """``config.cli`` is checked by the cli executor's schema, like a grader's config."""
+    bad = LEGACY.replace("  executor: mock\n", "  executor: cli\n  cli: {command: [agent], comand: [x]}\n")
+    out = problems(bad)
+    assert "unknown key 'comand' (did you mean 'command'?)" in out[0] and ": warning: " not in out[0]

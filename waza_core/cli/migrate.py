@@ -1,0 +1,50 @@
+"""``waza migrate``: bring eval suites to the newest schema form (see waza_core.suite.migrate)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List
+
+import typer
+
+from waza_core.cli.common import user_errors
+
+
+def register(app: typer.Typer) -> None:
+    app.command("migrate")(migrate)
+
+
+@user_errors
+def migrate(
+    files: List[Path] = typer.Argument(..., help="eval.yaml files (or suite folders) and results JSON files."),
+    check: bool = typer.Option(False, "--check",
+                               help="Change nothing; exit 1 when a file needs migrating (for CI)."),
+) -> None:
+    """Rewrite older eval suites to the newest schemaVersion, keeping comments and layout.
+
+    Exit 0 when every file is current (or was migrated), 1 with --check when one needs
+    migrating, 2 on an unreadable file or another major version.
+    """
+    from waza_core.paths import display_path
+    from waza_core.suite import migrate as mig
+
+    plans = [mig.plan(f) for f in files]  # all checked before anything is written
+    pending = 0
+    for m in plans:
+        name = display_path(m.file)
+        for note in m.notes:
+            typer.echo(f"{name}: note: {note}")
+        if not m.needed:
+            typer.echo(f"{name} is already compatible with schemaVersion {m.target}; no migration needed.")
+            continue
+        pending += 1
+        what = "; ".join(m.changes)
+        if check:
+            typer.echo(f"{name}: needs migration to schemaVersion {m.target}: {what}")
+        else:
+            mig.write(m)
+            typer.echo(f"{name}: migrated to schemaVersion {m.target}: {what}")
+    if check and pending:
+        typer.echo(f"waza: {pending} file(s) need migrating; run: waza migrate "
+                   + " ".join(display_path(m.file) for m in plans if m.needed), err=True)
+        raise typer.Exit(1)

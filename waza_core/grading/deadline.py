@@ -1,0 +1,244 @@
+"""Every grader gets a time limit: a grader that runs past it is a grader error.
+
+How a limit is enforced depends on what the grader declares (``Grader.bounded``):
+
+* **bounded graders** (the built-ins: text, expectations, program...) are called in
+  the run's own thread, at no extra cost. Their own limits do the real work (RE2
+  regexes are linear; a program is killed at its timeout). A process-wide
+  **watchdog** thread backs them up: when a call passes its deadline it raises
+  :class:`GraderTimeout` inside that thread (``PyThreadState_SetAsyncExc``), again
+  every second until the call ends. That stops a pure-Python loop at its next
+  bytecode.
+* **other graders** (plugins, unless they declare ``bounded = True``) run on a
+  helper thread while the run's thread waits at most the limit plus
+  :data:`GRACE_SECONDS`. Past that the run **moves on**: the grader's result is a
+  ``timeout`` error, its cancel event is set, :class:`GraderTimeout` is raised in its
+  thread as above, and the thread is left behind (a daemon: it cannot keep waza
+  from exiting). So even a grader blocked in C code that released the GIL (a
+  ``time.sleep(10**9)``, a socket read without a timeout) cannot hang the run.
+
+What cannot be stopped in-process: C code that holds the GIL and never returns to
+Python (Python's ``re`` backtracking, a tight loop in a C extension) freezes the
+whole process, signals included. waza's own regexes use RE2 for that reason; a
+plugin that runs such code should run it in a child process
+(``waza_core.run_process``, which is killed at its timeout). docs/safety.md says so.
+
+On Ctrl-C or SIGTERM, :func:`cancel_all` raises :class:`GradingCancelled` in every
+grading call in progress, so busy graders stop at once.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+#: how long past its limit a grader on a helper thread gets before the run moves on
+GRACE_SECONDS = 2.0
+#: how often the watchdog looks at the calls in progress (limits are in seconds)
+TICK_SECONDS = 0.25
+#: how often an injected exception is repeated while the call has not ended
+REPEAT_SECONDS = 1.0
+
+
+class GraderTimeout(BaseException):
+    """Raised inside a grader that ran past its time limit. A BaseException, so a
+    grader's ``except Exception`` does not swallow it."""
+
+
+class GradingCancelled(BaseException):
+    """Raised inside a grader when the whole run is being stopped (Ctrl-C, SIGTERM)."""
+
+
+class _Call:
+    __slots__ = ("thread_id", "deadline", "done", "fired", "cancel", "last", "group")
+
+    def __init__(self, thread_id: int, deadline: float, cancel: threading.Event | None, group: Any) -> None:
+        self.thread_id = thread_id
+        self.deadline = deadline
+        self.done = False
+        self.fired: type[BaseException] | None = None
+        self.cancel = cancel
+        self.last = 0.0
+        self.group = group  # the run's cancel event: what cancel_all(group) stops
+
+
+_lock = threading.Lock()
+_calls: dict[int, _Call] = {}
+_watchdog: list[threading.Thread] = []
+
+
+def _inject(call: _Call, exc: type[BaseException]) -> None:
+    """Raise ``exc`` in the call's thread (under ``_lock``: never after the call ended)."""
+    if call.done:
+        return
+    call.fired = call.fired or exc
+    call.last = time.monotonic()
+    if call.cancel is not None:
+        call.cancel.set()
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(call.thread_id), ctypes.py_object(exc))
+
+
+def _watch() -> None:
+    while True:
+        time.sleep(TICK_SECONDS)
+        now = time.monotonic()  # before the copy: see _unregister
+        with _lock:
+            for call in list(_calls.values()):
+                if now >= call.deadline and (call.fired is None or now - call.last >= REPEAT_SECONDS):
+                    _inject(call, call.fired or GraderTimeout)
+
+
+def _ensure_watchdog() -> None:
+    if not _watchdog:
+        with _lock:
+            if not _watchdog:
+                t = threading.Thread(target=_watch, name="waza-grading-watchdog", daemon=True)
+                t.start()
+                _watchdog.append(t)
+
+
+def _register(seconds: float, cancel: threading.Event | None, thread_id: int | None = None,
+              group: Any = None) -> _Call:
+    if not _watchdog:
+        _ensure_watchdog()
+    call = _Call(thread_id or _get_ident(), _monotonic() + seconds, cancel, group)
+    _calls[id(call)] = call  # atomic under the GIL
+    return call
+
+
+def _unregister(call: _Call) -> None:
+    """End a call; no injection can reach it afterwards.
+
+    Lock-free while the deadline has not passed: the watchdog reads the clock
+    *before* it copies the calls, so a scan that still sees this call read a time
+    before now, which is before the deadline, and fires nothing. Past the deadline
+    the lock orders this against an injection in progress.
+    """
+    if _monotonic() < call.deadline:
+        call.done = True
+        _calls.pop(id(call), None)
+        return
+    with _lock:
+        call.done = True
+        _calls.pop(id(call), None)
+
+
+_get_ident = threading.get_ident
+_monotonic = time.monotonic
+
+
+def _clear_pending() -> None:
+    """Drop an exception injected into this thread that has not fired yet."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(threading.get_ident()), ctypes.py_object())
+
+
+def cancel_all(group: Any = None) -> int:
+    """Raise :class:`GradingCancelled` in every grading call in progress (of ``group``,
+    the run's cancel event, when given); how many."""
+    with _lock:
+        calls = [c for c in _calls.values() if group is None or c.group is group]
+        for call in calls:
+            _inject(call, GradingCancelled)
+    return len(calls)
+
+
+def in_thread(fn: Callable[[], Any], seconds: float, group: Any = None) -> tuple[str, Any]:
+    """Call ``fn()`` in this thread under the watchdog.
+
+    Returns ``("ok", value)``, ``("timeout", None)``, ``("cancelled", None)`` or
+    ``("raised", exception)``; never lets an injected exception escape.
+    """
+    call = _register(seconds, None, group=group)
+    outcome: tuple[str, Any]
+    try:
+        try:
+            outcome = ("ok", fn())
+        finally:
+            _unregister(call)
+            if call.fired is not None:  # only then can an injection still be pending
+                _clear_pending()
+    except GraderTimeout:
+        outcome = ("timeout", None)
+    except GradingCancelled:
+        outcome = ("cancelled", None)
+    except BaseException as exc:  # noqa: BLE001 - handed to the caller as a value
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        outcome = ("raised", exc)
+    if call.fired is not None:
+        for _ in range(3):  # one last injection may have fired inside the finally
+            try:
+                _unregister(call)
+                _clear_pending()
+                break
+            except (GraderTimeout, GradingCancelled):
+                continue
+    return outcome
+
+
+class _Helper:
+    """One daemon thread that runs calls handed to it; abandoned when a call overruns."""
+
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._loop, name="waza-grader", daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            job = self.jobs.get()
+            if job is None:
+                return
+            job()
+
+
+_idle: list[_Helper] = []
+_idle_lock = threading.Lock()
+
+
+def on_helper(fn: Callable[[], Any], seconds: float, cancel: threading.Event | None = None,
+              group: Any = None) -> tuple[str, Any]:
+    """Call ``fn()`` on a helper thread; give up ``GRACE_SECONDS`` after ``seconds``.
+
+    Same return values as :func:`in_thread`. ``cancel`` is set when the call overruns.
+    """
+    with _idle_lock:
+        helper = _idle.pop() if _idle else _Helper()
+    box: dict[str, Any] = {}
+    finished = threading.Event()
+    registered: list[_Call] = []
+
+    def job() -> None:
+        call = _register(seconds, cancel, helper.thread.ident, group)
+        registered.append(call)
+        try:
+            try:
+                box["outcome"] = ("ok", fn())
+            finally:
+                _unregister(call)
+                _clear_pending()
+        except GraderTimeout:
+            box["outcome"] = ("timeout", None)
+        except GradingCancelled:
+            box["outcome"] = ("cancelled", None)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+            box["outcome"] = ("raised", exc)
+        finally:
+            finished.set()
+
+    helper.jobs.put(job)
+    if not finished.wait(seconds + GRACE_SECONDS):
+        with _lock:  # make sure it is told, then leave it behind
+            for call in registered:
+                _inject(call, GraderTimeout)
+        if cancel is not None:
+            cancel.set()
+        if not finished.is_set():
+            return ("timeout", None)
+    with _idle_lock:
+        _idle.append(helper)
+    return box.get("outcome", ("timeout", None))

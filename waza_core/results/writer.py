@@ -1,0 +1,86 @@
+"""Writing a large results file while the run goes on, in bounded memory.
+
+A suite of 100,000 tasks has a results file of over 100 MB; building it as one
+document at the end holds every run, a tree of dicts and the encoded text at once
+(over a gigabyte). :class:`StreamingResultsWriter` instead encodes each task as it
+finishes (:func:`waza_core.results.codec.task_to_json`, compact) into an anonymous
+spool file, keeps only where each task's bytes are, and at the end writes the header
+(with the final summary), the tasks in plan order and the trailer into a temporary
+sibling of the target that is fsynced and renamed over it (as
+:func:`waza_core.results.io.write_atomic` does). The bytes are those of
+:func:`waza_core.results.codec.encode_results` for a compact document.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from array import array
+from collections.abc import Mapping
+from pathlib import Path
+
+from waza_core.results.codec import compact_json, header_to_json, task_to_json
+from waza_core.results.model import ResultsDocument, TaskResult
+from waza_core.safe_write import write_stream
+
+_COPY_CHUNK = 1 << 20
+
+
+class StreamingResultsWriter:
+    """Spools finished tasks; :meth:`finish` writes the results file, :meth:`close` drops the spool."""
+
+    def __init__(self, positions: Mapping[str, int]) -> None:
+        self.positions = positions  # task id -> index in plan order
+        self.offsets = array("q", [-1]) * len(positions)
+        self.lengths = array("q", [0]) * len(positions)
+        self.spool = tempfile.TemporaryFile(prefix="waza-results-")  # gone when closed, or on a crash
+        self.size = 0
+
+    def add(self, task: TaskResult) -> None:
+        data = compact_json(task_to_json(task))
+        i = self.positions[task.test_id]
+        self.offsets[i] = self.size
+        self.lengths[i] = len(data)
+        self.spool.write(data)
+        self.size += len(data)
+
+    def finish(self, doc: ResultsDocument, target: str | Path) -> None:
+        """Write ``target``: ``doc``'s header and trailer around the spooled tasks (``doc.tasks``
+        is not read), atomically."""
+        self.target = Path(target)
+        header = compact_json(header_to_json(doc))
+        trailer = compact_json({"incomplete": doc.incomplete, **doc.extra})
+
+        def fill(out) -> None:
+            out.write(header[:-1] + b',"tasks":[')
+            self._copy_tasks(out)
+            out.write(b"]," + trailer[1:] + b"\n")
+
+        # the rules of every file waza writes: atomic for a regular file, through a link,
+        # directly to a FIFO or device, the mode of an existing file kept
+        write_stream(self.target, fill)
+
+    def _copy_tasks(self, out) -> None:
+        """The spooled tasks in plan order; a sequential read when they finished in order."""
+        spool = self.spool
+        spool.flush()
+        first = True
+        expected = 0  # where the next task would start if they were spooled in plan order
+        spool.seek(0)
+        for offset, length in zip(self.offsets, self.lengths, strict=True):
+            if offset < 0:
+                continue  # never finished (interrupted, fail-fast)
+            if offset != expected:
+                spool.seek(offset)
+            expected = offset + length
+            if not first:
+                out.write(b",")
+            first = False
+            while length:
+                chunk = spool.read(min(length, _COPY_CHUNK))
+                if not chunk:
+                    raise OSError("the results spool file is shorter than what was written to it")
+                out.write(chunk)
+                length -= len(chunk)
+
+    def close(self) -> None:
+        self.spool.close()
