@@ -168,8 +168,9 @@ class Console:
             self.err.write(f"{self.paint('waza: error:', 'red', 'err')} {escape(line)}\n")
 
     def warning(self, message: str) -> None:
-        if not self.quiet:
-            self.err.write(f"{self.paint('waza: warning:', 'yellow', 'err')} {escape(message)}\n")
+        """Shown also with ``-q`` (which hides progress and the summary): a warning says
+        something was ignored or went wrong, as pip's ``-q`` keeps them."""
+        self.err.write(f"{self.paint('waza: warning:', 'yellow', 'err')} {escape(message)}\n")
 
     def info(self, message: str) -> None:
         """Progress-like information on stderr; hidden by ``-q``."""
