@@ -214,8 +214,8 @@ class Reporter:
         self.quiet = console.quiet
         self.err = console.err
         self.summary_to_stderr = summary_to_stderr
-        self.progress = None
-        self.bar = None
+        self.progress: Any = None  # a rich Progress while the bar is shown
+        self.bar: Any = None
 
     def start(self, suite, engine) -> None:
         if self.quiet:
@@ -233,7 +233,7 @@ class Reporter:
         from rich.console import Console as RichConsole
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        rich_console = RichConsole(file=_RichFile(self.err), force_terminal=True,
+        rich_console = RichConsole(file=_RichFile(self.err), force_terminal=True,  # type: ignore[arg-type]
                                    no_color=not self.console.color_err, highlight=False)
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                  TimeElapsedColumn(), console=rich_console, transient=True,
