@@ -139,11 +139,13 @@ __all__ = [
     "OptimizerAdapter", "AdapterOptions", "AdapterReply", "AdapterFailure", "ADAPTER_STDOUT_LIMIT",
     "ADAPTER_RESPONSE_KIND", "HARNESS_CAPABILITIES", "StrictJSONError", "strict_json_loads", "Dialect",
     "Conversion", "InteropError", "find_template_marker", "yaml_quote", "quote_for_message", "StrictDocument",
-    "StrictYamlError", "load_strict_yaml", "describe_yaml_type", "Reporter", "ResultsView", "results_json_bytes",
-    "escape_markdown", "run_process",
-    "ProcessResult", "ProcessStartError", "CancelEvent", "display_path", "resolve_inside", "PathEscape",
-    "program_timeout", "compile_regex", "Regex", "RegexError", "WazaError", "SuiteError", "PluginError",
-    "GraderError", "ExecutorError", "ExitCode",
+    "StrictYamlError", "load_strict_yaml", "describe_yaml_type", "Reporter", "ResultsView",
+    "results_json_bytes", "escape_markdown", "run_process", "ProcessResult", "ProcessStartError",
+    "CancelEvent", "display_path", "resolve_inside", "PathEscape", "program_timeout", "child_environment",
+    "check_env_allow_list", "project_env_allow_list", "escape_terminal", "escape_html", "write_file_safely",
+    "open_append_safely", "check_output_target", "compile_regex", "Regex", "RegexError", "go_quote",
+    "go_quote_list", "go_list", "go_float", "go_json", "go_value", "go_lower", "go_upper", "go_trim_space",
+    "WazaError", "SuiteError", "PluginError", "GraderError", "ExecutorError", "ExitCode",
 ]
 
 

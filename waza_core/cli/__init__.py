@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> None:
             from waza_core._version import __version__
 
             print(f"waza {__version__}")
-            raise SystemExit(0)
+            raise SystemExit()  # ExitCode.OK, without importing enum on the fastest path
         from waza_core.cli.app import build_app
 
         app = build_app()
@@ -45,7 +45,9 @@ def main(argv: list[str] | None = None) -> None:
             raise
         _silence_stdout()
         _say(f"waza: error: cannot write the output: {exc.strerror or exc}\n")
-        raise SystemExit(2) from None
+        from waza_core.errors import ExitCode
+
+        raise SystemExit(ExitCode.USAGE) from None
     finally:
         _kill_leftovers()
         _flush_quietly()

@@ -22,7 +22,7 @@ def color_option():
 
 
 def quiet_option():
-    return typer.Option(False, "-q", "--quiet", help="Print only errors.")
+    return typer.Option(False, "-q", "--quiet", help="Print only errors and warnings.")
 
 
 def verbose_option(help: str = "Print more detail on stderr."):  # noqa: A002 - typer's name

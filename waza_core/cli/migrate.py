@@ -47,4 +47,6 @@ def migrate(
     if check and pending:
         typer.echo(f"waza: {pending} file(s) need migrating; run: waza migrate "
                    + " ".join(display_path(m.file) for m in plans if m.needed), err=True)
-        raise typer.Exit(1)
+        from waza_core.errors import ExitCode
+
+        raise typer.Exit(ExitCode.FAILED)

@@ -168,8 +168,9 @@ class Console:
             self.err.write(f"{self.paint('waza: error:', 'red', 'err')} {escape(line)}\n")
 
     def warning(self, message: str) -> None:
-        if not self.quiet:
-            self.err.write(f"{self.paint('waza: warning:', 'yellow', 'err')} {escape(message)}\n")
+        """Shown also with ``-q`` (which hides progress and the summary): a warning says
+        something was ignored or went wrong, as pip's ``-q`` keeps them."""
+        self.err.write(f"{self.paint('waza: warning:', 'yellow', 'err')} {escape(message)}\n")
 
     def info(self, message: str) -> None:
         """Progress-like information on stderr; hidden by ``-q``."""
@@ -213,8 +214,8 @@ class Reporter:
         self.quiet = console.quiet
         self.err = console.err
         self.summary_to_stderr = summary_to_stderr
-        self.progress = None
-        self.bar = None
+        self.progress: Any = None  # a rich Progress while the bar is shown
+        self.bar: Any = None
 
     def start(self, suite, engine) -> None:
         if self.quiet:
@@ -232,7 +233,7 @@ class Reporter:
         from rich.console import Console as RichConsole
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        rich_console = RichConsole(file=_RichFile(self.err), force_terminal=True,
+        rich_console = RichConsole(file=_RichFile(self.err), force_terminal=True,  # type: ignore[arg-type]
                                    no_color=not self.console.color_err, highlight=False)
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                  TimeElapsedColumn(), console=rich_console, transient=True,
