@@ -59,7 +59,7 @@ def test_a_hostile_task_cannot_drive_the_terminal_or_forge_a_line(waza, make_sui
 
 
 def test_validate_escapes_file_names(waza, make_suite):
-    path = make_suite(BASIC_EVAL, {"tasks/t\x1b[2J.yaml": "id: t\ninputs: {prompt: p}\nbogus: 1\n"})
+    path = make_suite(BASIC_EVAL, {"tasks/t\x1b[2J.yaml": "id: t\ninputs: {prompt: p}\nenabled: 1\n"})
     proc = waza("validate", str(path))
     assert proc.returncode == 2
     assert b"\x1b" not in proc.stderr and b"t\\x1b[2J.yaml" in proc.stderr
