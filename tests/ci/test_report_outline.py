@@ -229,3 +229,26 @@ def test_a_large_live_runs_page_is_the_saved_files(tmp_path):
     src = tmp_path / "r.json"
     src.write_bytes(compact_json(doc) + b"\n")  # what the streaming writer of `waza run` writes
     assert _html(ResultsView(doc)) == _html(open_results(src))
+
+
+@pytest.mark.parametrize("task, run", [
+    ({}, {"duration_ms": -1}), ({}, {"duration_ms": 1.5}), ({}, {"run_number": 0}), ({}, {"attempts": True}),
+    ({}, {"status": 5}), ({}, {"error_msg": ["x"]}), ({}, {"usage": []}), ({}, {"session_digest": "x"}),
+    ({}, {"session_digest": {"usage": 3}}), ({}, {"validations": {"g": "passed"}}),
+    ({}, {"validations": {"g": {"score": True}}}), ({}, {"validations": {"g": {"passed": "yes"}}}),
+    ({}, {"validations": {"g": {"feedback": 1}}}), ({"tags": ["a", 1]}, {}), ({"stats": {"avg_score": "x"}}, {}),
+    ({"display_name": 3}, {}), ({"status": False}, {}), ({"runs": {}}, None), ({"test_id": 7}, {}),
+])
+def test_a_waza_go_value_the_decoder_warns_about_takes_the_full_read(task, run):
+    """Each light field of a waza (Go) file the tolerant decoder would warn about makes the
+    light reading give up, so the full read runs and prints the warning."""
+    from waza_core.results.outline import outline
+    from waza_core.results.reading import decode
+
+    doc = {"tasks": [{"test_id": "t", "runs": [{"status": "passed", **run}] if run is not None else None, **task}]}
+    warnings: list[str] = []
+    decode(json.loads(json.dumps(doc)), "r.json", warnings)
+    assert warnings  # the full read warns ...
+    assert outline(json.dumps(doc).encode(), "r.json") is None  # ... so the light reading steps aside
+    valid = {"tasks": [{"test_id": "t", "runs": [{"status": "passed"}]}]}
+    assert outline(json.dumps(valid).encode(), "r.json") is not None
