@@ -44,6 +44,8 @@ def per_model_path(output: Path, model: str) -> Path:
 
 def comparison_table(results: list[tuple[str, ResultsDocument]]) -> str:
     """The console comparison of a multi-model run, sorted by model (waza Go ``printModelComparison``)."""
+    from waza_core.results.console import escape  # one model, one line
+
     rows = ["", "MODEL COMPARISON",
             f"  {'model':<24} {'score':>7} {'pass rate':>10} {'duration':>10} {'tokens':>10}"]
     for model, doc in sorted(results, key=lambda r: r[0]):
@@ -56,5 +58,5 @@ def comparison_table(results: list[tuple[str, ResultsDocument]]) -> str:
         score = f"{s.aggregate_score:.2f}" if s is not None else "-"
         rate = f"{s.success_rate * 100:.1f}%" if s is not None else "-"
         duration = f"{s.duration_ms / 1000:.1f}s" if s is not None else "-"
-        rows.append(f"  {model or '(default)':<24} {score:>7} {rate:>10} {duration:>10} {tokens:>10}")
+        rows.append(f"  {escape(model) or '(default)':<24} {score:>7} {rate:>10} {duration:>10} {tokens:>10}")
     return "\n".join(rows) + "\n"
