@@ -110,3 +110,11 @@ def test_a_template_error_quotes_little_of_a_huge_name(waza, tmp_path):
     proc = waza("validate", str(suite))
     assert proc.returncode == 2 and b"rows.csv:2:1: row 1: prompt:" in proc.stderr
     assert max(len(line) for line in proc.stderr.splitlines()) < 400
+
+
+def test_skip_graders_compares_no_scores_between_models(waza, make_suite):
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": "id: a\ninputs: {prompt: hello}\n"})
+    proc = waza("run", str(path), "--skip-graders", "-m", "a", "-m", "b")
+    no_traceback(proc)
+    rows = [line.split() for line in proc.stdout.decode().splitlines() if line.startswith(("  a ", "  b "))]
+    assert len(rows) == 2 and all(row[1:3] == ["-", "-"] for row in rows), rows
