@@ -258,7 +258,7 @@ def locate(text: str, path: tuple | list, key: str | None = None) -> tuple[int, 
 
     Falls back to the deepest node that exists, so a message always gets a position.
     """
-    from ruamel.yaml.nodes import MappingNode, SequenceNode
+    from ruamel.yaml.nodes import MappingNode
 
     try:
         node = _composed(text)
@@ -266,23 +266,28 @@ def locate(text: str, path: tuple | list, key: str | None = None) -> tuple[int, 
         return None
     if node is None:
         return (1, 1)
-    for part in path:
-        nxt = None
-        if isinstance(node, MappingNode):
-            for k, v in node.value:
-                if k.value == str(part):
-                    nxt = v
-                    break
-        elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
-            nxt = node.value[part]
-        if nxt is None:
-            break
-        node = nxt
+    node, _found = _walk(node, path)
     if key is not None and isinstance(node, MappingNode):
         for k, _ in node.value:
             if k.value == key:
                 return (k.start_mark.line + 1, k.start_mark.column + 1)
     return (node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+def _walk(node, path: tuple | list):
+    """(the node at ``path``, True), or (the deepest node on the way, False)."""
+    from ruamel.yaml.nodes import MappingNode, SequenceNode
+
+    for part in path:
+        nxt = None
+        if isinstance(node, MappingNode):
+            nxt = next((v for k, v in node.value if k.value == str(part)), None)
+        elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            nxt = node.value[part]
+        if nxt is None:
+            return node, False
+        node = nxt
+    return node, True
 
 
 def read_text(path: Path) -> str:
@@ -312,21 +317,15 @@ def scalar_text(text: str, path: tuple | list) -> str | None:
 
     waza (Go) reads a plain scalar into a string field as written, so ``schemaVersion:
     1.10`` means ``"1.10"``; the safe loader would give the float 1.1."""
-    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+    from ruamel.yaml.nodes import ScalarNode
 
     try:
         node = _composed(text)
     except Exception:
         return None
-    for part in path:
-        nxt = None
-        if isinstance(node, MappingNode):
-            for k, v in node.value:
-                if k.value == str(part):
-                    nxt = v
-        elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
-            nxt = node.value[part]
-        if nxt is None:
-            return None
-        node = nxt
+    if node is None:
+        return None
+    node, found = _walk(node, path)
+    if not found:
+        return None
     return node.value if isinstance(node, ScalarNode) else None
