@@ -19,11 +19,15 @@ PRETTY_MAX_RUNS = 500
 
 
 def dumps(doc: Any, compact: bool | None = None) -> bytes:
-    """JSON bytes of ``doc``: indented, or compact when asked or when it holds many runs."""
+    """JSON bytes of ``doc``: indented, or compact when asked or when it holds many runs.
+    Compact output is the results writer's (msgspec), so ``--reporter json`` and ``-o``
+    give the same bytes for a large run too (``1e16``, not the stdlib's ``1e+16``)."""
     if compact is None:
         compact = isinstance(doc, dict) and sum(len(t.get("runs", ())) for t in doc.get("tasks", ())) > PRETTY_MAX_RUNS
     if compact:
-        return json_bytes(doc, separators=(",", ":")) + b"\n"
+        from waza_core.results.codec import compact_json
+
+        return compact_json(doc) + b"\n"
     return json_bytes(doc, indent=2) + b"\n"
 
 
