@@ -66,3 +66,12 @@ def test_the_glob_link_rule_equals_resolving_every_match(tmp_path):
     seen = {m.name: escapes.leaves(m) for pattern in ("tasks/*.yaml", "tasks/*/*.yaml") for m in suite.glob(pattern)}
     assert seen["back.yaml"] is False and seen["o.yaml"] is True and seen["out.yaml"] is True
     assert seen["in.yaml"] is False and seen["s.yaml"] is False
+
+
+def test_task_files_are_sorted_as_paths_sort(tmp_path):
+    """'a/b' before 'a-b/c' (parts order), not after it (string order)."""
+    from waza_core.suite.load import _path_order
+
+    names = ["a/b.yaml", "a-b/c.yaml", "a.b/x.yaml", "a/b/c.yaml", "A/z.yaml", "a b/y.yaml", "ab.yaml", "a/a.yaml"]
+    paths = [tmp_path / n for n in names]
+    assert sorted(paths, key=_path_order) == sorted(paths)

@@ -570,7 +570,7 @@ def _expand_globs(file: Path, text: str | None, patterns: list[str], problems: _
             problems.add(file, f"task glob {pattern!r} must be relative to the eval file's folder",
                          text, ("tasks", i))
             continue
-        matches = sorted((p for p in base.glob(pattern) if p.is_file()), key=_path_order)
+        matches = sorted((p for p in base.glob(pattern) if p.is_file()), key=_path_order if os.sep == "/" else None)
         if not matches:
             empty.append(i)
         escapes = _LinkEscapes(base, plain=".." not in Path(pattern).parts)
@@ -593,10 +593,11 @@ def _expand_globs(file: Path, text: str | None, patterns: list[str], problems: _
     return out
 
 
-def _path_order(path: Path) -> tuple[str, ...]:
-    """The order of ``sorted(paths)`` (PurePosixPath compares its parts), without
-    building the comparison keys again at each of the n log n comparisons."""
-    return path.parts
+def _path_order(path: Path) -> list[str]:
+    """The order of ``sorted(paths)`` (PurePosixPath compares its parts) for matches of
+    one absolute base, without building the comparison keys again at each of the
+    n log n comparisons (nor keeping a parts tuple on each of 100,000 paths)."""
+    return str(path).split("/")
 
 
 class _LinkEscapes:
