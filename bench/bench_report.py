@@ -65,15 +65,18 @@ def command_row(label: str, argv: list[str], repeat: int) -> tuple:
             f"exit {runs[-1][3]}; wall {wall / 2:.2f} of the 2 s target")
 
 
-def in_process_rows(src: Path, repeat: int) -> list[tuple]:
+def in_process_rows(src: Path, go_src: Path, doc: dict, repeat: int) -> list[tuple]:
     from waza_core.plugins import get_registry
     from waza_core.results.outline import outline
     from waza_core.results.reading import open_results, read_bytes
+    from waza_core.results.reporting import ResultsView
 
     reporter = get_registry([]).get("reporter", "html")({})
     steps = {"read the file": lambda: read_bytes(src),
              "outline (validate all, decode the summary fields)": lambda: outline(read_bytes(src), str(src)),
-             "open + write the whole page": lambda: reporter.write(open_results(src), io.BytesIO())}
+             "open + write the whole page": lambda: reporter.write(open_results(src), io.BytesIO()),
+             "the same, waza (Go) file": lambda: reporter.write(open_results(go_src), io.BytesIO()),
+             "page of a live run (waza run --reporter html)": lambda: reporter.write(ResultsView(doc), io.BytesIO())}
     rows = []
     for label, step in steps.items():
         cpu = []
@@ -94,6 +97,7 @@ def main() -> None:
     args = ap.parse_args()
 
     runs = args.tasks * args.trials
+    load_before = os.getloadavg()[0]
     doc = big_results(args.tasks, args.trials)
     work = Path(tempfile.mkdtemp(prefix="waza-bench-report-"))
     src = work / "results.json"
@@ -112,10 +116,10 @@ def main() -> None:
         command_row("  the same runs as waza (Go) writes them",
                     waza + ["report", str(go_src), "--html", str(work / "go.html")], args.repeat),
     ]
-    rows += in_process_rows(src, args.repeat)
+    rows += in_process_rows(src, go_src, doc, args.repeat)
     print(f"results: {runs} runs ({args.tasks} tasks x {args.trials} trials), "
           f"{src.stat().st_size / 1e6:.1f} MB JSON; report {out.stat().st_size / 1e6:.1f} MB; "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+          f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after, on {os.cpu_count()} CPUs")
     print(table(rows, ("what", "wall", "CPU", "peak memory", "note")))
     if not args.no_browser:
         print()
@@ -146,7 +150,10 @@ def browser_rows(page_file: Path, tasks: int, repeat: int) -> list[tuple]:
             page.fill("#filter", f"task-{i:05d}")
             page.locator("#shown", has_text="1 of").wait_for()
             filtered.append((time.perf_counter() - t0) * 1000)
-        rows_in_dom = page.locator("#task-rows tr").count()
+            if not i:
+                page.fill("#filter", "")
+                page.locator("#shown", has_text=f"{tasks} of").wait_for()
+                rows_in_dom = page.locator("#task-rows tr").count()
         errors = len(opened.errors)
     med = statistics.median
     return [("first task rows on screen (from navigation start)", f"{med(first):.0f} ms",

@@ -320,6 +320,16 @@ def open_append(path: str | os.PathLike[str], mode: int | None = None) -> Binary
     return os.fdopen(fd, "ab", buffering=0)
 
 
+def writes_in_place(path: str | os.PathLike[str]) -> bool:
+    """True when a write to ``path`` goes to it in place (a FIFO, a device, a descriptor
+    such as ``/dev/stdout``), not to a file created or replaced beside it."""
+    try:
+        kind, _, _ = _classify(os.fspath(path), True)
+    except WazaError:
+        return False
+    return kind in (_STREAM, _DIRECT, _FD)
+
+
 def is_special(path: str | os.PathLike[str]) -> bool:
     """True when ``path`` is (or links to) a FIFO, device or socket: never read it blindly."""
     try:
@@ -330,4 +340,4 @@ def is_special(path: str | os.PathLike[str]) -> bool:
 
 
 __all__ = ["FIFO_WAIT_SECONDS", "check_target", "current_umask", "is_special", "open_append", "write_file",
-           "write_stream"]
+           "write_stream", "writes_in_place"]

@@ -75,10 +75,16 @@ class ProgramGrader(Grader):
         from waza_core import child_environment, project_env_allow_list
 
         allow = cfg["env"] if "env" in cfg else project_env_allow_list("graders")
+        self._allow = tuple(allow) if allow is not None else ()
         self._env = child_environment(allow, drop=(ENV_WORKSPACE, ENV_CONTEXT))
         # TMPDIR is honoured strictly (no silent fallback to /tmp as tempfile does):
         # transcripts go where the user said, or grading fails naming that place.
         self._tmp_base = os.path.abspath(os.environ.get("TMPDIR") or _default_tmp())
+
+    def environment_allow_list(self) -> tuple[str, ...]:
+        """The names of its ``env`` allow-list: what a Ray worker gets from the driver for
+        it. Without a list the program sees the worker's own environment."""
+        return self._allow
 
     def grade(self, ctx: GradingContext) -> GraderResult:
         if _WINDOWS:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import html
 import json
 import math
 from collections.abc import Iterable
@@ -38,6 +37,12 @@ from waza_core import Reporter, ResultsView, hookimpl
 def _assets() -> tuple[str, str]:
     folder = resources.files("waza_reporters") / "html_assets"
     return (folder / "report.css").read_text("utf-8"), (folder / "report.js").read_text("utf-8")
+
+
+def _escape(text: str) -> str:
+    """``html.escape`` without importing the ``html`` package (and its entity tables) at start-up."""
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+            .replace("'", "&#x27;"))
 
 
 def _csp_hash(text: str) -> str:
@@ -159,7 +164,7 @@ class HtmlReporter(Reporter):
             f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
             "<meta name=\"referrer\" content=\"no-referrer\">\n"
-            f"<title>{html.escape(title)}</title>\n<style>{css}</style>\n</head>\n<body>\n"
+            f"<title>{_escape(title)}</title>\n<style>{css}</style>\n</head>\n<body>\n"
             "<noscript><p>This report needs JavaScript to show its data (no network access is needed).</p>"
             "</noscript>\n<main id=\"app\" aria-live=\"polite\"></main>\n"
         )

@@ -12,10 +12,12 @@ surrogates): they are written as visible ``\\xNN`` escapes so the file always pa
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from waza_core import Reporter, ResultsView, hookimpl
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -40,6 +42,8 @@ class JUnitReporter(Reporter):
     flag_options = {"output": False}
 
     def write(self, results: ResultsView, out: IO[bytes]) -> None:
+        import xml.etree.ElementTree as ET  # here, not at import: every command loads the plugins
+
         with_output = self.option_flag("output")
         header = results.header
         summary = results.summary
@@ -75,6 +79,8 @@ class JUnitReporter(Reporter):
         out.write(b"\n")
 
     def _testcase(self, suite: ET.Element, task: dict, run: dict, trials: int, with_output: bool) -> str | None:
+        import xml.etree.ElementTree as ET
+
         """Add one run's testcase; return the counter it adds to (failures, errors, skipped) or None."""
         number = run.get("run_number", 1)
         name = task.get("display_name") or task.get("test_id")

@@ -32,6 +32,22 @@ def _rows(page):
     return page.locator("#task-rows tr.task-row")
 
 
+def _expect(locator):
+    """Playwright's ``expect``: retries until the page shows it (content drawn on a
+    ``toggle`` event, after the filter's debounce or once a task's JSON is parsed is not
+    there the instant a click returns)."""
+    from playwright.sync_api import expect
+
+    return expect(locator)
+
+
+def _open_details(page, details):
+    """Open a ``<details>`` and wait for its entries: the page draws them on the ``toggle``
+    event, which the browser fires in a later task than the click."""
+    details.locator("summary").click()
+    _expect(details.locator("summary + *")).not_to_have_count(0)
+
+
 def test_the_report_opens_and_shows_every_task(ci_html):
     with open_report(ci_html) as opened:
         page = opened.page
@@ -65,12 +81,14 @@ def test_filters_and_sorting_work(ci_html):
         page.check("#flaky-only")
         page.locator("#shown", has_text="2 of 5").wait_for()
         page.uncheck("#flaky-only")
+        _expect(page.locator("#shown")).to_have_text("5 of 5 task(s)")
         page.locator("th[data-key=score]").click()
-        ids = [r.get_attribute("data-task-id") for r in _rows(page).all()]
-        assert ids[0] == "always-fails" and ids[-1] == "stable-pass"
-        assert page.get_attribute("th[data-key=score]", "aria-sort") == "ascending"
+        _expect(page.locator("th[data-key=score]")).to_have_attribute("aria-sort", "ascending")
+        _expect(_rows(page).first).to_have_attribute("data-task-id", "always-fails")
+        _expect(_rows(page).last).to_have_attribute("data-task-id", "stable-pass")
         page.locator("th[data-key=score]").click()
-        assert _rows(page).first.get_attribute("data-task-id") == "stable-pass"
+        _expect(page.locator("th[data-key=score]")).to_have_attribute("aria-sort", "descending")
+        _expect(_rows(page).first).to_have_attribute("data-task-id", "stable-pass")
         assert opened.errors == []
 
 
@@ -79,19 +97,21 @@ def test_a_task_shows_each_runs_evidence_and_hostile_text_stays_text(ci_html):
         page = opened.page
         page.locator("tr[data-task-id=hostile-task]").click()
         detail = page.locator("#detail")
-        assert detail.locator(".run").count() == 2
+        _expect(detail.locator(".run")).to_have_count(2)
         text = detail.text_content()
         assert "Trial 1: failed" in text and "hostile_check" in text
         assert "Missing expected substring: <script>window.__pwned=4</script>|x" in text
         assert "</script><script>window.__pwned=1</script>" in detail.locator("pre.output").first.text_content()
-        detail.locator("details.transcript summary").first.click()
-        assert "window.__pwned=3" in detail.locator("details.transcript").first.text_content()
-        detail.locator("details.tool-events summary").first.click()
-        assert "read_file" in detail.locator("details.tool-events").first.text_content()
+        transcript = detail.locator("details.transcript").first
+        _open_details(page, transcript)
+        _expect(transcript).to_contain_text("window.__pwned=3")
+        events = detail.locator("details.tool-events").first
+        _open_details(page, events)
+        _expect(events).to_contain_text("read_file")
         assert page.evaluate("typeof window.__pwned") == "undefined"
         assert page.locator("#app img, #app b:has-text('name')").count() == 0
         page.locator("tr[data-task-id=errors-task]").click()
-        assert "scripted failure of trial 2" in page.text_content("#detail")
+        _expect(detail).to_contain_text("scripted failure of trial 2")
         assert opened.errors == []
         assert opened.remote_requests(ci_html.resolve().as_uri()) == []
 
@@ -132,9 +152,9 @@ def test_a_20000_run_report_opens_paged_without_freezing(tmp_path):
         page.locator("#shown", has_text="4000 of 4000").wait_for()
         for _ in range(3):
             page.click("#next")
-        assert page.text_content("#page-info") == "page 4 of 80"
-        page.locator("#task-rows tr.task-row").first.click()
-        assert page.locator("#detail .run").count() == 5
+        _expect(page.locator("#page-info")).to_have_text("page 4 of 80")
+        _rows(page).first.click()
+        _expect(page.locator("#detail .run")).to_have_count(5)
         assert opened.errors == []
         assert opened.remote_requests(out.resolve().as_uri()) == []
 
@@ -184,14 +204,13 @@ def test_long_text_is_cut_with_a_button_for_the_rest(tmp_path):
         page = opened.page
         page.locator("tr[data-task-id=long-task]").click()
         output = page.locator("#detail pre.output")
+        _expect(output).to_have_count(1)
         assert len(output.text_content()) == 1000
         button = page.locator("#detail button.show-all")
         assert button.text_content() == f"show all {len(long_output)} characters"
         button.click()
+        _expect(page.locator("#detail button.show-all")).to_have_count(0)
         assert output.text_content() == long_output
-        assert page.locator("#detail button.show-all").count() == 0
-        page.locator("details.transcript summary").click()
-        # the transcript is drawn on the "toggle" event, which the browser fires after the click
-        page.wait_for_function("document.querySelector('details.transcript').textContent.includes('not a list')",
-                               timeout=10_000)
+        _open_details(page, page.locator("details.transcript"))
+        _expect(page.locator("details.transcript")).to_contain_text("not a list")
         assert opened.errors == []

@@ -153,3 +153,102 @@ def test_the_gate_reads_the_same_from_a_light_reading(base, cur, waza_version):
     for alpha in (None, 0.05):
         opts = gate.GateOptions("b.json", "c.json", significance_alpha=alpha)
         assert gate.build_report(opts, docs[0][0], docs[1][0]) == gate.build_report(opts, docs[0][1], docs[1][1])
+
+
+def _maybe_null(strategy):
+    return st.one_of(st.none(), strategy)
+
+
+_count = st.integers(0, 5)
+_usage = st.fixed_dictionaries({}, optional={"input_tokens": _count, "output_tokens": _count, "total_tokens": _count})
+#: waza (Go) shapes the tolerant decoder takes without a warning: every field optional,
+#: null or of its type, so the light decoder's defaults are all exercised
+_go_run = st.fixed_dictionaries({}, optional={
+    "run_number": _maybe_null(st.integers(1, 4)), "attempts": _maybe_null(st.integers(1, 3)),
+    "status": _maybe_null(st.sampled_from(["passed", "failed", "error", "n/a", "skipped"])),
+    "duration_ms": _maybe_null(_count), "error_msg": _maybe_null(st.text(max_size=5)),
+    "usage": _maybe_null(_usage), "final_output": st.text(max_size=5), "cached": st.booleans(),
+    "session_digest": _maybe_null(st.fixed_dictionaries({}, optional={
+        "usage": _maybe_null(_usage), "tokens_in": _count, "tokens_out": _count, "tokens_total": _count})),
+    "validations": _maybe_null(st.dictionaries(st.text(max_size=3), st.fixed_dictionaries({}, optional={
+        "type": _maybe_null(st.text(max_size=3)), "score": _maybe_null(st.floats(0, 1)),
+        "passed": _maybe_null(st.booleans()), "feedback": _maybe_null(st.text(max_size=5))}), max_size=2))})
+_go_task = st.fixed_dictionaries({"test_id": st.text(max_size=4)}, optional={
+    "display_name": _maybe_null(st.text(max_size=4)), "status": _maybe_null(st.sampled_from(["passed", "failed"])),
+    "tags": _maybe_null(st.lists(st.text(max_size=3), max_size=2)), "golden": st.booleans(),
+    "stats": _maybe_null(st.fixed_dictionaries({}, optional={"avg_score": st.floats(0, 1),
+                                                             "pass_rate": st.floats(0, 1), "flaky": st.booleans()})),
+    "runs": _maybe_null(st.lists(_go_run, max_size=3))})
+_go_doc = st.fixed_dictionaries({"tasks": st.lists(_go_task, max_size=4)}, optional={
+    "schemaVersion": st.sampled_from(["1.0", "1.5"]), "eval_name": st.text(max_size=4),
+    "summary": st.fixed_dictionaries({}, optional={"total_tests": _count, "succeeded": _count,
+                                                   "success_rate": st.floats(0, 1)})})
+
+
+@settings(max_examples=200, deadline=None)
+@given(_go_doc)
+def test_a_waza_go_files_light_reading_is_the_tolerant_decoders(doc):
+    """The light decoder of waza (Go) files gives the page and the gate what the full,
+    tolerant read gives, for every mix of missing, null and present light fields."""
+    from waza_core.results import gate
+    from waza_core.results.outline import outline
+    from waza_core.results.reading import document_from_bytes
+    from waza_core.results.reporting import ResultsView
+
+    data = json.dumps(doc).encode("utf-8")
+    light = outline(data, "r.json")
+    assert light is not None  # nothing here the tolerant decoder warns about
+    full = document_from_bytes(data, "r.json")
+    fast = _html(ResultsView(source=data, outline=light, load=lambda: pytest.fail("the full read ran")))
+    slow = _html(_without_outline(ResultsView(full)))
+    assert _strict(json_islands(fast)["waza-data"]) == _strict(json_islands(slow)["waza-data"])
+    opts = gate.GateOptions("b.json", "c.json")
+    assert gate.build_report(opts, light.document, light.document) == gate.build_report(opts, full, full)
+    for key in ("test_id", "display_name", "status", "stats", "tags", "golden"):
+        assert [t.get(key) for t in light.document["tasks"]] == [t.get(key) for t in full["tasks"]], key
+    for lt, ft in zip(light.document["tasks"], full["tasks"], strict=True):
+        for lr, fr in zip(lt["runs"], ft["runs"], strict=True):  # every light field as the full read has it
+            assert {k: fr.get(k) for k in lr if k not in ("validations", "session_digest")} == \
+                {k: v for k, v in lr.items() if k not in ("validations", "session_digest")}
+            assert {k: fr["session_digest"].get(k) for k in lr["session_digest"]} == lr["session_digest"]
+            assert lr["validations"].keys() == fr["validations"].keys()
+            for name, g in lr["validations"].items():
+                assert {k: fr["validations"][name].get(k) for k in g} == g
+
+
+def test_a_large_live_runs_page_is_the_saved_files(tmp_path):
+    """``waza run --reporter html:PATH`` of over 500 runs encodes the results as the results
+    file has them (compact, through msgspec: ``1e16``, not Python's ``1e+16``), so its page
+    is the page ``waza report`` makes of the saved file, byte for byte."""
+    from waza_core.results.codec import compact_json
+    from waza_core.results.reading import open_results
+    from waza_core.results.reporting import ResultsView
+
+    doc = big_results(110, 5)
+    doc["tasks"][0]["runs"][0]["outcome"] = {"big": 1e16, "small": 1e-7}
+    src = tmp_path / "r.json"
+    src.write_bytes(compact_json(doc) + b"\n")  # what the streaming writer of `waza run` writes
+    assert _html(ResultsView(doc)) == _html(open_results(src))
+
+
+@pytest.mark.parametrize("task, run", [
+    ({}, {"duration_ms": -1}), ({}, {"duration_ms": 1.5}), ({}, {"run_number": 0}), ({}, {"attempts": True}),
+    ({}, {"status": 5}), ({}, {"error_msg": ["x"]}), ({}, {"usage": []}), ({}, {"session_digest": "x"}),
+    ({}, {"session_digest": {"usage": 3}}), ({}, {"validations": {"g": "passed"}}),
+    ({}, {"validations": {"g": {"score": True}}}), ({}, {"validations": {"g": {"passed": "yes"}}}),
+    ({}, {"validations": {"g": {"feedback": 1}}}), ({"tags": ["a", 1]}, {}), ({"stats": {"avg_score": "x"}}, {}),
+    ({"display_name": 3}, {}), ({"status": False}, {}), ({"runs": {}}, None), ({"test_id": 7}, {}),
+])
+def test_a_waza_go_value_the_decoder_warns_about_takes_the_full_read(task, run):
+    """Each light field of a waza (Go) file the tolerant decoder would warn about makes the
+    light reading give up, so the full read runs and prints the warning."""
+    from waza_core.results.outline import outline
+    from waza_core.results.reading import decode
+
+    doc = {"tasks": [{"test_id": "t", "runs": [{"status": "passed", **run}] if run is not None else None, **task}]}
+    warnings: list[str] = []
+    decode(json.loads(json.dumps(doc)), "r.json", warnings)
+    assert warnings  # the full read warns ...
+    assert outline(json.dumps(doc).encode(), "r.json") is None  # ... so the light reading steps aside
+    valid = {"tasks": [{"test_id": "t", "runs": [{"status": "passed"}]}]}
+    assert outline(json.dumps(valid).encode(), "r.json") is not None

@@ -47,9 +47,9 @@ def test_failing_task_exits_1_with_feedback(make_suite, tmp_path):
 
 
 def test_config_error_exit_2_lists_problems_without_traceback(make_suite):
-    path = make_suite(BASIC_EVAL, {"tasks/t.yaml": TASK + "gradrs: []\n"})
+    path = make_suite(BASIC_EVAL, {"tasks/t.yaml": TASK + "enabled: maybe\n"})
     proc = run_waza("run", str(path))
-    assert_clean_error(proc, "unknown key 'gradrs' (did you mean 'graders'?)")
+    assert_clean_error(proc, "enabled: expected boolean, got string")
 
 
 def test_results_in_missing_folder_fails_before_running(make_suite, tmp_path):
@@ -74,7 +74,7 @@ def test_validate_ok_and_bad(make_suite):
     path = make_suite(BASIC_EVAL, {"tasks/t.yaml": TASK})
     ok = run_waza("validate", str(path))
     assert ok.returncode == 0 and b"valid (1 task(s)" in ok.stdout
-    (path.parent / "tasks" / "t.yaml").write_text(TASK + "gradrs: []\n")
+    (path.parent / "tasks" / "t.yaml").write_text(TASK + "enabled: maybe\n")
     bad = run_waza("validate", str(path))
     assert bad.returncode == 2 and b"1 problem(s) found" in bad.stderr and b"Traceback" not in bad.stderr
 

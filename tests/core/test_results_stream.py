@@ -107,3 +107,14 @@ def test_small_runs_are_still_written_indented(make_suite, tmp_path):
     out = tmp_path / "r.json"
     assert run_waza("run", _suite(make_suite, 3, set()), "-q", "-o", str(out)).returncode == 0
     assert out.read_text().startswith('{\n  "schemaVersion": "1.')
+
+
+def test_the_json_reporters_compact_bytes_are_the_results_writers():
+    """Above PRETTY_MAX_RUNS both ``-o`` and ``--reporter json`` write compact JSON: by the same
+    encoder, so a number such as 1e16 is spelled the same in both files."""
+    from waza_core.results.codec import compact_json
+    from waza_core.results.io import dumps
+
+    doc = {"eval_name": "e", "tasks": [{"test_id": "t", "runs": [{"duration_ms": 1e16, "note": "é"}]}]}
+    assert dumps(doc, compact=True) == compact_json(doc) + b"\n"
+    assert b"1e16" in dumps(doc, compact=True) and "é".encode() in dumps(doc, compact=True)

@@ -69,15 +69,15 @@ def test_an_edited_file_is_read_again(make_suite, registry, cache):
     time.sleep(0.01)
     (path.parent / "tasks" / "a.yaml").write_text(TASK.replace("hello", "changed"))
     assert load_suite(path, registry).tasks[0].prompt == "changed"
-    (path.parent / "tasks" / "a.yaml").write_text(TASK + "gradrs: []\n")
-    with pytest.raises(SuiteError, match="gradrs"):
+    (path.parent / "tasks" / "a.yaml").write_text(TASK + "enabled: maybe\n")
+    with pytest.raises(SuiteError, match="enabled: expected boolean"):
         load_suite(path, registry)
 
 
 def test_files_with_problems_are_never_cached(make_suite, registry, cache):
-    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK, "tasks/b.yaml": "id: b\ninputs: {prompt: x}\nbad: 1\n"})
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK, "tasks/b.yaml": "id: b\ninputs: {prompt: x}\nenabled: 1\n"})
     for _ in range(2):
-        with pytest.raises(SuiteError, match="unknown key 'bad'"):
+        with pytest.raises(SuiteError, match="enabled: expected boolean"):
             load_suite(path, registry)
     assert not any(k.endswith("b.yaml") for k in cached_files(cache))
 

@@ -126,3 +126,24 @@ def test_workers_that_died_do_not_keep_the_tree(tmp_path, private_tmp):
     (ray_bundle.cache_root() / f"{bundle.spec.digest}.users" / str(dead.pid)).touch()  # a killed worker
     ray_bundle.release(bundle.spec.digest)
     assert not tree.exists()
+
+
+def test_a_worker_left_a_zombie_does_not_keep_the_tree(tmp_path, private_tmp):
+    """A worker killed with its node may stay a zombie (its new parent, a subreaper, never
+    reaps it): its pid still answers signal 0, but it is not running."""
+    import time
+
+    _project_dir, _suite, _fixtures, recipe = _project(tmp_path)
+    bundle = ray_bundle.make_bundle(recipe, {}, cwd=str(tmp_path))
+    tree = ray_bundle.unpack_once(bundle.spec.digest, lambda: bundle.data)
+    zombie = subprocess.Popen(["true"])  # exits, and is not waited for until the end
+    try:
+        deadline = time.monotonic() + 10
+        while b") Z" not in open(f"/proc/{zombie.pid}/stat", "rb").read() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(zombie.pid, 0)  # the pid still answers
+        (ray_bundle.cache_root() / f"{bundle.spec.digest}.users" / str(zombie.pid)).touch()
+        ray_bundle.release(bundle.spec.digest)
+        assert not tree.exists()
+    finally:
+        zombie.wait()

@@ -87,3 +87,26 @@ def test_the_example_keeps_a_token_out(waza):
 
     proc = waza("run", "examples/env-allow-list", cwd=REPO, env={"GITHUB_TOKEN": "secret", "DEMO_LEVEL": "3"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def hook_env(waza, make_suite, tmp_path, project: str | None = None) -> dict:
+    """The environment a before_run hook sees (it dumps it to a file in the suite)."""
+    dump = ("import json, os, sys; open(sys.argv[1], 'w').write(json.dumps(dict(os.environ)))")
+    (tmp_path / "dump.py").write_text(dump)
+    hooks = f"hooks:\n  before_run:\n    - command: {sys.executable} dump.py env.json\n      error_on_fail: true\n"
+    path = make_suite(BASIC_EVAL + hooks, {"tasks/t.yaml": "id: t\ninputs: {prompt: p}\n"})
+    if project is not None:
+        (tmp_path / ".waza.yaml").write_text(project)
+    proc = waza("run", str(path), cwd=tmp_path, env={"GITHUB_TOKEN": "secret", "HOOK_DB": "db"})
+    assert proc.returncode in (0, 1) and b"Traceback" not in proc.stderr, proc.stderr
+    return json.loads((tmp_path / "env.json").read_text())
+
+
+def test_hooks_see_the_whole_environment_by_default(waza, make_suite, tmp_path):
+    env = hook_env(waza, make_suite, tmp_path)
+    assert env["GITHUB_TOKEN"] == "secret" and env["HOOK_DB"] == "db"
+
+
+def test_the_project_hooks_allow_list_keeps_secrets_from_hooks(waza, make_suite, tmp_path):
+    env = hook_env(waza, make_suite, tmp_path, project="hooks:\n  env: [HOOK_*]\n")
+    assert "GITHUB_TOKEN" not in env and env["HOOK_DB"] == "db" and "PATH" in env

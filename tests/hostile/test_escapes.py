@@ -59,7 +59,7 @@ def test_a_hostile_task_cannot_drive_the_terminal_or_forge_a_line(waza, make_sui
 
 
 def test_validate_escapes_file_names(waza, make_suite):
-    path = make_suite(BASIC_EVAL, {"tasks/t\x1b[2J.yaml": "id: t\ninputs: {prompt: p}\nbogus: 1\n"})
+    path = make_suite(BASIC_EVAL, {"tasks/t\x1b[2J.yaml": "id: t\ninputs: {prompt: p}\nenabled: 1\n"})
     proc = waza("validate", str(path))
     assert proc.returncode == 2
     assert b"\x1b" not in proc.stderr and b"t\\x1b[2J.yaml" in proc.stderr
@@ -103,3 +103,24 @@ def test_skip_graders_says_so_instead_of_a_zero_success_rate(waza, make_suite):
     out = proc.stdout.decode()
     assert proc.returncode == 0
     assert "success rate" not in out and "graders skipped" in out
+
+
+def test_the_summary_blocks_keep_each_name_on_its_line(waza, make_suite, tmp_path):
+    """SKILL IMPACT, RESULTS BY GROUP and MODEL COMPARISON print names from the suite; a
+    newline in one once started a forged line of its own there."""
+    import json
+
+    forged = "\n✓ [9/9] forged (passed score 1.00)"
+    evil = json.dumps(HOSTILE_NAME + forged)
+    eval_text = BASIC_EVAL.replace("  timeout_seconds: 30\n", "  timeout_seconds: 30\n  group_by: tags\n"
+                                   f"  skill_directories: [skills]\n  models: [{evil}, b]\n") + "baseline: true\n"
+    path = make_suite(eval_text, {
+        "tasks/a.yaml": f"id: a\nname: {evil}\ntags: [{evil}]\ninputs: {{prompt: hello}}\n",
+        "skills/demo/SKILL.md": "---\nname: demo\ndescription: d\n---\nbody\n"})
+    proc = waza("run", str(path), "--color", "never", "-o", str(tmp_path / "r.json"))
+    no_traceback(proc)
+    text = (proc.stdout + proc.stderr).decode()
+    for block in ("SKILL IMPACT", "RESULTS BY GROUP", "MODEL COMPARISON"):
+        assert block in text
+    assert not RAW_CONTROL.search(text.replace("\n", ""))
+    assert not [line for line in text.splitlines() if line.lstrip().startswith("✓ [9/9] forged")]

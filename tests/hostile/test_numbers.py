@@ -92,3 +92,29 @@ def test_program_timeout_in_project_config_is_bounded(tmp_path, value):
     (tmp_path / ".waza.yaml").write_text(f"graders:\n  programTimeout: {value}\n")
     with pytest.raises(WazaError, match="programTimeout must be a number of seconds"):
         project_config._program_timeout(tmp_path / ".waza.yaml")
+
+
+@pytest.mark.parametrize("code", ["1e300", "99999999999999999999999999", "-1000"])
+def test_a_hook_exit_code_out_of_range_is_a_load_error(make_suite, registry, code):
+    hooks = f"hooks:\n  before_run: [{{command: 'true', exit_codes: [{code}]}}]\n"
+    path = make_suite(BASIC_EVAL + hooks, {"tasks/a.yaml": "id: a\ninputs: {prompt: p}\n"})
+    with pytest.raises(SuiteError, match=r"eval\.yaml:\d+:\d+: hooks.*exit_codes"):
+        load_suite(path, registry)
+
+
+def test_a_template_error_quotes_little_of_a_huge_name(waza, tmp_path):
+    suite = tmp_path / "s"
+    suite.mkdir()
+    (suite / "rows.csv").write_text("id,prompt\na,{{.Vars." + "q" * 100_000 + "}}\n")
+    (suite / "eval.yaml").write_text("name: s\nskill: s\nconfig: {executor: mock}\ntasks_from: rows.csv\n")
+    proc = waza("validate", str(suite))
+    assert proc.returncode == 2 and b"rows.csv:2:1: row 1: prompt:" in proc.stderr
+    assert max(len(line) for line in proc.stderr.splitlines()) < 400
+
+
+def test_skip_graders_compares_no_scores_between_models(waza, make_suite):
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": "id: a\ninputs: {prompt: hello}\n"})
+    proc = waza("run", str(path), "--skip-graders", "-m", "a", "-m", "b")
+    no_traceback(proc)
+    rows = [line.split() for line in proc.stdout.decode().splitlines() if line.startswith(("  a ", "  b "))]
+    assert len(rows) == 2 and all(row[1:3] == ["-", "-"] for row in rows), rows

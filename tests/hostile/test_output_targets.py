@@ -195,3 +195,47 @@ def test_grade_output_uses_the_same_rules(waza, small_suite, tmp_path):
     null = make_device(tmp_path / "null", NULL_DEV)
     proc = waza("grade", str(small_suite), "--results", str(results), "-o", str(null))
     assert proc.returncode == 0 and is_device(null)
+
+
+def test_several_models_to_a_device_write_no_file_beside_it(waza, small_suite, tmp_path):
+    """``-o /dev/null -m a -m b`` once made the regular files /dev/null_a and /dev/null_b."""
+    folder = tmp_path / "dev"
+    folder.mkdir()
+    null = make_device(folder / "null", NULL_DEV)
+    proc = waza("run", str(small_suite), "-o", str(null), "-m", "a", "-m", "b/c")
+    no_traceback(proc)
+    assert proc.returncode == 1 and is_device(null)
+    assert sorted(p.name for p in folder.iterdir()) == ["null"]
+    full = make_device(folder / "full", FULL_DEV)
+    proc = waza("run", str(small_suite), "-o", str(full), "-m", "a", "-m", "b")
+    no_traceback(proc)
+    assert proc.returncode == 2 and b"No space left" in proc.stderr and is_device(full)
+    assert sorted(p.name for p in folder.iterdir()) == ["full", "null"]
+
+
+def test_several_models_to_a_fifo_are_refused_before_running(waza, small_suite, tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    proc = waza("run", str(small_suite), "-o", str(fifo), "-m", "a", "-m", "b")
+    no_traceback(proc)
+    assert proc.returncode == 2 and b"takes one results document" in proc.stderr
+    assert b"running" not in proc.stderr and sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "suite"]
+
+
+def test_a_model_too_long_for_a_file_name_fails_before_running(waza, small_suite, tmp_path):
+    proc = waza("run", str(small_suite), "-o", str(tmp_path / "r.json"), "-m", "a", "-m", "m" * 300)
+    no_traceback(proc)
+    assert proc.returncode == 2 and b"name too long" in proc.stderr.replace(b"File", b"file")
+    assert b"running" not in proc.stderr
+
+
+def test_output_dir_names_stay_short_whatever_the_model(waza, small_suite, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = waza("run", str(small_suite), "--output-dir", str(out), "-m", "a", "-m", "x" * 300)
+    no_traceback(proc)
+    assert proc.returncode == 1, proc.stderr
+    names = sorted(p.name for p in out.iterdir())
+    assert len(names) == 2 and all(len(n) < 200 for n in names)
+    for name in names:
+        valid_results((out / name).read_bytes())

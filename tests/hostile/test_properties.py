@@ -100,8 +100,8 @@ def test_parse_raises_only_yaml_problems_and_respects_the_limits(text):
     except yamlio.YamlProblem as exc:
         assert "\n" not in exc.message
         return
-    size, depth = yamlio._expanded(data)
-    assert size <= yamlio.MAX_EXPANDED_NODES and depth <= yamlio.MAX_DEPTH
+    size, chars, depth = yamlio._expanded(data)
+    assert size <= yamlio.MAX_EXPANDED_NODES and chars <= yamlio.MAX_EXPANDED_CHARS and depth <= yamlio.MAX_DEPTH
 
 
 json_values = st.recursive(

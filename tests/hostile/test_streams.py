@@ -110,3 +110,15 @@ def test_validate_and_version_survive_a_full_stdout(small_suite, tmp_path):
             proc = waza_with(args, stdout=sink)
         no_traceback(proc)
         assert "Exception ignored" not in proc.stderr.decode(), args
+
+
+def test_a_reporter_on_stdout_with_stderr_closed_keeps_the_results(small_suite, tmp_path):
+    """Python has no sys.stderr when descriptor 2 is closed at start; moving the console off
+    stdout for a reporter once failed there, silently (nowhere to print the traceback),
+    with exit 1 and neither results file nor report."""
+    out = tmp_path / "r.json"
+    proc = waza_with(["run", str(small_suite), "-o", str(out), "--reporter", "junit"], close=(2,),
+                     stderr=subprocess.DEVNULL)
+    assert proc.returncode == 1  # task b fails
+    assert len(valid_results(out.read_bytes())["tasks"]) == 2
+    assert proc.stdout.startswith(b"<?xml") and b"<testsuites" in proc.stdout

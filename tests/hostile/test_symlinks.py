@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tests.conftest import BASIC_EVAL
@@ -128,3 +130,19 @@ def test_kept_workspaces_are_private(waza, make_suite, tmp_path):
     assert proc.returncode == 0, proc.stderr
     [ws] = list(private_tmp.iterdir())
     assert stat.S_IMODE(os.stat(ws).st_mode) == 0o700 and (ws / "f").read_text() == "x"
+
+
+def test_trigger_tests_through_a_link_out_of_the_suite_are_refused(make_suite, registry, tmp_path):
+    outside = tmp_path / "elsewhere.yaml"
+    outside.write_text("skill: demo\nshould_trigger_prompts: [{prompt: private prompt}]\n")
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": "id: a\ninputs: {prompt: p}\n"})
+    (path.parent / "trigger_tests.yaml").symlink_to(outside)
+    with pytest.raises(SuiteError, match="trigger_tests.yaml: the path leaves .* through a symbolic link"):
+        load_suite(path, registry)
+
+
+def test_a_trigger_tests_fifo_is_refused_not_skipped(make_suite, registry):
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": "id: a\ninputs: {prompt: p}\n"})
+    os.mkfifo(path.parent / "trigger_tests.yaml")
+    with pytest.raises(SuiteError, match="trigger_tests.yaml: cannot read: it is not a regular file"):
+        load_suite(path, registry)

@@ -295,3 +295,13 @@ def test_timed_out_program_keeps_its_output_in_the_results(tmp_path):
     assert status == "error" and v.error["kind"] == "timeout"
     assert v.details["stdout"].strip() == "partial progress"
     assert v.details["stderr"].strip() == "still thinking"
+
+
+def test_the_env_allow_list_is_what_travels_to_a_remote_worker():
+    """A backend on other machines (ray) passes the driver's values of exactly these names."""
+    from waza_graders.program import ProgramGrader
+
+    listed = spec(PY, "-c", "pass")
+    listed.config["env"] = ["DEPLOY_TOKEN", "AZURE_*"]
+    assert ProgramGrader(listed).environment_allow_list() == ("DEPLOY_TOKEN", "AZURE_*")
+    assert ProgramGrader(spec(PY, "-c", "pass")).environment_allow_list() == ()  # the worker's own environment

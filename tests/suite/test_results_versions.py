@@ -86,3 +86,23 @@ def test_our_own_results_are_1_5(waza, make_suite):
     from waza_core.suite.schema import plain_validator
 
     assert not list(plain_validator("results").iter_errors(doc))
+
+
+def test_regraded_go_files_with_fields_of_other_versions_stay_valid(waza, make_suite):
+    """Fields only some waza (Go) versions wrote (``evaluation_usage`` of 1.4, the token
+    counters of older session digests) are kept by `waza grade -o` and allowed by the schema."""
+    path = make_suite(EVAL, {"tasks/t.yaml": TASK})
+    doc = go_results("1.4")
+    doc["evaluation_usage"] = {"input_tokens": 120, "output_tokens": 30}
+    doc["tasks"][0]["runs"][0]["session_digest"].update(tokens_in=10, tokens_out=5, tokens_total=15, total_turns=2)
+    results = path.parent / "in.json"
+    results.write_text(json.dumps(doc))
+    out = path.parent / "out.json"
+    res = waza("grade", str(path), "--results", str(results), "-o", str(out))
+    assert res.returncode == 0, res.stderr
+    regraded = json.loads(out.read_text())
+    assert regraded["evaluation_usage"] == doc["evaluation_usage"]
+    assert regraded["tasks"][0]["runs"][0]["session_digest"]["tokens_total"] == 15
+    from waza_core.suite.schema import plain_validator
+
+    assert [e.message for e in plain_validator("results").iter_errors(regraded)] == []

@@ -32,9 +32,12 @@ def test_requirements_are_kept_as_written_and_never_checked(load):
     assert not suite.warnings
 
 
-def test_requirement_entries_are_strict(problems):
-    out = problems(LEGACY, tasks={"tasks/t1.yaml": TASK + "requirements:\n  - {id: r, severity: high}\n"})
-    assert "unknown key 'severity'" in out[0]
+def test_unknown_keys_of_requirement_entries_only_warn(load):
+    """A plain struct in waza (Go) (models.Requirement): yaml.v3 reports the unknown key
+    as "field not found", which a task file only warns about."""
+    suite = load(LEGACY, tasks={"tasks/t1.yaml": TASK + "requirements:\n  - {id: r, severity: high}\n"})
+    assert any("unknown key 'severity'" in w and ": warning: " in w for w in suite.warnings)
+    assert suite.tasks[0].requirements[0]["id"] == "r"
 
 
 def test_checkpoints_parse(load):

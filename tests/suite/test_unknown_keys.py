@@ -1,4 +1,4 @@
-"""The unknown-key policy of waza (Go): warnings in 1.x evals, errors elsewhere."""
+"""The unknown-key policy of waza (Go): warnings in 1.x evals and task files, errors elsewhere."""
 
 from __future__ import annotations
 
@@ -43,15 +43,40 @@ def test_grader_config_is_always_strict(problems):
     assert "grader 'g': unknown key 'contians' (did you mean 'contains'?)" in out[0]
 
 
-def test_task_files_are_strict(problems):
-    out = problems(LEGACY, tasks={"tasks/t1.yaml": TASK + "goldn: true\n"})
-    assert out[0].endswith("tasks/t1.yaml:4:1: unknown key 'goldn' (did you mean 'golden'?)")
+def test_unknown_task_keys_only_warn_in_every_kind_of_eval(load):
+    """waza (Go) TestCompatibilityTaskContract: "unknown task fields warn and are ignored;
+    tasks have no version negotiation" -- a top-level key, a nested one (yaml.v3 reports
+    both as "field not found"), in a 1.x and in a 2.0 suite alike."""
+    task = TASK.replace("  prompt: hello\n", "  prompt: hello\n  repo_id: app\n") + "goldn: true\n"
+    for eval_yaml in (LEGACY, SCENARIO):
+        suite = load(eval_yaml, tasks={"tasks/t1.yaml": task})
+        assert [w.split("tasks/t1.yaml:", 1)[1] for w in suite.warnings] == [
+            "4:3: warning: unknown key 'repo_id' (did you mean 'repos'?); ignored",
+            "5:1: warning: unknown key 'goldn' (did you mean 'golden'?); ignored",
+        ]
+        assert suite.tasks[0].golden is False and suite.tasks[0].prompt == "hello"  # ignored, really
 
 
-def test_schema_version_in_a_task_is_an_error(problems):
-    """Task files are unversioned (waza Go runner-compat docs)."""
-    out = problems(LEGACY, tasks={"tasks/t1.yaml": 'schemaVersion: "1.5"\n' + TASK})
-    assert "unknown key 'schemaVersion'" in out[0]
+def test_unknown_task_keys_are_errors_with_strict(problems):
+    out = problems(LEGACY, tasks={"tasks/t1.yaml": TASK + "goldn: true\n"}, strict=True)
+    assert out[0].endswith("tasks/t1.yaml:4:1: unknown key 'goldn' (did you mean 'golden'?) (an error with --strict)")
+
+
+def test_schema_version_in_a_task_only_warns(load):
+    """Task files are unversioned; waza (Go) warns on a task-level schemaVersion."""
+    suite = load(LEGACY, tasks={"tasks/t1.yaml": 'schemaVersion: "1.5"\n' + TASK})
+    assert any("unknown key 'schemaVersion'" in w and ": warning: " in w for w in suite.warnings)
+
+
+def test_a_task_graders_config_stays_strict(problems):
+    """waza (Go) decodes a grader's config with KnownFields(true), in a task file too."""
+    grader = "graders:\n  - {type: text, name: g, config: {contains_any: [a]}}\n"
+    out = problems(LEGACY, tasks={"tasks/t1.yaml": TASK + grader})
+    assert "grader 'g': unknown key 'contains_any' (did you mean 'contains'?)" in out[0]
+    checkpoint = ("inputs:\n  prompt: hello\n  follow_up_prompts: [again]\ncheckpoints:\n  - after_turn: 1\n"
+                  "    graders:\n      - {type: text, name: c, config: {contians: [a]}}\n")
+    out = problems(LEGACY, tasks={"tasks/t1.yaml": "id: t1\n" + checkpoint})
+    assert any("unknown key 'contians'" in line for line in out)
 
 
 def test_unsupported_keys_stay_errors_in_a_legacy_eval(problems, monkeypatch):

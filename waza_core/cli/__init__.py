@@ -19,9 +19,7 @@ import sys
 def main(argv: list[str] | None = None) -> None:
     _reopen_closed_std_fds()
     args = sys.argv[1:] if argv is None else argv
-    from waza_core import signals
-
-    signals.install()  # SIGTERM and SIGHUP stop a command as Ctrl-C does
+    signals = None  # waza_core.signals once installed (not for --version: it imports enum)
     code: object = None
     try:
         if args in (["--version"], ["-V"]):
@@ -29,13 +27,16 @@ def main(argv: list[str] | None = None) -> None:
 
             print(f"waza {__version__}")
             raise SystemExit()  # ExitCode.OK, without importing enum on the fastest path
+        from waza_core import signals
+
+        signals.install()  # SIGTERM and SIGHUP stop a command as Ctrl-C does
         from waza_core.cli.app import build_app
 
         app = build_app()
         app(args=args, prog_name="waza")
     except SystemExit as exc:
         code = exc.code
-        if code == 130 and signals.received() is not None:  # commands that only know Ctrl-C
+        if code == 130 and signals is not None and signals.received() is not None:  # commands that only know Ctrl-C
             code = signals.exit_code()
         raise SystemExit(code) from None
     except OSError as exc:
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         _kill_leftovers()
         _flush_quietly()
-        if signals.received() is not None:
+        if signals is not None and signals.received() is not None:
             # Stopped by a signal: the results are written and every child is gone. A
             # thread still blocked in a plugin must not keep the process alive.
             signals.force_exit(code if isinstance(code, int) else signals.exit_code())
@@ -84,20 +85,25 @@ def _say(text: str) -> None:
 
 
 def _reopen_closed_std_fds() -> None:
-    from waza_core.safe_write import UNUSABLE_FDS
-
+    closed = []
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
         except OSError:
-            try:
-                got = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
-            except OSError:
-                continue
-            if got != fd:  # cannot happen while lower descriptors are open; be safe anyway
-                os.close(got)
-                continue
-            UNUSABLE_FDS.add(fd)
+            closed.append(fd)
+    if not closed:  # the usual case: no import (safe_write pulls in re and tempfile)
+        return
+    from waza_core.safe_write import UNUSABLE_FDS
+
+    for fd in closed:
+        try:
+            got = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+        except OSError:
+            continue
+        if got != fd:  # cannot happen while lower descriptors are open; be safe anyway
+            os.close(got)
+            continue
+        UNUSABLE_FDS.add(fd)
 
 
 def _flush_quietly() -> None:

@@ -163,8 +163,10 @@ def compact_json(value: Any) -> bytes:
     (``1e16`` for ``1e+16``), and a NaN is written ``null``, not the invalid ``NaN``."""
     try:
         return _msgspec_encode(value)
-    except (TypeError, OverflowError, _msgspec_error):  # something msgspec cannot encode: as before
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except (TypeError, OverflowError, UnicodeEncodeError, _msgspec_error):  # msgspec cannot: as before
+        from waza_core.results.io import json_bytes
+
+        return json_bytes(value, separators=(",", ":"))
 
 
 def _msgspec_encoder():

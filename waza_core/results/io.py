@@ -19,12 +19,26 @@ PRETTY_MAX_RUNS = 500
 
 
 def dumps(doc: Any, compact: bool | None = None) -> bytes:
-    """JSON bytes of ``doc``: indented, or compact when asked or when it holds many runs."""
+    """JSON bytes of ``doc``: indented, or compact when asked or when it holds many runs.
+    Compact output is the results writer's (msgspec), so ``--reporter json`` and ``-o``
+    give the same bytes for a large run too (``1e16``, not the stdlib's ``1e+16``)."""
     if compact is None:
         compact = isinstance(doc, dict) and sum(len(t.get("runs", ())) for t in doc.get("tasks", ())) > PRETTY_MAX_RUNS
     if compact:
-        return (json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+        from waza_core.results.codec import compact_json
+
+        return compact_json(doc) + b"\n"
+    return json_bytes(doc, indent=2) + b"\n"
+
+
+def json_bytes(value: Any, **options: Any) -> bytes:
+    """UTF-8 JSON of ``value``; a lone surrogate (from a JSON ``"\\ud800"`` escape in a
+    data file, an agent's undecodable output) is written as its ``\\uXXXX`` escape, as
+    JSON allows, instead of failing the whole results file at the very end."""
+    try:
+        return json.dumps(value, ensure_ascii=False, **options).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, ensure_ascii=True, **options).encode("ascii")
 
 
 def write_atomic(path: str | Path, data: bytes, mode: int | None = None) -> None:

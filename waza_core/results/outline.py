@@ -21,9 +21,10 @@ decoder would warn about, or an optimizer report.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 from collections.abc import Iterator
-from typing import Any, TypedDict
+from typing import Annotated, Any, Optional, TypedDict
 
 import attrs
 import msgspec
@@ -133,12 +134,119 @@ def outline(data: bytes, where: str) -> Outline | None:
             raw_tasks = top.pop("tasks", None)
             if raw_tasks is None or top.get("kind") is not None:
                 return None
-            tasks = [_TASK.decode(raw) for raw in raw_tasks]
+            ours = isinstance(top.get("waza_version"), str)
+            task_decoder = _TASK if ours else _go_decoder()
+            tasks: list[Any] = [task_decoder.decode(raw) for raw in raw_tasks]
         except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
             return None  # RecursionError: nested deeper than msgspec goes; the full read says so
-        doc: dict[str, Any] = {**top, "tasks": tasks}
         warnings: list[str] = []
-        doc = normalize(decode(doc, where, warnings), where)
-    if warnings or len(doc["tasks"]) != len(raw_tasks):
-        return None  # the full read says what is odd about the file
+        if ours:  # decode() keeps our own files as they are
+            doc = decode({**top, "tasks": tasks}, where, warnings)
+        else:  # waza (Go): the tolerant decoder's reading of the light fields, see below
+            doc = decode({**top, "tasks": []}, where, warnings)
+            doc["tasks"] = go_light_tasks(tasks)
+        if warnings or doc["tasks"] is None:
+            return None  # the full read says what is odd about the file
+        doc = normalize(doc, where)
+    if len(doc["tasks"]) != len(raw_tasks):
+        return None
     return Outline(doc, raw_tasks)
+
+
+# -- the tolerant decoder, for the light fields of a waza (Go) file ------------------------
+#
+# decode() of a light waza (Go) document runs the core's tolerant decoder
+# (waza_core.results.codec) over every task and run and encodes them back: half a second
+# for 20,000 runs, more than the rest of `waza report --html`. What it does to the light
+# fields of a file it has nothing to warn about is simple: a missing field (or a null one
+# that cannot be null) takes its default. So a waza (Go) file's tasks are decoded with
+# types made from the decoder's own field tables (each field of its kind, or null), which
+# msgspec checks in C: a value the decoder would warn about fails them, and the full read
+# runs and warns. go_light_tasks() then fills the defaults from the same tables. Like the
+# light reading of our own files, it leaves out the fields a summary never reads
+# (outputs, transcripts, ...). Property tests in tests/ci/test_report_outline.py hold
+# the page, the gate report and every light field equal to those of a full read.
+
+_KIND_TYPES: dict[str, Any] = {
+    "int": int, "count": Annotated[int, msgspec.Meta(ge=0)], "positive": Annotated[int, msgspec.Meta(ge=1)],
+    "num": int | float, "str": str, "bool": bool, "list": list, "dict": dict,
+}
+
+
+def _strict(name: str, rows: tuple, light: type, **nested: Any) -> tuple[type, list, list]:
+    """A TypedDict of ``light``'s fields, each of its kind in the decoder's ``rows`` or null
+    (``nested``: the types of the other fields); the (key, default) of its non-nullable
+    fields, the keys of its nullable ones (absent: null, as the decoder takes them)."""
+    keys = set(light.__annotations__)
+    rows = tuple(row for row in rows if row[0] in keys)
+    assert not any(isinstance(row[4], (list, dict)) or (row[3] and row[4] is not None) for row in rows)
+    fields = {key: _KIND_TYPES[kind] | None for key, _, kind, _, _ in rows}
+    fields.update({k: v for k, v in nested.items()})
+    fields.update({k: Any for k in keys if k not in fields})
+    typed = TypedDict(name, fields, total=False)  # type: ignore[misc]  # a type made at run time
+    return (typed, [(key, default) for key, _, _, nullable, default in rows if not nullable],
+            [key for key, _, _, nullable, _ in rows if nullable])
+
+
+@functools.cache
+def _go_types() -> dict[str, Any]:
+    from waza_core.results import codec
+
+    grader = _strict("_GoGrader", codec._GRADER_FIELDS, _Grader)
+    digest = _strict("_GoDigest", codec._DIGEST_FIELDS, _Digest)
+    grader_type: Any = grader[0]
+    run = _strict("_GoRun", codec._RUN_FIELDS, _Run, validations=Optional[dict[str, grader_type]],
+                  session_digest=Optional[digest[0]])
+    run_type: Any = run[0]
+    task = _strict("_GoTask", codec._TASK_FIELDS, _Task, runs=Optional[list[run_type]],
+                   tags=list[str] | None)  # the decoder warns about a tag that is not a string
+    return {"grader": grader, "digest": digest, "run": run, "task": task}
+
+
+@functools.cache
+def _go_decoder() -> msgspec.json.Decoder:
+    return msgspec.json.Decoder(_go_types()["task"][0])
+
+
+def _fill(obj: dict[str, Any], defaults: list, nullable: list) -> dict[str, Any]:
+    for key, default in defaults:
+        if obj.get(key) is None:
+            obj[key] = default
+    for key in nullable:
+        obj.setdefault(key, None)
+    return obj
+
+
+def go_light_tasks(tasks: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """``tasks`` (as the waza (Go) light types decode them) as decode() would give them, or
+    None when the tolerant decoder would warn about one of them."""
+    types = _go_types()
+    _, task_defaults, task_nullable = types["task"]
+    _, run_defaults, run_nullable = types["run"]
+    _, grader_defaults, grader_nullable = types["grader"]
+    _, digest_defaults, digest_nullable = types["digest"]
+    for task in tasks:
+        test_id = task.get("test_id")
+        stats = task.get("stats")
+        if not isinstance(test_id, str) or (stats is not None and not all(
+                type(stats.get(k, 0.0)) in (int, float) for k in ("avg_score", "avg_weighted_score"))):
+            return None
+        _fill(task, task_defaults, task_nullable)
+        if task["display_name"] is None:
+            task["display_name"] = test_id
+        if task["tags"] is None:
+            del task["tags"]  # the encoder writes tags only when set
+        runs = task.get("runs") or []
+        task["runs"] = runs
+        for position, run in enumerate(runs, 1):
+            _fill(run, run_defaults, run_nullable)
+            if run["run_number"] is None:
+                run["run_number"] = position
+            if run["error_msg"] is None:
+                del run["error_msg"]  # the encoder writes it only when set
+            validations = run.get("validations") or {}
+            for grader in validations.values():
+                _fill(grader, grader_defaults, grader_nullable)
+            run["validations"] = validations
+            run["session_digest"] = _fill(run.get("session_digest") or {}, digest_defaults, digest_nullable)
+    return tasks

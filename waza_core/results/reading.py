@@ -130,15 +130,15 @@ def decode(doc: dict[str, Any], where: str, warnings: list[str] | None = None) -
     matters for a 20,000-run report. The decoder's warnings go to ``warnings`` when given,
     else to stderr.
     """
-    import sys
-
-    from waza_core.results.codec import decode_results, results_to_json
-
     check_schema_version(doc, where)
     if not isinstance(doc.get("tasks"), list):
         raise WazaError(f"{where} has no 'tasks' list: is it a waza results file?")
     if isinstance(doc.get("waza_version"), str):
         return doc
+    import sys
+
+    from waza_core.results.codec import decode_results, results_to_json  # only now: its import costs start-up
+
     collect = warnings is not None
     warnings = warnings if collect else []
     out = results_to_json(decode_results(doc, warnings))

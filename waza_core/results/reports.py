@@ -169,6 +169,15 @@ class MachineStdout:
         self.stream = stream
 
 
+def _stderr_fd() -> int:
+    """stderr's descriptor; 2 when Python has no ``sys.stderr`` (it was closed when waza
+    started, and waza then reopened descriptor 2 on the null device)."""
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return 2
+
+
 @contextlib.contextmanager
 def machine_stdout(active: bool) -> Iterator[MachineStdout]:
     """While active, anything written to stdout (prints, logs, child processes that
@@ -191,7 +200,7 @@ def machine_stdout(active: bool) -> Iterator[MachineStdout]:
         return
     sys.stdout.flush()
     saved = os.dup(fd)
-    os.dup2(sys.stderr.fileno(), fd)
+    os.dup2(_stderr_fd(), fd)
     machine = os.fdopen(os.dup(saved), "wb", closefd=True)
     try:
         yield MachineStdout(machine)

@@ -87,6 +87,8 @@ def run_baseline(run_pass: Callable[[Suite, bool], ResultsDocument], suite: Suit
 
 def impact_report(doc: ResultsDocument) -> str:
     """The console block of an A/B run (waza Go ``printSkillImpactReport``)."""
+    from waza_core.results.console import escape  # one name, one line: a newline in it is shown as \\n
+
     base = doc.extra.get("baseline_outcome") or {}
     base_summary = base.get("summary") or {}
     s = doc.summary
@@ -106,7 +108,7 @@ def impact_report(doc: ResultsDocument) -> str:
             continue
         label = "IMPROVED" if impact["delta"] > 0 else "REGRESSED" if impact["delta"] < 0 else "NEUTRAL"
         counts[label] += 1
-        lines.append(f"  {task.display_name:<30} [{label}] {impact['pass_rate_baseline'] * 100:.0f}% -> "
+        lines.append(f"  {escape(task.display_name):<30} [{label}] {impact['pass_rate_baseline'] * 100:.0f}% -> "
                      f"{impact['pass_rate_with_skills'] * 100:.0f}% ({impact['delta'] * 100:+.0f}pp)")
     verdict = ("POSITIVE IMPACT" if delta > 0 else "NEGATIVE IMPACT" if delta < 0 else "NEUTRAL IMPACT")
     lines.append(f"  verdict: skills have {verdict} ({counts['IMPROVED']} improved, {counts['REGRESSED']} "

@@ -99,6 +99,7 @@ def run_command(cmd: RunCommand) -> int:
     if len(models) > 1 and cmd.output is not None and str(cmd.output) == STDOUT:
         raise WazaError("-o - writes one results document; with several models use -o FILE (one file per "
                         "model) or --output-dir")
+    check_model_targets(cmd, suite.name, models)
     if (cmd.journal is not None or cmd.resume is not None) and (len(models) > 1 or cmd.baseline or suite.baseline):
         raise WazaError("--journal and --resume record one pass of the suite: use them with one model and "
                         "without an A/B run (--baseline, baseline: true)")
@@ -427,18 +428,18 @@ def write_results(cmd: RunCommand, doc: ResultsDocument, stdout=None,
     In a multi-model run ``model`` names the file of that model (``results_<model>.json``)."""
     from waza_core.results.codec import encode_results
     from waza_core.results.io import write_atomic
-    from waza_core.run.multimodel import per_model_path, sanitize
+    from waza_core.run.multimodel import per_model_path
 
     target = cmd.output
     if target is not None and str(target) == STDOUT and stdout is not None:
         stdout.write(encode_results(doc))
         stdout.flush()
         return None
-    if target is not None and model is not None:
+    if target is not None and model is not None and not _is_device(target):
         target = per_model_path(target, model)
     if cmd.output_dir is not None:
         stamp = doc.timestamp.replace(":", "").replace("-", "")
-        label = f"-{sanitize(model)}" if model is not None else ""
+        label = f"-{model_label(model)}" if model is not None else ""
         target = cmd.output_dir / (f"{results_file_stem(doc.eval_name)}{label}-{stamp}-"
                                    f"{doc.eval_id.rsplit('-', 1)[-1]}.json")
     if target is None:
@@ -474,16 +475,20 @@ def _console_task(entry: TaskResult, with_runs: bool = False) -> dict:
 NAME_STEM_LIMIT = 100
 
 
-def results_file_stem(name: str) -> str:
-    """A file-name-safe stem from an eval name: ASCII letters, digits, ``-_.`` only, no
-    leading dot, at most :data:`NAME_STEM_LIMIT` characters (with a short hash of the
+#: at most this many characters of a model go into a file name of --output-dir
+MODEL_STEM_LIMIT = 60
+
+
+def results_file_stem(name: str, limit: int = NAME_STEM_LIMIT) -> str:
+    """A file-name-safe stem from an eval name (or a model): ASCII letters, digits,
+    ``-_.`` only, no leading dot, at most ``limit`` characters (with a short hash of the
     full name when it had to be cut, so two long names stay apart)."""
     import hashlib
 
     stem = "".join(c if (c.isascii() and c.isalnum()) or c in "-_." else "-" for c in name).lstrip(".")
-    if len(stem) > NAME_STEM_LIMIT:
+    if len(stem) > limit:
         digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-        stem = f"{stem[:NAME_STEM_LIMIT - 9]}-{digest}"
+        stem = f"{stem[:limit - 9]}-{digest}"
     return stem or "results"
 
 
@@ -494,6 +499,50 @@ def check_output_dir_name(cmd: RunCommand, eval_name: str) -> None:
         from waza_core.safe_write import check_target
 
         check_target(cmd.output_dir / f"{results_file_stem(eval_name)}-00000000T000000Z-000000.json", "results")
+
+
+def check_model_targets(cmd: RunCommand, eval_name: str, models: list[str]) -> None:
+    """Before anything runs, every file of a multi-model run: ``-o F`` names one file per
+    model beside ``F`` (``F_<model>``), which must be writable and short enough. A
+    character device (``-o /dev/null``) takes every model's document itself: no file is
+    made beside it (once ``/dev/null_<model>`` was). A FIFO or an inherited descriptor
+    (``/dev/stdout``) holds one document only, as ``-o -`` does."""
+    from waza_core.run.multimodel import per_model_path
+    from waza_core.safe_write import check_target, writes_in_place
+
+    if len(models) < 2:
+        return
+    if cmd.output is not None and str(cmd.output) != STDOUT:
+        if _is_device(cmd.output):
+            return
+        if writes_in_place(cmd.output):
+            raise WazaError(f"-o {cmd.output} takes one results document (a FIFO or a descriptor); with several "
+                            "models use -o FILE (one file per model) or --output-dir")
+        for model in models:
+            check_target(per_model_path(cmd.output, model), "results")
+    if cmd.output_dir is not None:
+        for model in models:
+            name = f"{results_file_stem(eval_name)}-{model_label(model)}-00000000T000000Z-000000.json"
+            check_target(cmd.output_dir / name, "results")
+
+
+def model_label(model: str) -> str:
+    """The model in a file name of --output-dir: made safe and short."""
+    from waza_core.run.multimodel import sanitize
+
+    return results_file_stem(sanitize(model), MODEL_STEM_LIMIT)
+
+
+def _is_device(target: Path) -> bool:
+    """A character device other than an inherited descriptor (``-o /dev/null``)."""
+    import stat
+
+    from waza_core.safe_write import writes_in_place
+
+    try:
+        return stat.S_ISCHR(os.stat(target).st_mode) and writes_in_place(target) and not _is_stdout(target)
+    except OSError:
+        return False
 
 
 def _is_stdout(target: Path) -> bool:

@@ -165,6 +165,8 @@ def executor_notices(suite, tasks, executor_name: str, executor_cls) -> list[str
 def console_report(doc: ResultsDocument) -> str:
     """The console blocks of the 1.x fields: groups, reliability and trigger accuracy
     (waza Go's RESULTS BY GROUP / TRIGGER ACCURACY, and the 1.5 interval and pass^k lines)."""
+    from waza_core.results.console import escape  # one name, one line
+
     lines: list[str] = []
     summary = doc.summary.extra if doc.summary is not None else {}
     groups = summary.get("groups") or []
@@ -172,7 +174,7 @@ def console_report(doc: ResultsDocument) -> str:
         lines += ["", "RESULTS BY GROUP"]
         for g in groups:
             pct = g["passed"] / g["total"] * 100 if g["total"] else 0.0
-            lines.append(f"  {g['name'] + ':':<20} {g['passed']}/{g['total']} passed ({pct:.0f}%)  "
+            lines.append(f"  {escape(g['name']) + ':':<20} {g['passed']}/{g['total']} passed ({pct:.0f}%)  "
                          f"avg: {g['avg_score']:.2f}")
     stats = summary.get("statistics") or {}
     if stats:

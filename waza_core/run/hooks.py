@@ -25,11 +25,13 @@
   run finished; its failures only warn.
 * In an A/B run (``baseline``) the hooks run for each of the two passes, and in a
   multi-model run for each model, as in waza (Go).
+* A hook's environment is waza's whole environment, or only the baseline and the names
+  ``hooks.env`` in ``.waza.yaml`` allows (:mod:`waza_core.childenv`), read once when
+  the hooks are set up (a bad value is an error before anything runs).
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -73,6 +75,7 @@ class Hooks:
                     for i, h in enumerate(raw.get(point) or ())]
             for point in POINTS}
         self.timeout = float(suite.config.timeout_seconds)
+        self.env = hook_environment() if any(self.by_point.values()) else {}
         self.cancel = cancel
         self.warn = warn or (lambda message: None)
 
@@ -86,7 +89,7 @@ class Hooks:
         """Run every hook of ``point`` in order; the error of the first ``error_on_fail``
         hook that failed (the rest are skipped), or None. Plain failures only warn."""
         for hook in self.by_point[point]:
-            problem = run_hook(hook, self.timeout, self.cancel)
+            problem = run_hook(hook, self.timeout, self.cancel, self.env)
             if problem is None:
                 continue
             if hook.error_on_fail:
@@ -95,7 +98,14 @@ class Hooks:
         return None
 
 
-def run_hook(hook: Hook, timeout: float, cancel=None) -> str | None:
+def hook_environment() -> dict[str, str]:
+    """What a hook sees: waza's environment, narrowed by ``.waza.yaml`` ``hooks.env``."""
+    from waza_core.childenv import child_environment, project_allow_list
+
+    return child_environment(project_allow_list("hooks"))
+
+
+def run_hook(hook: Hook, timeout: float, cancel=None, env: dict[str, str] | None = None) -> str | None:
     """Run one hook; a message saying why it failed, or None when it succeeded."""
     from waza_core.procs import ProcessStartError, run
 
@@ -104,8 +114,8 @@ def run_hook(hook: Hook, timeout: float, cancel=None) -> str | None:
         return f"{hook.label}: empty command"
     cwd = hook.working_directory
     try:
-        result = run(argv, cwd=cwd, env=dict(os.environ), timeout=timeout, max_stdout=OUTPUT_TAIL,
-                     max_stderr=OUTPUT_TAIL, stderr_tail=True, cancel=cancel)
+        result = run(argv, cwd=cwd, env=hook_environment() if env is None else env, timeout=timeout,
+                     max_stdout=OUTPUT_TAIL, max_stderr=OUTPUT_TAIL, stderr_tail=True, cancel=cancel)
     except ProcessStartError as exc:
         return f"{hook.label}: {exc}"
     output = (result.stdout_text() + result.stderr_text()).strip()

@@ -44,6 +44,8 @@ def per_model_path(output: Path, model: str) -> Path:
 
 def comparison_table(results: list[tuple[str, ResultsDocument]]) -> str:
     """The console comparison of a multi-model run, sorted by model (waza Go ``printModelComparison``)."""
+    from waza_core.results.console import escape  # one model, one line
+
     rows = ["", "MODEL COMPARISON",
             f"  {'model':<24} {'score':>7} {'pass rate':>10} {'duration':>10} {'tokens':>10}"]
     for model, doc in sorted(results, key=lambda r: r[0]):
@@ -53,8 +55,9 @@ def comparison_table(results: list[tuple[str, ResultsDocument]]) -> str:
         if usage:
             total = (usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0)
             tokens = f"{total:,}" if total else ""
-        score = f"{s.aggregate_score:.2f}" if s is not None else "-"
-        rate = f"{s.success_rate * 100:.1f}%" if s is not None else "-"
+        graded = s is not None and not doc.config.skip_graders  # --skip-graders: no score to compare
+        score = f"{s.aggregate_score:.2f}" if graded else "-"
+        rate = f"{s.success_rate * 100:.1f}%" if graded else "-"
         duration = f"{s.duration_ms / 1000:.1f}s" if s is not None else "-"
-        rows.append(f"  {model or '(default)':<24} {score:>7} {rate:>10} {duration:>10} {tokens:>10}")
+        rows.append(f"  {escape(model) or '(default)':<24} {score:>7} {rate:>10} {duration:>10} {tokens:>10}")
     return "\n".join(rows) + "\n"

@@ -206,13 +206,20 @@ def _users(base: Path, digest: str) -> Path:
 
 
 def _alive(pid: str) -> bool:
+    """Whether worker ``pid`` still runs. A zombie does not: a worker killed with its node
+    stays one while nobody reaps it (its new parent may be a subreaper that never waits)."""
     try:
         os.kill(int(pid), 0)
     except (ValueError, ProcessLookupError):
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{int(pid)}/stat", "rb") as fh:
+            state = fh.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True  # no /proc (not Linux): the signal test is all there is
+    return state not in (b"Z", b"X")
 
 
 def unpack_once(digest: str, fetch: Callable[[], bytes]) -> Path:

@@ -13,7 +13,9 @@ The unknown-key policy follows waza (Go):
 * a scenario eval (``schemaVersion: "2.0"``) refuses unknown keys;
 * unknown top-level keys of an eval grader entry only warn, in both kinds of eval;
   a grader's ``config`` is always strict (its own schema);
-* task files are unversioned and always strict;
+* task files are unversioned: an unknown key (a ``schemaVersion`` too) only warns, as in
+  waza (Go)'s compatibility contract (``TestCompatibilityTaskContract``), whatever the
+  eval's version; a task grader's ``config`` stays strict;
 * keys that waza (Go) defines but waza for Python does not support yet are errors
   everywhere, so a suite never silently loses a feature.
 """
@@ -92,6 +94,8 @@ def _read_yaml(file: Path, problems: _Problems) -> tuple[Any, str | None]:
 
 def _lenient_unknown(kind: str, path: tuple, legacy: bool) -> bool:
     """Whether an unknown key at ``path`` is only a warning (see the module doc)."""
+    if kind == "task":  # waza (Go): "unknown task fields warn and are ignored"; a grader's config is strict
+        return not any(path[i] == "config" and path[i - 2] == "graders" for i in range(2, len(path)))
     if kind != "eval":
         return False
     if len(path) == 2 and path[0] == "graders":  # a grader entry's own keys: warn in every eval

@@ -170,6 +170,11 @@ def _jsonl_rows(fh) -> Iterator[tuple[int, int, dict[str, str]]]:
         yield number, line_no, row
 
 
+def _clip(message: str, limit: int = 300) -> str:
+    """A message that quotes a row's text, cut to one screen line's worth."""
+    return message if len(message) <= limit else message[:limit - 3] + "..."
+
+
 def load_tasks(eval_file: Path, rel: str, rng_value, inputs: dict[str, str], report: Report,
                now: float | None = None) -> list[TaskSpec]:
     """The tasks of ``tasks_from``; every problem goes to ``report(file, message, (line, col))``."""
@@ -208,7 +213,7 @@ def load_tasks(eval_file: Path, rel: str, rng_value, inputs: dict[str, str], rep
                 except template.TemplateError as exc:
                     problems += 1
                     if problems <= MAX_ROW_PROBLEMS:
-                        report(path, f"row {number}: prompt: {exc}", (line, 1))
+                        report(path, f"row {number}: prompt: {_clip(str(exc))}", (line, 1))
                     continue
             tasks.append(TaskSpec(id=row.get("id") or row.get("name") or fallback, name=name, prompt=prompt,
                                   file=path, raw={"tasks_from_row": number, "line": line}))

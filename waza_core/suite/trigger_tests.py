@@ -19,12 +19,24 @@ FILE_NAME = "trigger_tests.yaml"
 
 
 def load(eval_dir: Path, problems) -> dict | None:
-    """The checked trigger tests of a suite folder; None when there is no file (or it is broken)."""
+    """The checked trigger tests of a suite folder; None when there is no file (or it is broken).
+
+    Like every file a suite names, it must stay inside the suite's folder once links are
+    resolved (a link to a file elsewhere once put that file's prompts into the results),
+    and be a regular file (a FIFO is refused unread, not skipped)."""
+    import os
+
+    from waza_core.paths import PathEscape, display_path, resolve_inside
     from waza_core.suite import schema as schemas
     from waza_core.suite.load import _read_yaml
 
     file = eval_dir / FILE_NAME
-    if not file.is_file():
+    if not os.path.lexists(file):
+        return None
+    try:
+        resolve_inside(eval_dir, FILE_NAME)
+    except PathEscape as exc:
+        problems.add(file, f"{exc}; keep {FILE_NAME} inside {display_path(eval_dir)}")
         return None
     before = len(problems.items)
     data, text = _read_yaml(file, problems)

@@ -17,8 +17,10 @@ Hostile files are stopped before they cost anything (docs/safety.md lists the li
   stops at the first level too many);
 * aliases cannot multiply a document: the loaded document shares aliased values (a
   DAG), and its *expanded* size (every alias counted as a copy) must stay under
-  :data:`MAX_EXPANDED_NODES`, its expanded depth under :data:`MAX_DEPTH`. A
-  600-byte "billion laughs" file is refused in milliseconds with ``file:line:col``.
+  :data:`MAX_EXPANDED_NODES`, its expanded depth under :data:`MAX_DEPTH` and its
+  expanded text (keys and string values) under :data:`MAX_EXPANDED_CHARS`. A
+  600-byte "billion laughs" file is refused in milliseconds with ``file:line:col``, and
+  so is a few-MB string named a thousand times (few values, gigabytes of text).
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ MAX_DEPTH = 100
 #: the most values (mapping entries, list items, scalars) a document may expand to
 #: once every alias is counted as a copy of what it names
 MAX_EXPANDED_NODES = 100_000
+#: the most characters of keys and strings a document may expand to through aliases:
+#: no more than the largest file could hold without any
+MAX_EXPANDED_CHARS = MAX_BYTES
 
 _local = threading.local()
 
@@ -144,19 +149,24 @@ def check_depth(text: str, limit: int = MAX_DEPTH) -> None:
 
 def _check_aliases(text: str, data: Any) -> None:
     """Refuse a document whose aliases expand it past the limits (see the module doc)."""
-    size, depth = _expanded(data)
-    if size <= MAX_EXPANDED_NODES and depth <= MAX_DEPTH:
+    size, chars, depth = _expanded(data)
+    if size <= MAX_EXPANDED_NODES and chars <= MAX_EXPANDED_CHARS and depth <= MAX_DEPTH:
         return
-    why = (f"aliases expand the document to more than {MAX_EXPANDED_NODES} values"
-           if size > MAX_EXPANDED_NODES else f"aliases nest the document more than {MAX_DEPTH} levels deep")
+    if size > MAX_EXPANDED_NODES:
+        why = f"aliases expand the document to more than {MAX_EXPANDED_NODES} values"
+    elif chars > MAX_EXPANDED_CHARS:
+        why = f"aliases expand the document to more than {MAX_EXPANDED_CHARS // (1024 * 1024)} MiB of text"
+    else:
+        why = f"aliases nest the document more than {MAX_DEPTH} levels deep"
     line, col = _first_alias(text)
     raise YamlProblem(f"{why} (see docs/safety.md)", line, col)
 
 
-def _expanded(root: Any) -> tuple[int, int]:
-    """(values, depth) of ``root`` with shared containers counted once per use; each
-    distinct container is visited once, without recursion."""
-    sizes: dict[int, tuple[int, int]] = {}
+def _expanded(root: Any) -> tuple[int, int, int]:
+    """(values, characters, depth) of ``root`` with shared containers counted once per
+    use; each distinct container is visited once, without recursion."""
+    too_big = (MAX_EXPANDED_NODES + 1, MAX_EXPANDED_CHARS + 1, MAX_DEPTH + 1)
+    sizes: dict[int, tuple[int, int, int]] = {}
     opened: set[int] = set()  # being visited: meeting one again is a cycle
     stack: list[tuple[Any, bool]] = [(root, False)]
     while stack:
@@ -169,16 +179,20 @@ def _expanded(root: Any) -> tuple[int, int]:
             stack.append((node, True))
             stack.extend((c, False) for c in children if isinstance(c, (dict, list)) and id(c) not in sizes)
             continue
-        total, deepest = 1 + (len(node) if isinstance(node, dict) else 0), 0
+        total, chars, deepest = 1 + (len(node) if isinstance(node, dict) else 0), 0, 0
+        if isinstance(node, dict):
+            chars += sum(len(k) if isinstance(k, str) else 1 for k in node)
         for c in children:
             if isinstance(c, (dict, list)):
-                cs, cd = sizes.get(id(c), (MAX_EXPANDED_NODES + 1, MAX_DEPTH + 1))  # a cycle: too big
+                cs, cc, cd = sizes.get(id(c), too_big)  # a cycle: too big
                 total += cs
+                chars += cc
                 deepest = max(deepest, cd)
             else:
                 total += 1
-        sizes[id(node)] = (min(total, 10 * MAX_EXPANDED_NODES), deepest + 1)
-    return sizes.get(id(root), (1, 0))
+                chars += len(c) if isinstance(c, str) else 1
+        sizes[id(node)] = (min(total, 10 * MAX_EXPANDED_NODES), min(chars, 10 * MAX_EXPANDED_CHARS), deepest + 1)
+    return sizes.get(id(root), (1, len(root) if isinstance(root, str) else 1, 0))
 
 
 def _clip(text: str, limit: int) -> str:
@@ -244,7 +258,7 @@ def locate(text: str, path: tuple | list, key: str | None = None) -> tuple[int, 
 
     Falls back to the deepest node that exists, so a message always gets a position.
     """
-    from ruamel.yaml.nodes import MappingNode, SequenceNode
+    from ruamel.yaml.nodes import MappingNode
 
     try:
         node = _composed(text)
@@ -252,23 +266,28 @@ def locate(text: str, path: tuple | list, key: str | None = None) -> tuple[int, 
         return None
     if node is None:
         return (1, 1)
-    for part in path:
-        nxt = None
-        if isinstance(node, MappingNode):
-            for k, v in node.value:
-                if k.value == str(part):
-                    nxt = v
-                    break
-        elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
-            nxt = node.value[part]
-        if nxt is None:
-            break
-        node = nxt
+    node, _found = _walk(node, path)
     if key is not None and isinstance(node, MappingNode):
         for k, _ in node.value:
             if k.value == key:
                 return (k.start_mark.line + 1, k.start_mark.column + 1)
     return (node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+def _walk(node, path: tuple | list):
+    """(the node at ``path``, True), or (the deepest node on the way, False)."""
+    from ruamel.yaml.nodes import MappingNode, SequenceNode
+
+    for part in path:
+        nxt = None
+        if isinstance(node, MappingNode):
+            nxt = next((v for k, v in node.value if k.value == str(part)), None)
+        elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            nxt = node.value[part]
+        if nxt is None:
+            return node, False
+        node = nxt
+    return node, True
 
 
 def read_text(path: Path) -> str:
@@ -298,21 +317,15 @@ def scalar_text(text: str, path: tuple | list) -> str | None:
 
     waza (Go) reads a plain scalar into a string field as written, so ``schemaVersion:
     1.10`` means ``"1.10"``; the safe loader would give the float 1.1."""
-    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+    from ruamel.yaml.nodes import ScalarNode
 
     try:
         node = _composed(text)
     except Exception:
         return None
-    for part in path:
-        nxt = None
-        if isinstance(node, MappingNode):
-            for k, v in node.value:
-                if k.value == str(part):
-                    nxt = v
-        elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
-            nxt = node.value[part]
-        if nxt is None:
-            return None
-        node = nxt
+    if node is None:
+        return None
+    node, found = _walk(node, path)
+    if not found:
+        return None
     return node.value if isinstance(node, ScalarNode) else None
