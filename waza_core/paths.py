@@ -3,17 +3,34 @@ relative path stays inside its root once every symlink is resolved."""
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
 
 def display_path(path: str | os.PathLike[str]) -> str:
     """A path relative to the working directory when it is under it, else as given."""
+    text = os.fspath(path)
+    if isinstance(text, str) and os.sep == "/":
+        head, _, name = text.rpartition("/")
+        if head.startswith("/") and name not in ("", ".", "..") and "//" not in text and "/." not in head:
+            # a plain name in a normalised absolute folder: that folder's relative form
+            # once (a suite of 100,000 task files shows them all from a few folders)
+            cwd = os.getcwd()
+            if cwd != text and not cwd.startswith(text + "/"):
+                rel_head = _relative_folder(head, cwd)
+                rel = name if rel_head == "." else f"{rel_head}/{name}"
+                return rel if not rel.startswith("..") else text
     try:
         rel = os.path.relpath(path)
     except ValueError:
         return str(path)
     return rel if not rel.startswith("..") else str(path)
+
+
+@functools.lru_cache(maxsize=256)
+def _relative_folder(folder: str, cwd: str) -> str:
+    return os.path.relpath(folder, cwd)
 
 
 class PathEscape(ValueError):

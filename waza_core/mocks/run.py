@@ -39,6 +39,9 @@ class TaskPlan:
     environment: dict = attrs.field(factory=dict)
 
 
+NO_PLAN = TaskPlan()  # a task without mocks, repositories, workdir or environment (never changed)
+
+
 class SuiteMocks:
     """Per suite run; see the module docstring. ``mocks_active`` is False for executors
     that run no agent (the ``mock`` executor): their runs get no shims, no MCP servers
@@ -52,11 +55,15 @@ class SuiteMocks:
         self.mocks_active = mocks_active
         self.executor_name = executor_name
         raw = suite.raw or {}
+        #: task id -> its plan; a task that uses none of these keys has none (see plan_of)
         self.plans: dict[str, TaskPlan] = {}
+        suite_mocks = raw.get("command_mocks")
         for task in tasks:
-            where = f"task {task.id!r} ({display_path(task.file)})"
             inputs = task.raw.get("inputs") or {}
-            effective = mock_spec.effective_command_mocks(raw.get("command_mocks"), task.raw)
+            effective = mock_spec.effective_command_mocks(suite_mocks, task.raw)
+            if not (effective or inputs.get("repos") or inputs.get("workdir") or inputs.get("environment")):
+                continue
+            where = f"task {task.id!r} ({display_path(task.file)})"
             self.plans[task.id] = TaskPlan(
                 command_mocks=mock_spec.parse_command_mocks(effective) if effective else None,
                 repos=repo_mod.pin(mock_spec.parse_repos(inputs.get("repos")), self.base, where),
@@ -100,7 +107,7 @@ class SuiteMocks:
         """Place the task's repositories, check its workdir, open its mock session."""
         from waza_core.run import repos as repo_mod
 
-        plan = self.plans[task.id]
+        plan = self.plans.get(task.id, NO_PLAN)
         run = RunInputs(environment=dict(plan.environment), workdir=plan.workdir)
         if workspace is None:
             return run

@@ -139,7 +139,10 @@ class PreparedSuite:
         #: 100,000-task suite spends megabytes on every dict keyed by task)
         self.by_id: dict[str, PreparedTask] = {}
         for t, own in zip(tasks, task_graders, strict=True):
-            inputs = load_inputs(t, self.fixtures_dir(t), self.inputs_root(t), suite.dir)
+            if t.files or isinstance(t.context.get("fixture"), str):
+                inputs = load_inputs(t, self.fixtures_dir(t), self.inputs_root(t), suite.dir)
+            else:  # nothing to read: no folder to resolve (a resolve is a system call per level)
+                inputs = NO_INPUTS
             graders = self.global_graders + own if own else self.global_graders
             self.by_id[t.id] = PreparedTask(t, own, graders, inputs, self._needs_workspace(inputs, graders))
         #: task id -> TaskSpec, and task id -> TaskInputs (read-only views of ``by_id``)
