@@ -70,3 +70,21 @@ def test_a_new_command_gets_a_section(gen, helps):
     changed[("report",)] = "Usage: waza report\n"
     text = gen.render(text, changed)
     assert text.index("## waza report\n") < text.index("## Exit codes")
+
+
+def test_the_fast_top_level_help_is_what_typer_prints(gen, helps):
+    """`waza --help` is printed from waza_core/cli/top_help.py without importing typer: the
+    same text, or the script must be run again."""
+    from waza_core.cli import top_help
+
+    assert top_help.TEXT == helps[()], f"waza_core/cli/top_help.py is stale. Fix: {gen.FIX_HINT}"
+    assert gen.TOP_HELP.read_text("utf-8") == gen.top_help_module(helps[()])
+    env = dict(os.environ)
+    env.pop("COLUMNS", None)
+    fast = subprocess.run([sys.executable, "-X", "importtime", "-m", "waza_core", "--help"], capture_output=True,
+                          env=env, cwd=REPO)
+    assert fast.returncode == 0 and fast.stdout.decode() == helps[()]
+    assert b"| typer" not in fast.stderr  # served without importing typer
+    narrow = subprocess.run([sys.executable, "-m", "waza_core", "--help"], capture_output=True,
+                            env=dict(env, COLUMNS="60"), cwd=REPO)
+    assert narrow.returncode == 0 and b"Usage: waza" in narrow.stdout  # typer formats it for 60 columns

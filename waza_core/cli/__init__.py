@@ -27,6 +27,11 @@ def main(argv: list[str] | None = None) -> None:
 
             print(f"waza {__version__}")
             raise SystemExit()  # ExitCode.OK, without importing enum on the fastest path
+        if args == ["--help"] and _help_is_80_columns():
+            from waza_core.cli.top_help import TEXT  # what typer prints, without importing it
+
+            sys.stdout.write(TEXT)
+            raise SystemExit()
         from waza_core import signals
 
         signals.install()  # SIGTERM and SIGHUP stop a command as Ctrl-C does
@@ -56,6 +61,18 @@ def main(argv: list[str] | None = None) -> None:
             # Stopped by a signal: the results are written and every child is gone. A
             # thread still blocked in a plugin must not keep the process alive.
             signals.force_exit(code if isinstance(code, int) else signals.exit_code())
+
+
+def _help_is_80_columns() -> bool:
+    """Whether click would format ``--help`` at 80 columns here (its widest): a terminal of
+    80 columns or more, COLUMNS >= 80, or no terminal at all (click's fallback is 80)."""
+    columns = os.environ.get("COLUMNS")
+    if columns:
+        return columns.isdigit() and int(columns) >= 80
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns >= 80
+    except (OSError, AttributeError, ValueError):
+        return True
 
 
 def _kill_leftovers() -> None:
