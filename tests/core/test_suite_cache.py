@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import BASIC_EVAL
 from waza_core.errors import SuiteError
 from waza_core.plugins import build_plugin_manager
+from waza_core.suite.cache import read_entries
 from waza_core.suite.load import load_suite
 
 TASK = "id: t1\ninputs: {prompt: hello}\ngraders:\n  - {type: text, name: g, config: {contains: [x]}}\n"
@@ -26,7 +27,7 @@ def cache(tmp_path, monkeypatch):
 
 def cached_files(cache):
     (f,) = list((cache / "suites").iterdir())
-    return json.loads(f.read_text())["files"]
+    return read_entries(f)
 
 
 def test_second_load_comes_from_the_cache_and_is_identical(make_suite, registry, cache, monkeypatch):
@@ -120,3 +121,150 @@ def test_documents_json_cannot_round_trip_are_not_cached(make_suite, registry, c
     first = load_suite(path, registry)
     assert not any(k.endswith("a.yaml") for k in cached_files(cache))
     assert load_suite(path, registry).tasks[0].context == first.tasks[0].context
+
+
+# -- the file format (one line per file, read in the order of the last load) ------------------------
+
+def five_tasks(make_suite):
+    return make_suite(BASIC_EVAL, {f"tasks/{c}.yaml": TASK.replace("t1", c).replace("hello", f"say {c}")
+                                   for c in "abcde"})
+
+
+@pytest.fixture
+def parses(monkeypatch):
+    """The files parsed (not taken from the cache), by name, of each load."""
+    import waza_core.suite.load as suite_mod
+
+    seen: list[str] = []
+    real = suite_mod._read_yaml
+
+    def counting(file, problems):
+        seen.append(file.name)
+        return real(file, problems)
+
+    monkeypatch.setattr(suite_mod, "_read_yaml", counting)
+    return seen
+
+
+def cache_lines(cache) -> list[bytes]:
+    (f,) = list((cache / "suites").iterdir())
+    return f.read_bytes().split(b"\n")
+
+
+def summary(suite):
+    return [(t.id, t.prompt, str(t.file), t.graders) for t in suite.tasks]
+
+
+def test_lines_are_in_the_order_files_are_loaded(make_suite, registry, cache, parses):
+    path = five_tasks(make_suite)
+    first = load_suite(path, registry)
+    assert list(cached_files(cache)) == [str(path)] + [str(path.parent / "tasks" / f"{c}.yaml") for c in "abcde"]
+    assert cache_lines(cache)[0].startswith(b'{"fingerprint":') and cache_lines(cache)[-1] == b""
+    parses.clear()
+    before = cache_lines(cache)
+    assert summary(load_suite(path, registry)) == summary(first) and parses == []
+    assert cache_lines(cache) == before  # a load that found everything in place writes nothing
+
+
+@pytest.mark.parametrize("damage", [
+    lambda line: line.replace(b'"prompt"', b'"prompt', 1),  # the document is not JSON any more
+    lambda line: line[1:],  # nor the header
+    lambda line: b'{"a":1}' + line[line.index(b"\t"):],  # a header of another shape
+    lambda line: line.replace(b"\t", b" "),  # no tab
+])
+def test_a_damaged_line_is_read_again_and_written_back_whole(make_suite, registry, cache, parses, damage):
+    path = five_tasks(make_suite)
+    first = load_suite(path, registry)
+    (f,) = list((cache / "suites").iterdir())
+    lines = f.read_bytes().split(b"\n")
+    lines[3] = damage(lines[3])  # the line of b.yaml
+    f.write_bytes(b"\n".join(lines))
+    parses.clear()
+    assert summary(load_suite(path, registry)) == summary(first) and parses == ["b.yaml"]
+    parses.clear()
+    assert summary(load_suite(path, registry)) == summary(first) and parses == []
+
+
+@pytest.mark.parametrize("cut", [1, 20, 200])
+def test_a_cache_file_cut_short_is_read_up_to_the_cut(make_suite, registry, cache, parses, cut):
+    path = five_tasks(make_suite)
+    first = load_suite(path, registry)
+    (f,) = list((cache / "suites").iterdir())
+    f.write_bytes(f.read_bytes()[:-cut])
+    parses.clear()
+    assert summary(load_suite(path, registry)) == summary(first)
+    assert parses and set(parses) <= {"d.yaml", "e.yaml"}
+
+
+def test_a_file_added_in_the_middle_and_one_removed(make_suite, registry, cache, parses):
+    path = five_tasks(make_suite)
+    load_suite(path, registry)
+    tasks = path.parent / "tasks"
+    (tasks / "bb.yaml").write_text(TASK.replace("t1", "bb"))
+    (tasks / "d.yaml").unlink()
+    parses.clear()
+    second = load_suite(path, registry)
+    assert [t.id for t in second.tasks] == ["a", "b", "bb", "c", "e"] and parses == ["bb.yaml"]
+    assert [os.path.basename(k) for k in cached_files(cache)] == ["eval.yaml", "a.yaml", "b.yaml", "bb.yaml",
+                                                                  "c.yaml", "e.yaml"]
+    parses.clear()
+    assert summary(load_suite(path, registry)) == summary(second) and parses == []
+
+
+def test_an_edited_file_in_the_middle_is_the_only_one_read_again(make_suite, registry, cache, parses):
+    path = five_tasks(make_suite)
+    load_suite(path, registry)
+    time.sleep(0.01)
+    (path.parent / "tasks" / "c.yaml").write_text(TASK.replace("t1", "c").replace("hello", "edited"))
+    parses.clear()
+    assert [t.prompt for t in load_suite(path, registry).tasks] == ["say a", "say b", "edited", "say d", "say e"]
+    assert parses == ["c.yaml"] and len(cached_files(cache)) == 6
+    parses.clear()
+    load_suite(path, registry)
+    assert parses == []
+
+
+def test_a_file_that_moved_is_found_out_of_order(make_suite, registry, cache, parses):
+    path = five_tasks(make_suite)
+    first = load_suite(path, registry)
+    (f,) = list((cache / "suites").iterdir())
+    header, *lines, last = f.read_bytes().split(b"\n")
+    f.write_bytes(b"\n".join([header] + lines[::-1] + [last]))  # every line found, none where expected
+    parses.clear()
+    assert summary(load_suite(path, registry)) == summary(first) and parses == []
+    assert [os.path.basename(k) for k in cached_files(cache)] == ["eval.yaml"] + [f"{c}.yaml" for c in "abcde"]
+
+
+def test_a_cache_of_the_first_format_is_ignored_and_replaced(make_suite, registry, cache, parses):
+    path = five_tasks(make_suite)
+    load_suite(path, registry)
+    (f,) = list((cache / "suites").iterdir())
+    entries = cached_files(cache)
+    old = {"fingerprint": "x", "files": {k: dict(v, data={"id": "stale"}) for k, v in entries.items()}}
+    f.write_text(json.dumps(old))
+    parses.clear()
+    assert [t.id for t in load_suite(path, registry).tasks] == list("abcde") and len(parses) == 6
+    assert cached_files(cache) == entries
+
+
+def test_a_cached_document_that_is_not_a_mapping_is_ignored(make_suite, registry, cache, parses):
+    path = five_tasks(make_suite)
+    load_suite(path, registry)
+    (f,) = list((cache / "suites").iterdir())
+    lines = f.read_bytes().split(b"\n")
+    lines[2] = lines[2].split(b"\t")[0] + b"\t[1,2]"
+    f.write_bytes(b"\n".join(lines))
+    parses.clear()
+    assert [t.id for t in load_suite(path, registry).tasks] == list("abcde") and parses == ["a.yaml"]
+
+
+def test_a_string_utf8_cannot_carry_is_not_cached(registry, cache, tmp_path):
+    # YAML refuses a lone surrogate, but a plugin's check might leave one in a document
+    from waza_core.suite.cache import SuiteCache
+
+    store = SuiteCache(tmp_path / "eval.yaml", registry)
+    store.put(str(tmp_path / "a.yaml"), "task", [10, 1, 1, 1], {"x": "lone \ud800"})
+    store.put(str(tmp_path / "b.yaml"), "task", [10, 1, 1, 1], {"x": "fine"})
+    store.save()
+    assert cached_files(cache) == {str(tmp_path / "b.yaml"): {"kind": "task", "stat": [10, 1, 1, 1],
+                                                              "data": {"x": "fine"}}}

@@ -3,7 +3,6 @@ line and exit 2, in bounded time and memory; nothing bloated reaches the suite c
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import subprocess
@@ -16,6 +15,7 @@ from tests.conftest import BASIC_EVAL, REPO
 from tests.hostile.conftest import no_traceback
 from waza_core.errors import SuiteError
 from waza_core.suite import strict_yaml, yamlio
+from waza_core.suite.cache import read_entries
 from waza_core.suite.load import load_suite
 
 TWO_GB = 2 * 1024**3
@@ -123,8 +123,7 @@ def test_an_expanded_document_is_never_cached(make_suite, registry, monkeypatch,
     # ~400 bytes that expand to 9**5 values: under the load limits, far over the cache's
     path = make_suite(BASIC_EVAL, {"tasks/t.yaml": billion_laughs(levels=5, valid=True)})
     load_suite(path, registry)
-    blobs = [json.loads(f.read_bytes()) for f in (tmp_path / "cache").rglob("*.json")]
-    cached = {name for b in blobs for name in b["files"]}
+    cached = {name for f in (tmp_path / "cache").rglob("*.json") for name in read_entries(f)}
     assert str(path) in cached and not any(n.endswith("t.yaml") for n in cached)
 
 

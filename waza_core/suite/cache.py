@@ -4,13 +4,33 @@ Parsing YAML and checking it against the schemas costs ~0.3 ms per task file; a 
 of 2000 tasks spends most of its start-up there. Files that loaded *without any
 problem* are stored as plain JSON, keyed by their path and ``stat`` identity (size,
 mtime, ctime, inode), under a fingerprint of everything that decides validity: the
-waza and ruamel.yaml versions, the composed schemas, and each plugin class's source
-file. Any change to a file or a plugin misses the cache; a file with problems is
-never cached, so error messages are always fresh.
+cache format, the waza and ruamel.yaml versions, the composed schemas, and each plugin
+class's source file. Any change to a file or a plugin misses the cache; a file with
+problems is never cached, so error messages are always fresh.
+
+The file (format 2) is one line per suite: a header line ``{"fingerprint": ...}``, then
+one line per checked file, in the order the last load visited them::
+
+    ["/abs/tasks/a.yaml","task",SIZE,MTIME_NS,CTIME_NS,INODE]<TAB>{...the document...}
+
+A load visits the files in the same order again, so it reads the lines one after the
+other: the header of the next line is compared as bytes with the expected one, and only
+the document is decoded (msgspec), as its task loads. Nothing of the file is decoded
+up front, nothing but the documents is kept, and what a lookup makes for a moment is
+freed before the next task's objects are made: a 100,000-task suite loaded from a
+whole-file ``json.loads`` kept ~80 MB of freed fragments in the heap. A lookup out of
+order (a file added, renamed or gone) reads the headers of all lines once; the file is
+then written again in the new order. A JSON text cannot hold a raw tab or newline,
+so they delimit safely.
+
+Limits: a document is cached only if its JSON is at most :data:`MAX_GROWTH` times its
+source plus :data:`GROWTH_SLACK` bytes (docs/safety.md), and only if it comes back
+unchanged from JSON (:func:`json_exact`).
 
 Location: ``$WAZA_CACHE_DIR``, else ``$XDG_CACHE_HOME/waza``, else ``~/.cache/waza``
 (directory 0700, files 0600). ``WAZA_NO_CACHE=1`` turns it off. A broken or
-unreadable cache is ignored: the cache can only make loading faster, never different.
+unreadable cache (or a damaged line of one) is ignored: the cache can only make
+loading faster, never different.
 """
 
 from __future__ import annotations
@@ -19,15 +39,21 @@ import hashlib
 import inspect
 import json
 import os
+from array import array
 from pathlib import Path
 from typing import Any
 
-FORMAT = 1
+import msgspec
+
+FORMAT = 2
 #: a checked document is cached only if its JSON is at most this many times the size
 #: of its source (plus :data:`GROWTH_SLACK` bytes): a file whose aliases multiply it
 #: must never turn into a huge cache file (see docs/safety.md)
 MAX_GROWTH = 4
 GROWTH_SLACK = 64 * 1024
+
+_encode = msgspec.json.encode
+_decode = msgspec.json.decode
 
 
 def cache_dir() -> Path | None:
@@ -40,7 +66,7 @@ def cache_dir() -> Path | None:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "waza"
 
 
-def stat_key(path: Path) -> list[int]:
+def stat_key(path: str | os.PathLike[str]) -> list[int]:
     st = os.stat(path)
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
@@ -80,42 +106,127 @@ def json_exact(value: Any) -> bool:
     return value is None or isinstance(value, (str, int, bool))
 
 
+def _head(file: str, kind: str, key: list[int]) -> bytes:
+    """The start of a file's line, up to and with the tab before its document."""
+    return _encode([file, kind, *key]) + b"\t"
+
+
 class SuiteCache:
-    """Checked documents of one suite, by file path."""
+    """Checked documents of one suite, looked up in the order a load visits its files."""
 
     def __init__(self, eval_file: Path, registry) -> None:
         self.dir = cache_dir()
-        self.entries: dict[str, Any] = {}
         self.dirty = False
+        self._buf = b""  # the cache file as read: header line, then one line per file
+        self._view = memoryview(self._buf)
+        self._pos = 0  # where the line of the next file in the last load's order starts
+        self._index: dict[tuple[str, str], tuple[int, int]] | None = None  # lookups out of order
+        #: what the next save writes, in visit order: (start, end) of a line of ``_buf``,
+        #: or (-1 - i, 0) for ``_new[i]``; flat, so a warm load of 100,000 files keeps no object per file
+        self._visits = array("q")
+        self._new: list[bytes] = []
+        self._reordered = False
         if self.dir is None:
             return
         self.path = self.dir / "suites" / (hashlib.sha256(str(eval_file).encode()).hexdigest() + ".json")
         self.fp = fingerprint(registry)
+        self._header = _encode({"fingerprint": self.fp}) + b"\n"
         try:
-            doc = json.loads(self.path.read_bytes())
-            if doc.get("fingerprint") == self.fp:
-                self.entries = doc["files"]
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            self.entries = {}
+            buf = self.path.read_bytes()
+        except OSError:
+            return
+        if buf.startswith(self._header):
+            self._buf, self._pos, self._view = buf, len(self._header), memoryview(buf)
 
-    def get(self, file: Path, kind: str, key: list[int]) -> Any | None:
-        entry = self.entries.get(str(file))
-        if entry and entry.get("kind") == kind and entry.get("stat") == key:
-            return entry.get("data")
+    def get(self, file: str, kind: str, key: list[int]) -> Any | None:
+        """The document stored for ``file`` (a path string) when ``kind`` and its
+        ``stat_key`` still match, else None."""
+        buf, pos = self._buf, self._pos
+        if not buf:
+            return None
+        head = _head(file, kind, key)
+        if buf.startswith(head, pos):  # the next line, as in the last load: compared as bytes
+            end = buf.find(b"\n", pos)
+            if end < 0:
+                return None  # a last line cut short
+            self._pos = end + 1
+            return self._document(head, pos, end + 1)
+        if self._line_head(pos) == (file, kind):  # the next line, of this file before it changed
+            self._pos = buf.find(b"\n", pos) + 1
+            return None
+        span = self._lookup(file, kind)
+        if span is None or not buf.startswith(head, span[0]):
+            return None  # not cached, or changed since
+        self._pos = span[1]  # the next files are most likely the ones after it
+        self._reordered = True
+        return self._document(head, *span)
+
+    def _document(self, head: bytes, start: int, end: int) -> Any | None:
+        """The document of the line ``buf[start:end]`` (which starts with ``head``)."""
+        try:
+            data = _decode(self._view[start + len(head):end - 1])
+        except (msgspec.DecodeError, ValueError):
+            return None
+        if not isinstance(data, dict):
+            return None
+        self._visits.append(start)
+        self._visits.append(end)
+        return data
+
+    def _line_head(self, pos: int) -> tuple[str, str] | None:
+        """(path, kind) of the line that starts at ``pos``, when it reads as one."""
+        buf = self._buf
+        end = buf.find(b"\n", pos)
+        tab = buf.find(b"\t", pos, end)
+        if end < 0 or tab < 0:
+            return None
+        try:
+            head = _decode(self._view[pos:tab])
+        except (msgspec.DecodeError, ValueError):
+            return None
+        if isinstance(head, list) and len(head) == 6 and isinstance(head[0], str) and isinstance(head[1], str):
+            return head[0], head[1]
         return None
 
-    def put(self, file: Path, kind: str, key: list[int], data: Any) -> None:
+    def _lookup(self, file: str, kind: str) -> tuple[int, int] | None:
+        """(start, end) of the line of ``file`` anywhere in the cache file: the headers of
+        all lines are read once, the first time a file is not where the last load had it."""
+        if self._index is None:
+            self._index = {}
+            buf, pos = self._buf, len(self._header)
+            while pos < len(buf):
+                end = buf.find(b"\n", pos)
+                if end < 0:
+                    break
+                found = self._line_head(pos)
+                if found is not None:
+                    self._index.setdefault(found, (pos, end + 1))
+                pos = end + 1
+        return self._index.get((file, kind))
+
+    def put(self, file: str, kind: str, key: list[int], data: Any) -> None:
         """Remember ``data`` for ``file`` (whose ``stat_key`` is ``key``; its first item
         is the source size), unless it is not plain JSON or much bigger than its source."""
         if self.dir is None or not json_exact(data):
             return
-        if len(json.dumps(data, separators=(",", ":"))) > MAX_GROWTH * key[0] + GROWTH_SLACK:
+        try:
+            blob = _encode(data)
+        except (msgspec.EncodeError, UnicodeEncodeError, OverflowError, TypeError, ValueError):
+            return  # e.g. a lone surrogate, which UTF-8 cannot carry
+        if len(blob) > MAX_GROWTH * key[0] + GROWTH_SLACK:
             return
-        self.entries[str(file)] = {"kind": kind, "stat": key, "data": data}
+        self._visits.append(-1 - len(self._new))
+        self._visits.append(0)
+        self._new.append(_head(file, kind, key) + blob + b"\n")
         self.dirty = True
 
     def save(self) -> None:
-        if self.dir is None or not self.dirty:
+        """Write the lines of the files this load visited, in its order, when a file
+        was (re)checked, a line was found out of order or lines of gone files are left."""
+        if self.dir is None:
+            return
+        stale = self._buf and self._pos < len(self._buf)
+        if not (self.dirty or self._reordered or stale):
             return
         from waza_core.results.io import write_atomic
 
@@ -126,7 +237,23 @@ class SuiteCache:
                     os.chmod(folder, 0o700)  # what waza makes is private whatever the umask
                 except FileExistsError:
                     pass
-            blob = json.dumps({"fingerprint": self.fp, "files": self.entries}, separators=(",", ":"))
-            write_atomic(self.path, blob.encode(), 0o600)
+            out = bytearray(self._header)
+            view, visits = self._view, self._visits
+            for i in range(0, len(visits), 2):
+                start = visits[i]
+                out += view[start:visits[i + 1]] if start >= 0 else self._new[-1 - start]
+            write_atomic(self.path, bytes(out), 0o600)
         except Exception:  # a cache that cannot be written is only a slower next load
             pass
+
+
+def read_entries(path: Path) -> dict[str, dict]:
+    """Every readable line of the cache file ``path``, as ``{file: {"kind", "stat", "data"}}``
+    (for tests and for looking into a cache by hand)."""
+    out: dict[str, dict] = {}
+    for line in path.read_bytes().split(b"\n")[1:]:
+        head, tab, doc = line.partition(b"\t")
+        if tab:
+            file, kind, *key = _decode(head)
+            out[file] = {"kind": kind, "stat": key, "data": _decode(doc)}
+    return out

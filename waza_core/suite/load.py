@@ -292,14 +292,17 @@ def _expand_refs(file: Path, entries: list, registry, problems: _Problems) -> li
     return out
 
 
-def _load_checked(file: Path, kind: str, registry, problems: _Problems, cache) -> dict | None:
-    """Read, parse and check one document, through the cache; None when it has errors."""
+def _load_checked(file: Path, kind: str, registry, problems: _Problems, cache, name: str | None = None
+                  ) -> dict | None:
+    """Read, parse and check one document, through the cache; None when it has errors.
+    ``name``: ``str(file)``, when the caller has it."""
+    name = str(file) if name is None else name
     try:
-        key = stat_key(file)
+        key = stat_key(name)
     except OSError:
         key = None
     if key is not None:
-        data = cache.get(file, kind, key)
+        data = cache.get(name, kind, key)
         if data is not None:
             return data
     before, before_all = len(problems.items), problems.count()
@@ -320,7 +323,7 @@ def _load_checked(file: Path, kind: str, registry, problems: _Problems, cache) -
     if len(problems.items) > before:
         return None
     if key is not None and problems.count() == before_all:  # files with warnings are re-read to warn again
-        cache.put(file, kind, key, data)
+        cache.put(name, kind, key, data)
     return data
 
 
