@@ -9,6 +9,7 @@ import random
 from pathlib import Path
 
 from waza_core.paths import display_path
+from waza_core.suite import globs
 from waza_core.suite.load import _LinkEscapes
 
 
@@ -60,17 +61,20 @@ def test_the_glob_link_rule_equals_resolving_every_match(tmp_path):
         escapes = _LinkEscapes(suite, plain=".." not in Path(pattern).parts)
         matches = sorted(p for p in suite.glob(pattern) if p.is_file())
         assert matches
-        verdicts = [(m, escapes.leaves(m)) for m in matches]
+        listed = globs.task_files(suite, pattern)
+        assert listed.paths == matches and listed.texts == [str(m) for m in matches]
+        verdicts = [(m, escapes.leaves(listed, i)) for i, m in enumerate(listed.paths)]
         assert verdicts == [(m, _plain_leaves(m, suite)) for m in matches], pattern
     escapes = _LinkEscapes(suite, plain=True)
-    seen = {m.name: escapes.leaves(m) for pattern in ("tasks/*.yaml", "tasks/*/*.yaml") for m in suite.glob(pattern)}
+    listings = [globs.task_files(suite, pattern) for pattern in ("tasks/*.yaml", "tasks/*/*.yaml")]
+    seen = {m.name: escapes.leaves(listed, i) for listed in listings for i, m in enumerate(listed.paths)}
     assert seen["back.yaml"] is False and seen["o.yaml"] is True and seen["out.yaml"] is True
     assert seen["in.yaml"] is False and seen["s.yaml"] is False
 
 
 def test_task_files_are_sorted_as_paths_sort(tmp_path):
     """'a/b' before 'a-b/c' (parts order), not after it (string order)."""
-    from waza_core.suite.load import _path_order
+    from waza_core.suite.globs import _path_order
 
     names = ["a/b.yaml", "a-b/c.yaml", "a.b/x.yaml", "a/b/c.yaml", "A/z.yaml", "a b/y.yaml", "ab.yaml", "a/a.yaml"]
     paths = [tmp_path / n for n in names]

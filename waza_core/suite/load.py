@@ -30,9 +30,9 @@ from typing import Any
 from waza_core.errors import SuiteError
 from waza_core.model import CheckpointSpec, FileInput, GraderSpec, Suite, SuiteConfig, TaskSpec
 from waza_core.paths import display_path
+from waza_core.suite import globs, versions, yamlio
 from waza_core.suite import mocks as mock_checks
 from waza_core.suite import schema as schemas
-from waza_core.suite import versions, yamlio
 from waza_core.suite.cache import SuiteCache, stat_key
 
 
@@ -462,10 +462,11 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
             tasks = tasks_from.load_tasks(file, data["tasks_from"], data.get("range"), inputs,
                                           _Reporter(problems))
         else:
-            globs = data.get("tasks")
-            globs = [g for g in globs if isinstance(g, str) and g] if isinstance(globs, list) else []
-            for tf in _expand_globs(file, None, globs, problems):
-                task = _load_task(tf, registry, problems, cache)
+            patterns = data.get("tasks")
+            patterns = [g for g in patterns if isinstance(g, str) and g] if isinstance(patterns, list) else []
+            paths, texts = _expand_globs(file, None, patterns, problems)
+            for tf, name in zip(paths, texts, strict=True):
+                task = _load_task(tf, registry, problems, cache, name)
                 if task is not None:
                     tasks.append(task)
     triggers = _load_trigger_tests(file, problems)
@@ -565,11 +566,14 @@ def _resolve_dirs(base: Path, dirs: list[str]) -> list[str]:
     return [d if d == "none" or os.path.isabs(d) else str((base / d).resolve()) for d in dirs]
 
 
-def _expand_globs(file: Path, text: str | None, patterns: list[str], problems: _Problems) -> list[Path]:
-    """Task files of the globs. A glob that matches nothing is a warning when another
-    matches, and the suite an error when none does (waza Go fails only on zero files)."""
-    out: list[Path] = []
-    seen: set[Path] = set()
+def _expand_globs(file: Path, text: str | None, patterns: list[str], problems: _Problems
+                  ) -> tuple[list[Path], list[str]]:
+    """Task files of the globs, and their strings. A glob that matches nothing is a
+    warning when another matches, and the suite an error when none does (waza Go fails
+    only on zero files)."""
+    paths: list[Path] = []
+    texts: list[str] = []
+    seen: set[str] = set()
     base = file.parent
     empty: list[int] = []
     for i, pattern in enumerate(patterns):
@@ -577,34 +581,28 @@ def _expand_globs(file: Path, text: str | None, patterns: list[str], problems: _
             problems.add(file, f"task glob {pattern!r} must be relative to the eval file's folder",
                          text, ("tasks", i))
             continue
-        matches = sorted((p for p in base.glob(pattern) if p.is_file()), key=_path_order if os.sep == "/" else None)
-        if not matches:
+        listing = globs.task_files(base, pattern)
+        if not listing.paths:
             empty.append(i)
         escapes = _LinkEscapes(base, plain=".." not in Path(pattern).parts)
-        for m in matches:
+        for j, m in enumerate(listing.texts):
             # the rule of inputs.prompt_file, for links: a path that stays in the folder as
             # written must stay there once resolved (an explicit '..' is the author's choice)
-            if escapes.leaves(m):
+            if escapes.leaves(listing, j):
                 problems.add(file, f"task glob {pattern!r}: {display_path(m)} leaves the suite's folder "
                              "through a symbolic link", text, ("tasks", i))
                 continue
             if m not in seen:
                 seen.add(m)
-                out.append(m)
+                paths.append(listing.paths[j])
+                texts.append(m)
     for i in empty:
         message = f"task glob {patterns[i]!r} matches no file under {display_path(base)}"
-        if out:
+        if paths:
             problems.warn(file, message, text, ("tasks", i))
         else:
             problems.add(file, message, text, ("tasks", i))
-    return out
-
-
-def _path_order(path: Path) -> list[str]:
-    """The order of ``sorted(paths)`` (PurePosixPath compares its parts) for matches of
-    one absolute base, without building the comparison keys again at each of the
-    n log n comparisons (nor keeping a parts tuple on each of 100,000 paths)."""
-    return str(path).split("/")
+    return paths, texts
 
 
 class _LinkEscapes:
@@ -614,24 +612,27 @@ class _LinkEscapes:
     ``base.resolve()``. For a pattern without ``..`` under a base without ``..``, every
     match is under ``base`` as written, and a match that is not itself a link resolves
     to its resolved folder plus its name: each folder is resolved once, not each of
-    100,000 task files."""
+    100,000 task files (and whether a match is a link comes from the folder listing
+    when it said so)."""
 
     def __init__(self, base: Path, plain: bool) -> None:
         self.base = base
         self.real_base = base.resolve()
         self.plain = plain and ".." not in base.parts
-        self.folders: dict[Path, bool] = {}  # folder -> it resolves inside real_base
+        self.folders: dict[str, bool] = {}  # folder -> it resolves inside real_base
 
-    def leaves(self, m: Path) -> bool:
+    def leaves(self, listing: globs.Listing, i: int) -> bool:
+        """Whether the ``i``-th file of ``listing`` leaves ``base``."""
+        text = listing.texts[i]
         if not self.plain:
-            return Path(os.path.normpath(m)).is_relative_to(self.base) and not self._inside(m)
-        folder = m.parent
+            return Path(os.path.normpath(text)).is_relative_to(self.base) and not self._inside(listing.paths[i])
+        folder = (text.rpartition("/")[0] or "/") if os.sep == "/" else str(listing.paths[i].parent)
         inside = self.folders.get(folder)
         if inside is None:
-            inside = self.folders[folder] = self._inside(folder)
-        if inside and not os.path.islink(m):
+            inside = self.folders[folder] = self._inside(Path(folder))
+        if inside and not listing.is_link(i):
             return False
-        return not self._inside(m)
+        return not self._inside(listing.paths[i])
 
     def _inside(self, path: Path) -> bool:
         return path.resolve().is_relative_to(self.real_base)
@@ -668,8 +669,8 @@ def _check_task(file: Path, data: dict, text: str, registry, problems: _Problems
                           ("checkpoints", i, "after_turn"))
 
 
-def _load_task(file: Path, registry, problems: _Problems, cache) -> TaskSpec | None:
-    data = _load_checked(file, "task", registry, problems, cache)
+def _load_task(file: Path, registry, problems: _Problems, cache, name: str | None = None) -> TaskSpec | None:
+    data = _load_checked(file, "task", registry, problems, cache, name)
     if data is None:
         return None
     text = None
