@@ -9,15 +9,16 @@ import sys
 from pathlib import Path
 
 
-def display_path(path: str | os.PathLike[str]) -> str:
-    """A path relative to the working directory when it is under it, else as given."""
+def display_path(path: str | os.PathLike[str], cwd: str | None = None) -> str:
+    """A path relative to the working directory when it is under it, else as given.
+    ``cwd``: ``os.getcwd()``, from a caller that shows many paths at once."""
     text = os.fspath(path)
     if isinstance(text, str) and os.sep == "/":
         head, _, name = text.rpartition("/")
         if head.startswith("/") and name not in ("", ".", "..") and "//" not in text and "/." not in head:
             # a plain name in a normalised absolute folder: that folder's relative form
             # once (a suite of 100,000 task files shows them all from a few folders)
-            cwd = os.getcwd()
+            cwd = os.getcwd() if cwd is None else cwd
             if cwd != text and not cwd.startswith(text + "/"):
                 rel_head = _relative_folder(head, cwd)
                 rel = name if rel_head == "." else f"{rel_head}/{name}"

@@ -35,6 +35,7 @@ def test_display_path_equals_relpath_from_any_folder(tmp_path, monkeypatch):
             if rng.random() < 0.1:
                 path = path.lstrip("/")
             assert display_path(path) == _plain_display(path), (cwd, path)
+            assert display_path(path, cwd) == _plain_display(path), (cwd, path)  # the working folder given
             assert display_path(Path(path)) == _plain_display(Path(path)), (cwd, path)
 
 

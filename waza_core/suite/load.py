@@ -137,8 +137,11 @@ def grader_names(entries: Any) -> list[str | None]:
     that is taken in the list). waza (Go) keys a nameless grader by ``""``, so two
     of them overwrite each other's result; naming them keeps both."""
     entries = entries if isinstance(entries, list) else []
+    names = [e.get("name") if type(e) is dict else None for e in entries]
+    if all(type(n) is str for n in names):
+        return names  # every entry named (the usual case)
     taken = {e["name"] for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)}
-    names: list[str | None] = []
+    names = []
     for i, e in enumerate(entries):
         if not isinstance(e, dict):
             names.append(None)
@@ -234,12 +237,18 @@ def _weight(value: Any) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 1.0
 
 
-def _grader_specs(entries: list, file: Path, base: str = "graders") -> list[GraderSpec]:
-    """Grader specs of a checked document (``ref`` entries already resolved)."""
-    where = display_path(file)
-    return [GraderSpec(type=e["type"], name=name, weight=_weight(e.get("weight")),
-                       config=_entry_assertions(e, e.get("config") or {})[0], where=f"{where} ({base}[{i}])")
-            for i, (e, name) in enumerate(zip(entries, grader_names(entries), strict=True))]
+def _grader_specs(entries: list, file: Path, base: str = "graders", shown: str | None = None) -> list[GraderSpec]:
+    """Grader specs of a checked document (``ref`` entries already resolved); ``shown``:
+    ``display_path(file)``, when the caller has it."""
+    where = display_path(file) if shown is None else shown
+    specs = []
+    for i, (e, name) in enumerate(zip(entries, grader_names(entries), strict=True)):
+        weight = e.get("weight")
+        config = e.get("config") or {}
+        specs.append(GraderSpec(type=e["type"], name=name, weight=1.0 if weight is None else _weight(weight),
+                                config=_entry_assertions(e, config)[0] if e.get("assertions") else config,
+                                where=f"{where} ({base}[{i}])"))
+    return specs
 
 
 def _expand_refs(file: Path, entries: list, registry, problems: _Problems) -> list:
@@ -465,8 +474,9 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
             patterns = data.get("tasks")
             patterns = [g for g in patterns if isinstance(g, str) and g] if isinstance(patterns, list) else []
             paths, texts = _expand_globs(file, None, patterns, problems)
+            cwd = os.getcwd()
             for tf, name in zip(paths, texts, strict=True):
-                task = _load_task(tf, registry, problems, cache, name)
+                task = _load_task(tf, registry, problems, cache, name, cwd)
                 if task is not None:
                     tasks.append(task)
     triggers = _load_trigger_tests(file, problems)
@@ -669,12 +679,16 @@ def _check_task(file: Path, data: dict, text: str, registry, problems: _Problems
                           ("checkpoints", i, "after_turn"))
 
 
-def _load_task(file: Path, registry, problems: _Problems, cache, name: str | None = None) -> TaskSpec | None:
+def _load_task(file: Path, registry, problems: _Problems, cache, name: str | None = None,
+               cwd: str | None = None) -> TaskSpec | None:
+    """One task file as a TaskSpec (None when it has problems). ``name``: ``str(file)``,
+    ``cwd``: the working folder, when the caller has them (a large suite loads faster)."""
     data = _load_checked(file, "task", registry, problems, cache, name)
     if data is None:
         return None
     text = None
-    graders = _grader_specs(data.get("graders") or [], file)
+    shown = display_path(file if name is None else name, cwd)
+    graders = _grader_specs(data.get("graders") or [], file, shown=shown)
     inputs = data["inputs"]
     prompt = inputs.get("prompt")
     if "prompt_file" in inputs:
@@ -688,26 +702,27 @@ def _load_task(file: Path, registry, problems: _Problems, cache, name: str | Non
     elif prompt is None:
         problems.add(file, "missing prompt: set inputs.prompt or inputs.prompt_file", text, ("inputs",))
         return None
-    graders.extend(_expectation_graders(data.get("expected") or {}, file))
+    if data.get("expected"):
+        graders.extend(_expectation_graders(data["expected"], file, shown))
     checkpoints = tuple(
         CheckpointSpec(after_turn=cp["after_turn"], on_failure=cp.get("on_failure", "continue"),
-                       graders=tuple(_grader_specs(cp["graders"], file, f"checkpoints[{i}].graders")))
-        for i, cp in enumerate(data.get("checkpoints") or ()))
+                       graders=tuple(_grader_specs(cp["graders"], file, f"checkpoints[{i}].graders", shown)))
+        for i, cp in enumerate(data["checkpoints"])) if data.get("checkpoints") else ()
     return TaskSpec(
         id=data["id"], name=data.get("name") or data["id"], prompt=prompt, file=file,
-        description=data.get("description", ""), tags=tuple(data.get("tags", ())),
+        description=data.get("description", ""), tags=tuple(data["tags"]) if "tags" in data else (),
         enabled=data.get("enabled", True), timeout_seconds=data.get("timeout_seconds"),
         context_dir=data.get("context_dir"),
-        files=tuple(FileInput(f["path"], f.get("content")) for f in inputs.get("files", ())),
+        files=tuple(FileInput(f["path"], f.get("content")) for f in inputs["files"]) if "files" in inputs else (),
         context=dict(inputs.get("context") or {}),
-        follow_up_prompts=tuple(inputs.get("follow_up_prompts", ())),
+        follow_up_prompts=tuple(inputs["follow_up_prompts"]) if "follow_up_prompts" in inputs else (),
         skill_directories=(tuple(_resolve_dirs(file.parent, data["skill_directories"]))
                            if "skill_directories" in data else None),
         graders=tuple(graders), raw=data,
         golden=bool(data.get("golden", False)),
-        requirements=tuple(data.get("requirements") or ()),
+        requirements=tuple(data["requirements"]) if data.get("requirements") else (),
         checkpoints=checkpoints,
-        instruction_files=tuple(data.get("instruction_files") or ()),
+        instruction_files=tuple(data["instruction_files"]) if data.get("instruction_files") else (),
         first_event_timeout_seconds=data.get("first_event_timeout_seconds"),
         responder=dict(inputs["responder"]) if "responder" in inputs else None,
     )
@@ -731,7 +746,7 @@ def _read_prompt_file(file: Path, text: str, rel: str, problems: _Problems) -> s
         return None
 
 
-def _expectation_graders(expected: dict, file: Path) -> list[GraderSpec]:
+def _expectation_graders(expected: dict, file: Path, shown: str | None = None) -> list[GraderSpec]:
     """``expected.output_contains*`` become synthetic text checks, as in waza (Go).
 
     The other ``expected`` keys (``outcomes``, ``behavior``, ``tool_calls``,
@@ -741,7 +756,7 @@ def _expectation_graders(expected: dict, file: Path) -> list[GraderSpec]:
     for key in ("output_contains", "output_not_contains", "output_contains_any"):
         if expected.get(key):
             out.append(GraderSpec(type="_expected", name=f"_{key}", config={key: list(expected[key])},
-                                  where=display_path(file)))
+                                  where=display_path(file) if shown is None else shown))
     return out
 
 
@@ -757,7 +772,10 @@ def _check_grader_names(global_graders: list[GraderSpec], tasks: list[TaskSpec],
         if g.name in RESERVED_GRADER_NAMES:
             problems.add(eval_file, f"grader name {g.name!r} is reserved for expected.* checks", None,
                          ("graders", i, "name"))
+    watched = global_names | RESERVED_GRADER_NAMES
     for t in tasks:
+        if not any(g.name in watched for g in t.graders):
+            continue
         for i, g in enumerate(x for x in t.graders if x.type != "_expected"):
             if g.name in RESERVED_GRADER_NAMES:
                 problems.add(t.file, f"grader name {g.name!r} is reserved for expected.* checks", None,

@@ -56,11 +56,13 @@ def check_suite(data: dict, eval_file: Path, tasks: list, problems) -> None:
                      None, (), "mcp_mocks")
     _check_fixtures(data.get("command_mocks"), base, eval_file, problems)
     for task in tasks:
-        raw = task.raw
-        if raw.get("command_mocks") is not None and not _gate(version, (1, 3)):
+        mocks = task.raw.get("command_mocks")
+        if mocks is None:
+            continue
+        if not _gate(version, (1, 3)):
             problems.add(task.file, "command_mocks requires schemaVersion 1.3 or newer in "
                                     f"{eval_file.name} (it says {shown!r})", None, (), "command_mocks")
-        _check_fixtures(raw.get("command_mocks"), base, task.file, problems)
+        _check_fixtures(mocks, base, task.file, problems)
     mcp_mocks = data.get("mcp_mocks")
     for i, mock in enumerate(mcp_mocks if isinstance(mcp_mocks, list) else []):
         if isinstance(mock, dict) and isinstance(mock.get("fixtures"), str):
