@@ -268,3 +268,34 @@ def test_a_string_utf8_cannot_carry_is_not_cached(registry, cache, tmp_path):
     store.save()
     assert cached_files(cache) == {str(tmp_path / "b.yaml"): {"kind": "task", "stat": [10, 1, 1, 1],
                                                               "data": {"x": "fine"}}}
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_collector_is_paused_only_while_every_task_comes_from_the_cache(make_suite, registry, cache,
+                                                                          monkeypatch, enabled):
+    import gc
+
+    import waza_core.suite.load as suite_mod
+
+    path = five_tasks(make_suite)
+    load_suite(path, registry)  # warms the cache
+    (path.parent / "tasks" / "c.yaml").write_text(TASK.replace("t1", "c") + "tags: [changed]\n")
+    states = []
+    real = suite_mod._load_checked
+
+    def watching(file, kind, *args):
+        states.append((file.name, gc.isenabled()))
+        return real(file, kind, *args)
+
+    monkeypatch.setattr(suite_mod, "_load_checked", watching)
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        assert [t.tags for t in load_suite(path, registry).tasks][2] == ("changed",)
+        after = gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert after is enabled  # as it was before the load
+    # off from the first task file on, back on once c.yaml missed the cache (if it was on at all)
+    assert states == [("eval.yaml", enabled), ("a.yaml", False), ("b.yaml", False), ("c.yaml", False),
+                      ("d.yaml", enabled), ("e.yaml", enabled)]

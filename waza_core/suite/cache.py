@@ -40,6 +40,7 @@ import inspect
 import json
 import os
 from array import array
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +127,8 @@ class SuiteCache:
         self._visits = array("q")
         self._new: list[bytes] = []
         self._reordered = False
+        #: called when a lookup finds nothing (the file is then parsed and checked again)
+        self.on_miss: Callable[[], object] | None = None
         if self.dir is None:
             return
         self.path = self.dir / "suites" / (hashlib.sha256(str(eval_file).encode()).hexdigest() + ".json")
@@ -141,6 +144,12 @@ class SuiteCache:
     def get(self, file: str, kind: str, key: list[int]) -> Any | None:
         """The document stored for ``file`` (a path string) when ``kind`` and its
         ``stat_key`` still match, else None."""
+        data = self._get(file, kind, key)
+        if data is None and self.on_miss is not None:
+            self.on_miss()
+        return data
+
+    def _get(self, file: str, kind: str, key: list[int]) -> Any | None:
         buf, pos = self._buf, self._pos
         if not buf:
             return None
