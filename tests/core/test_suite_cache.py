@@ -299,3 +299,15 @@ def test_the_collector_is_paused_only_while_every_task_comes_from_the_cache(make
     # off from the first task file on, back on once c.yaml missed the cache (if it was on at all)
     assert states == [("eval.yaml", enabled), ("a.yaml", False), ("b.yaml", False), ("c.yaml", False),
                       ("d.yaml", enabled), ("e.yaml", enabled)]
+
+
+def test_grader_types_and_names_are_kept_once_per_load(make_suite, registry, cache):
+    path = five_tasks(make_suite)
+    for _ in range(2):  # parsed, then from the cache
+        tasks = load_suite(path, registry).tasks
+        first, last = tasks[0], tasks[-1]
+        assert first.graders[0].type is last.graders[0].type == "text"
+        assert first.graders[0].name is last.graders[0].name == "g"
+        assert first.raw["graders"][0]["type"] is first.graders[0].type
+        assert last.raw == {"id": "e", "inputs": {"prompt": "say e"},
+                            "graders": [{"type": "text", "name": "g", "config": {"contains": ["x"]}}]}

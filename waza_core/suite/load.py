@@ -238,15 +238,23 @@ def _weight(value: Any) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 1.0
 
 
-def _grader_specs(entries: list, file: Path, base: str = "graders", shown: str | None = None) -> list[GraderSpec]:
+def _grader_specs(entries: list, file: Path, base: str = "graders", shown: str | None = None,
+                  shared: dict[str, str] | None = None) -> list[GraderSpec]:
     """Grader specs of a checked document (``ref`` entries already resolved); ``shown``:
-    ``display_path(file)``, when the caller has it."""
+    ``display_path(file)``, when the caller has it. ``shared``: strings seen so far in
+    this load; an entry's ``type`` and ``name`` become the first equal string (in the
+    document too), so 100,000 tasks do not keep 100,000 copies of ``"text"``."""
     where = display_path(file) if shown is None else shown
     specs = []
     for i, (e, name) in enumerate(zip(entries, grader_names(entries), strict=True)):
+        kind = e["type"]
+        if shared is not None:
+            kind = e["type"] = shared.setdefault(kind, kind)
+            if name is e.get("name"):
+                name = e["name"] = shared.setdefault(name, name)
         weight = e.get("weight")
         config = e.get("config") or {}
-        specs.append(GraderSpec(type=e["type"], name=name, weight=1.0 if weight is None else _weight(weight),
+        specs.append(GraderSpec(type=kind, name=name, weight=1.0 if weight is None else _weight(weight),
                                 config=_entry_assertions(e, config)[0] if e.get("assertions") else config,
                                 where=f"{where} ({base}[{i}])"))
     return specs
@@ -686,13 +694,14 @@ def _load_tasks(paths: list[Path], texts: list[str], registry, problems: _Proble
     cyclic garbage) turns it back on."""
     tasks = []
     cwd = os.getcwd()
+    shared: dict[str, str] = {}
     was_enabled = gc.isenabled()
     if was_enabled:
         gc.disable()
         cache.on_miss = gc.enable
     try:
         for tf, name in zip(paths, texts, strict=True):
-            task = _load_task(tf, registry, problems, cache, name, cwd)
+            task = _load_task(tf, registry, problems, cache, name, cwd, shared)
             if task is not None:
                 tasks.append(task)
     finally:
@@ -703,15 +712,16 @@ def _load_tasks(paths: list[Path], texts: list[str], registry, problems: _Proble
 
 
 def _load_task(file: Path, registry, problems: _Problems, cache, name: str | None = None,
-               cwd: str | None = None) -> TaskSpec | None:
+               cwd: str | None = None, shared: dict[str, str] | None = None) -> TaskSpec | None:
     """One task file as a TaskSpec (None when it has problems). ``name``: ``str(file)``,
-    ``cwd``: the working folder, when the caller has them (a large suite loads faster)."""
+    ``cwd``: the working folder, ``shared``: see :func:`_grader_specs`, when the caller
+    has them (a large suite loads faster and smaller)."""
     data = _load_checked(file, "task", registry, problems, cache, name)
     if data is None:
         return None
     text = None
     shown = display_path(file if name is None else name, cwd)
-    graders = _grader_specs(data.get("graders") or [], file, shown=shown)
+    graders = _grader_specs(data.get("graders") or [], file, shown=shown, shared=shared)
     inputs = data["inputs"]
     prompt = inputs.get("prompt")
     if "prompt_file" in inputs:
@@ -729,7 +739,7 @@ def _load_task(file: Path, registry, problems: _Problems, cache, name: str | Non
         graders.extend(_expectation_graders(data["expected"], file, shown))
     checkpoints = tuple(
         CheckpointSpec(after_turn=cp["after_turn"], on_failure=cp.get("on_failure", "continue"),
-                       graders=tuple(_grader_specs(cp["graders"], file, f"checkpoints[{i}].graders", shown)))
+                       graders=tuple(_grader_specs(cp["graders"], file, f"checkpoints[{i}].graders", shown, shared)))
         for i, cp in enumerate(data["checkpoints"])) if data.get("checkpoints") else ()
     return TaskSpec(
         id=data["id"], name=data.get("name") or data["id"], prompt=prompt, file=file,
