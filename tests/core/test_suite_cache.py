@@ -196,6 +196,16 @@ def test_a_cache_file_cut_short_is_read_up_to_the_cut(make_suite, registry, cach
     assert parses and set(parses) <= {"d.yaml", "e.yaml"}
 
 
+def test_a_cache_file_cut_after_a_header_is_read_up_to_the_cut(make_suite, registry, cache, parses):
+    path = five_tasks(make_suite)
+    first = load_suite(path, registry)
+    (f,) = list((cache / "suites").iterdir())
+    blob = f.read_bytes()
+    f.write_bytes(blob[:blob.rindex(b"\t")])  # the last line stops right after its header
+    parses.clear()
+    assert summary(load_suite(path, registry)) == summary(first) and parses == ["e.yaml"]
+
+
 def test_a_file_added_in_the_middle_and_one_removed(make_suite, registry, cache, parses):
     path = five_tasks(make_suite)
     load_suite(path, registry)

@@ -108,8 +108,14 @@ def json_exact(value: Any) -> bool:
 
 
 def _head(file: str, kind: str, key: list[int]) -> bytes:
-    """The start of a file's line, up to and with the tab before its document."""
-    return _encode([file, kind, *key]) + b"\t"
+    """The start of a file's line, up to the tab before its document."""
+    return _encode([file, kind, *key])
+
+
+def _line_of(buf: bytes, head: bytes, pos: int) -> bool:
+    """Whether the line at ``pos`` starts with ``head`` and a tab."""
+    after = pos + len(head)
+    return buf.startswith(head, pos) and buf[after:after + 1] == b"\t"
 
 
 class SuiteCache:
@@ -154,7 +160,7 @@ class SuiteCache:
         if not buf:
             return None
         head = _head(file, kind, key)
-        if buf.startswith(head, pos):  # the next line, as in the last load: compared as bytes
+        if _line_of(buf, head, pos):  # the next line, as in the last load: compared as bytes
             end = buf.find(b"\n", pos)
             if end < 0:
                 return None  # a last line cut short
@@ -164,16 +170,16 @@ class SuiteCache:
             self._pos = buf.find(b"\n", pos) + 1
             return None
         span = self._lookup(file, kind)
-        if span is None or not buf.startswith(head, span[0]):
+        if span is None or not _line_of(buf, head, span[0]):
             return None  # not cached, or changed since
         self._pos = span[1]  # the next files are most likely the ones after it
         self._reordered = True
         return self._document(head, *span)
 
     def _document(self, head: bytes, start: int, end: int) -> Any | None:
-        """The document of the line ``buf[start:end]`` (which starts with ``head``)."""
+        """The document of the line ``buf[start:end]`` (which starts with ``head`` and a tab)."""
         try:
-            data = _decode(self._view[start + len(head):end - 1])
+            data = _decode(self._view[start + len(head) + 1:end - 1])
         except (msgspec.DecodeError, ValueError):
             return None
         if not isinstance(data, dict):
@@ -226,7 +232,7 @@ class SuiteCache:
             return
         self._visits.append(-1 - len(self._new))
         self._visits.append(0)
-        self._new.append(_head(file, kind, key) + blob + b"\n")
+        self._new.append(b"%b\t%b\n" % (_head(file, kind, key), blob))
         self.dirty = True
 
     def save(self) -> None:

@@ -35,10 +35,18 @@ class Listing:
     they outlive the loading of every task, and 100,000 small objects freed after it
     would leave as many holes in the heap."""
 
-    __slots__ = ("paths", "texts", "links")
+    __slots__ = ("paths", "texts", "links", "folder")
 
-    def __init__(self, paths: list[Path], texts: list[str], links: set[str] | None) -> None:
+    def __init__(self, paths: list[Path], texts: list[str], links: set[str] | None, folder: str | None = None
+                 ) -> None:
         self.paths, self.texts, self.links = paths, texts, links
+        self.folder = folder  # the one folder of every file, as a string, when it is known
+
+    def folder_of(self, i: int) -> str:
+        """The folder of the ``i``-th file, as a string."""
+        if self.folder is not None:
+            return self.folder
+        return (self.texts[i].rpartition("/")[0] or "/") if os.sep == "/" else str(self.paths[i].parent)
 
     def is_link(self, i: int) -> bool:
         return os.path.islink(self.texts[i]) if self.links is None else self.texts[i] in self.links
@@ -61,7 +69,7 @@ def task_files(base: Path, pattern: str) -> Listing:
         path, text = child_path(folder, folder_text, name)
         paths.append(path)
         texts.append(text)
-    return Listing(paths, texts, {child_path(folder, folder_text, n)[1] for n in link_names})
+    return Listing(paths, texts, {child_path(folder, folder_text, n)[1] for n in link_names}, folder_text)
 
 
 def _simple(pattern: str) -> tuple[list[str], str] | None:

@@ -138,8 +138,13 @@ def grader_names(entries: Any) -> list[str | None]:
     that is taken in the list). waza (Go) keys a nameless grader by ``""``, so two
     of them overwrite each other's result; naming them keeps both."""
     entries = entries if isinstance(entries, list) else []
-    names = [e.get("name") if type(e) is dict else None for e in entries]
-    if all(type(n) is str for n in names):
+    names: list[str | None] = []
+    for e in entries:
+        name = e.get("name") if type(e) is dict else None
+        if type(name) is not str:
+            break
+        names.append(name)
+    else:
         return names  # every entry named (the usual case)
     taken = {e["name"] for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)}
     names = []
@@ -600,10 +605,11 @@ def _expand_globs(file: Path, text: str | None, patterns: list[str], problems: _
         if not listing.paths:
             empty.append(i)
         escapes = _LinkEscapes(base, plain=".." not in Path(pattern).parts)
+        none_leave = escapes.none_leave(listing)
         for j, m in enumerate(listing.texts):
             # the rule of inputs.prompt_file, for links: a path that stays in the folder as
             # written must stay there once resolved (an explicit '..' is the author's choice)
-            if escapes.leaves(listing, j):
+            if not none_leave and escapes.leaves(listing, j):
                 problems.add(file, f"task glob {pattern!r}: {display_path(m)} leaves the suite's folder "
                              "through a symbolic link", text, ("tasks", i))
                 continue
@@ -636,16 +642,25 @@ class _LinkEscapes:
         self.plain = plain and ".." not in base.parts
         self.folders: dict[str, bool] = {}  # folder -> it resolves inside real_base
 
+    def none_leave(self, listing: globs.Listing) -> bool:
+        """True when no file of ``listing`` can leave ``base``: they are all in one folder
+        that resolves inside it, and none of them is a link."""
+        if not self.plain or listing.folder is None or listing.links:
+            return False
+        return self._folder_inside(listing.folder)
+
+    def _folder_inside(self, folder: str) -> bool:
+        inside = self.folders.get(folder)
+        if inside is None:
+            inside = self.folders[folder] = self._inside(Path(folder))
+        return inside
+
     def leaves(self, listing: globs.Listing, i: int) -> bool:
         """Whether the ``i``-th file of ``listing`` leaves ``base``."""
         text = listing.texts[i]
         if not self.plain:
             return Path(os.path.normpath(text)).is_relative_to(self.base) and not self._inside(listing.paths[i])
-        folder = (text.rpartition("/")[0] or "/") if os.sep == "/" else str(listing.paths[i].parent)
-        inside = self.folders.get(folder)
-        if inside is None:
-            inside = self.folders[folder] = self._inside(Path(folder))
-        if inside and not listing.is_link(i):
+        if self._folder_inside(listing.folder_of(i)) and not listing.is_link(i):
             return False
         return not self._inside(listing.paths[i])
 
@@ -807,8 +822,11 @@ def _check_grader_names(global_graders: list[GraderSpec], tasks: list[TaskSpec],
                          ("graders", i, "name"))
     watched = global_names | RESERVED_GRADER_NAMES
     for t in tasks:
-        if not any(g.name in watched for g in t.graders):
-            continue
+        for g in t.graders:
+            if g.name in watched:
+                break
+        else:
+            continue  # nothing to say about this task (the usual case)
         for i, g in enumerate(x for x in t.graders if x.type != "_expected"):
             if g.name in RESERVED_GRADER_NAMES:
                 problems.add(t.file, f"grader name {g.name!r} is reserved for expected.* checks", None,
