@@ -30,6 +30,10 @@ def run_scores(validations: Mapping[str, GraderResult] | None) -> tuple[float, f
     """(unweighted, weighted) score of one run."""
     if not validations:
         return 0.0, 0.0
+    if len(validations) == 1:  # the common case: the same arithmetic without the lists
+        for v in validations.values():
+            w = v.weight or 1.0
+            return (0 + v.score) / 1, (0 + v.score * w) / (0 + w)
     vals = list(validations.values())
     scores = [v.score for v in vals]
     weights = [v.weight or 1.0 for v in vals]
@@ -92,6 +96,12 @@ def bootstrap(xs: list[float]) -> dict[str, Any]:
 
 
 def task_stats(runs: list[RunResult]) -> dict[str, Any] | None:
+    if len(runs) == 1:
+        return _one_run_stats(runs[0])
+    return _runs_stats(runs)
+
+
+def _runs_stats(runs: list[RunResult]) -> dict[str, Any] | None:
     graded = [r for r in runs if r.status != "n/a"]
     if not graded:
         return None
@@ -132,6 +142,34 @@ def task_stats(runs: list[RunResult]) -> dict[str, Any] | None:
         stats["bootstrap_ci"] = ci
         stats["ci95_lo"], stats["ci95_hi"] = ci["lower"], ci["upper"]
     return stats
+
+
+def _one_run_stats(r: RunResult) -> dict[str, Any] | None:
+    """:func:`task_stats` of a task run once (most large suites): the same numbers, with
+    the sums and spreads of one value written out."""
+    status = r.status
+    if status == "n/a":
+        return None
+    score, weighted = run_scores(r.validations)
+    passed = 1 if status == "passed" else 0
+    std = 0.0 if math.isfinite(score) else _std([score])
+    return {
+        "pass_rate": passed / 1,
+        "avg_score": (0 + score) / 1,
+        "avg_weighted_score": (0 + weighted) / 1,
+        "min_score": score,
+        "max_score": score,
+        "std_dev_score": std,
+        "score_variance": std**2,
+        "avg_duration_ms": int((0 + r.duration_ms) / 1),
+        "flaky": False,
+        "flakiness_percent": 0.0,
+        "passed_runs": passed,
+        "failed_runs": 0 if passed or status == "error" else 1,
+        "error_runs": 1 if status == "error" else 0,
+        "total_runs": 1,
+        "pass_rate_ci": wilson(passed, 1),
+    }
 
 
 def task_status(runs: list[RunResult]) -> str:
@@ -179,7 +217,11 @@ class SummaryTally:
         self.avgs[position] = stats.get("avg_score", 0.0)
         self.wavgs[position] = stats.get("avg_weighted_score", 0.0)
         self.seen[position] = 1
-        usages = tuple(r.usage for r in t.runs if r.usage)
+        runs = t.runs
+        if len(runs) == 1:
+            usages = (runs[0].usage,) if runs[0].usage else ()
+        else:
+            usages = tuple(r.usage for r in runs if r.usage)
         if usages:
             self.usages[position] = usages
 

@@ -24,13 +24,17 @@ def task_result(task: TaskSpec, runs: list[RunResult]) -> TaskResult:
 
     A task whose ``before_task`` hook failed (with ``error_on_fail``) is ``failed`` with
     no runs and no statistics, as in waza (Go)."""
-    from waza_core.run.hooks import HOOK_FAILED
-
-    if runs and all(r.extra.get(HOOK_FAILED) for r in runs):
+    if runs and runs[0].extra and _hook_failed(runs):
         return TaskResult(test_id=task.id, display_name=task.name, tags=list(task.tags), status="failed", runs=[],
                           stats=None, extra={"error_msg": runs[0].error_msg})
     return TaskResult(test_id=task.id, display_name=task.name, tags=list(task.tags),
                       status=stats_mod.task_status(runs), runs=runs, stats=stats_mod.task_stats(runs))
+
+
+def _hook_failed(runs: list[RunResult]) -> bool:
+    from waza_core.run.hooks import HOOK_FAILED
+
+    return all(r.extra.get(HOOK_FAILED) for r in runs)
 
 
 class Aggregator:

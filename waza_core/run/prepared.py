@@ -143,7 +143,7 @@ class PreparedSuite:
                 inputs = load_inputs(t, self.fixtures_dir(t), self.inputs_root(t), suite.dir)
             else:  # nothing to read: no folder to resolve (a resolve is a system call per level)
                 inputs = NO_INPUTS
-            graders = self.global_graders + own if own else self.global_graders
+            graders = self.global_graders + own if own and self.global_graders else own or self.global_graders
             self.by_id[t.id] = PreparedTask(t, own, graders, inputs, self._needs_workspace(inputs, graders))
         #: task id -> TaskSpec, and task id -> TaskInputs (read-only views of ``by_id``)
         self.tasks: Mapping[str, TaskSpec] = _PerTask(self.by_id, "task")
@@ -157,17 +157,20 @@ class PreparedSuite:
         self.preparers = run_preparers(self)
         self.workspaces: Workspaces | None = None  # from start() to close()
         self._in_flight = 0  # attempts running in this process (see wait_idle)
-        self._flight = threading.Condition()
+        self._flight = threading.Condition()  # notified when _in_flight drops to 0
+        self._count_lock = threading.Lock()
         self.started = False  # the executor started: close() must shut it down
 
     def attempt_started(self) -> None:
-        with self._flight:
+        with self._count_lock:
             self._in_flight += 1
 
     def attempt_ended(self) -> None:
-        with self._flight:
+        with self._count_lock:
             self._in_flight -= 1
-            if self._in_flight == 0:
+            idle = self._in_flight == 0
+        if idle:  # the condition only for waiters: a plain lock is cheaper on every attempt
+            with self._flight:
                 self._flight.notify_all()
 
     def wait_idle(self, timeout: float) -> bool:

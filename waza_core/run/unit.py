@@ -45,6 +45,7 @@ from collections.abc import Callable
 import attrs
 
 from waza_core.errors import ExecutorError, GraderError, WazaError
+from waza_core.grading import deadline
 from waza_core.grading.base import Grader, GradingContext
 from waza_core.limits import DEFAULT_GRADER_TIMEOUT_SECONDS
 from waza_core.model import GraderResult, RunEvidence, TaskSpec
@@ -170,7 +171,8 @@ def run_attempt(prepared: PreparedSuite, ptask: PreparedTask, unit: RunUnit, att
         return result
     finally:
         try:
-            setup.run_cleanups()
+            if setup._cleanups:
+                setup.run_cleanups()
         finally:
             try:
                 if ws is not None and not keep:
@@ -223,8 +225,6 @@ def grading_limit(g: Grader, ctx: GradingContext) -> float:
 def grade_one(g: Grader, ctx: GradingContext) -> GraderResult:
     """One grader on one run: its result, or a grader-error result; never raises
     (except KeyboardInterrupt, which stops the whole run)."""
-    from waza_core.grading import deadline
-
     limit = grading_limit(g, ctx)
     if g.bounded:
         outcome = deadline.in_thread(lambda: g.grade(ctx), limit, ctx.cancel)
@@ -246,7 +246,6 @@ def grade_one(g: Grader, ctx: GradingContext) -> GraderResult:
 def _on_helper(g: Grader, ctx: GradingContext, limit: float) -> tuple[str, object]:
     """A grader that does not declare itself bounded: on a helper thread, with its own
     cancel event (linked to the run's), so the run can move on when it overruns."""
-    from waza_core.grading import deadline
     from waza_core.procs import CancelEvent
 
     own = CancelEvent()
