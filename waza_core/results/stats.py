@@ -198,11 +198,12 @@ class SummaryTally:
     order of the tasks in the results file), so the floating-point result is the
     same as :func:`summarize` over the file's tasks. Two floats per task, in arrays."""
 
-    def __init__(self) -> None:
+    def __init__(self, size: int = 0) -> None:
+        """``size``: how many tasks are expected (the arrays grow past it when needed)."""
         self.count = {"passed": 0, "failed": 0, "error": 0, "n/a": 0}
-        self.avgs = array("d")
-        self.wavgs = array("d")
-        self.seen = bytearray()
+        self.avgs = array("d", bytes(8 * size))
+        self.wavgs = array("d", bytes(8 * size))
+        self.seen = bytearray(size)
         self.usages: dict[int, tuple[dict, ...]] = {}  # only tasks with usage
 
     def add(self, t: TaskResult, position: int) -> None:

@@ -15,7 +15,7 @@ from waza_core.model import Suite, TaskSpec
 from waza_core.results import stats as stats_mod
 from waza_core.results.model import ResultsDocument, RunConfig, RunResult, TaskResult
 from waza_core.run.backend import CompletedRun
-from waza_core.run.finish import TaskDigest, decorate_task, digest, finish_summary
+from waza_core.run.finish import DigestTable, decorate_task, digest, finish_summary
 from waza_core.run.plan import RunOptions, RunPlan
 
 
@@ -51,12 +51,12 @@ class Aggregator:
         self.remaining: dict[str, int] = {}
         self.finished: dict[str, TaskResult] = {}  # task id -> entry, when kept
         self.done = 0
-        self.tally = stats_mod.SummaryTally()
+        self.tally = stats_mod.SummaryTally(len(plan.tasks))
         self.saw_failure = False
         self.group_by = ""  # config.group_by, set by the engine
-        #: (position, digest) of every finished task: what summary.groups and
-        #: summary.statistics need, also when the entries themselves are not kept
-        self.digests: list[tuple[int, TaskDigest]] = []
+        #: the digest of every finished task: what summary.groups and summary.statistics
+        #: need, also when the entries themselves are not kept
+        self.digests = DigestTable(len(plan.tasks))
 
     def add(self, done: CompletedRun) -> TaskResult | None:
         """Take one finished run; return its task's entry when that was the task's last run."""
@@ -79,7 +79,7 @@ class Aggregator:
         spec = self.plan.tasks[position]
         entry = task_result(spec, runs)
         decorate_task(entry, spec, self.plan.model, self.group_by)
-        self.digests.append((position, digest(entry, spec, self.group_by)))
+        self.digests.put(position, digest(entry, spec, self.group_by))
         self.done += 1
         self.tally.add(entry, position)
         if self.options.keep_tasks:
@@ -121,5 +121,5 @@ class Aggregator:
             tasks=tasks,
             incomplete=incomplete or self.done < len(plan.tasks),
         )
-        finish_summary(doc, [d for _, d in sorted(self.digests, key=lambda pd: pd[0])], plan.trials)
+        finish_summary(doc, self.digests, plan.trials)
         return doc
