@@ -167,7 +167,8 @@ def run_attempt(prepared: PreparedSuite, ptask: PreparedTask, unit: RunUnit, att
                                  cancel=prepared.cancel)
             validations, status, error = grade_run(ptask.graders, ctx)
             result = RunResult.from_evidence(evidence, unit.trial, attempt, status, validations, error, kept, worker)
-        result.extra.update(setup.result_fields)
+        if setup.result_fields:
+            result.extra.update(setup.result_fields)
         return result
     finally:
         try:
