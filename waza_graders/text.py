@@ -41,8 +41,8 @@ class TextGrader(Grader):
         # tuples, and the one shared () for a key that is not set: a suite of 100,000
         # tasks builds 100,000 text graders, and six lists each were 30 MB
         c = spec.config
-        self.contains = _lowered(c.get("contains"))
-        self.not_contains = _lowered(c.get("not_contains"))
+        self.contains, self.contains_low = _lowered(c.get("contains"))
+        self.not_contains, self.not_contains_low = _lowered(c.get("not_contains"))
         self.contains_cs = tuple(c.get("contains_cs") or ())
         self.not_contains_cs = tuple(c.get("not_contains_cs") or ())
         self.regex_match = _compiled(c.get("regex_match"), compile_regex)
@@ -67,8 +67,10 @@ class TextGrader(Grader):
         failures = []
         if self.contains or self.not_contains:
             low = go_lower(out)
-            failures += [f"Missing expected substring: {s}" for s, ls in self.contains if ls not in low]
-            failures += [f"Found forbidden substring: {s}" for s, ls in self.not_contains if ls in low]
+            failures += [f"Missing expected substring: {s}"
+                         for s, ls in zip(self.contains, self.contains_low, strict=True) if ls not in low]
+            failures += [f"Found forbidden substring: {s}"
+                         for s, ls in zip(self.not_contains, self.not_contains_low, strict=True) if ls in low]
         if self.contains_cs or self.not_contains_cs:
             failures += [f"Missing expected substring (case-sensitive): {s}" for s in self.contains_cs if s not in out]
             failures += [f"Found forbidden substring (case-sensitive): {s}" for s in self.not_contains_cs if s in out]
@@ -84,12 +86,14 @@ class TextGrader(Grader):
         return self.result(score, not failures, feedback, **details, failures=failures or None)
 
 
-def _lowered(values: list[str] | None) -> tuple[tuple[str, str], ...]:
-    """``(s, go_lower(s))`` pairs, the same string twice when it has no capital to lower."""
+def _lowered(values: list[str] | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The strings and their ``go_lower`` forms: the same tuple twice when no string
+    has a capital to lower (the usual case: no second tuple to keep)."""
     if not values:
-        return ()
-    pairs = [(s, go_lower(s)) for s in values]
-    return tuple([(s, s) if low == s else (s, low) for s, low in pairs])
+        return (), ()
+    strings = tuple(values)
+    lowered = tuple([go_lower(s) for s in strings])
+    return strings, strings if lowered == strings else lowered
 
 
 def _compiled(patterns: list[str] | None, compile_regex) -> tuple:

@@ -19,7 +19,7 @@ import queue
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +88,7 @@ class PreparedTask:
 
     __slots__ = ("task", "own_graders", "graders", "inputs", "needs_workspace")
 
-    def __init__(self, task: TaskSpec, own_graders: list[Grader], graders: list[Grader], inputs: TaskInputs,
+    def __init__(self, task: TaskSpec, own_graders: Sequence[Grader], graders: Sequence[Grader], inputs: TaskInputs,
                  needs_workspace: bool) -> None:
         self.task = task
         self.own_graders = own_graders
@@ -134,7 +134,8 @@ class PreparedSuite:
         options = suite.config.extra.get(executor_cls.config_key, {}) if executor_cls.config_key else {}
         self.executor: Executor = executor_cls(suite, dict(options))
         self.global_graders = [build_grader(s, suite, registry) for s in suite.graders]
-        task_graders = [[build_grader(s, suite, registry) for s in t.graders] for t in tasks]
+        # tuples: the one shared () for a task without graders of its own
+        task_graders = [tuple([build_grader(s, suite, registry) for s in t.graders]) for t in tasks]
         #: task id -> what its runs need (one record per task, not one dict per kind: a
         #: 100,000-task suite spends megabytes on every dict keyed by task)
         self.by_id: dict[str, PreparedTask] = {}
@@ -143,7 +144,7 @@ class PreparedSuite:
                 inputs = load_inputs(t, self.fixtures_dir(t), self.inputs_root(t), suite.dir)
             else:  # nothing to read: no folder to resolve (a resolve is a system call per level)
                 inputs = NO_INPUTS
-            graders = self.global_graders + own if own and self.global_graders else own or self.global_graders
+            graders = [*self.global_graders, *own] if own and self.global_graders else own or self.global_graders
             self.by_id[t.id] = PreparedTask(t, own, graders, inputs, self._needs_workspace(inputs, graders))
         #: task id -> TaskSpec, and task id -> TaskInputs (read-only views of ``by_id``)
         self.tasks: Mapping[str, TaskSpec] = _PerTask(self.by_id, "task")
@@ -184,7 +185,7 @@ class PreparedSuite:
         deadline.cancel_all(self.cancel)
 
     # -- what a run of a task sees ------------------------------------------------------
-    def graders_of(self, task_id: str) -> list[Grader]:
+    def graders_of(self, task_id: str) -> Sequence[Grader]:
         """Global graders first, then the task's own (the order of the results)."""
         return self.by_id[task_id].graders
 
@@ -213,7 +214,7 @@ class PreparedSuite:
                 self.suite.config.skill_directories
         return tuple(skills)
 
-    def _needs_workspace(self, inputs: TaskInputs, graders: list[Grader]) -> bool:
+    def _needs_workspace(self, inputs: TaskInputs, graders: Sequence[Grader]) -> bool:
         """Whether a run of a task can observe its workspace at all.
 
         A workspace with no files, no fixture, read by neither the executor nor any

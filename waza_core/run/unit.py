@@ -40,7 +40,7 @@ filled: a run that cannot even start is an infrastructure problem, not a verdict
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -196,7 +196,7 @@ def execute(prepared: PreparedSuite, request: ExecutionRequest) -> RunEvidence:
     return evidence
 
 
-def grade_run(graders: list[Grader], ctx: GradingContext) -> tuple[dict[str, GraderResult], str, str | None]:
+def grade_run(graders: Sequence[Grader], ctx: GradingContext) -> tuple[dict[str, GraderResult], str, str | None]:
     """Run every grader on one run, each isolated and within its time limit
     (:mod:`waza_core.grading.deadline`). Returns (validations, status, error)."""
     validations: dict[str, GraderResult] = {}
