@@ -16,6 +16,7 @@ import functools
 import math
 from array import array
 from collections.abc import Iterable, Mapping
+from itertools import compress
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def _std(xs: list[float]) -> float:
     if not xs:
         return 0.0
     m = sum(xs) / len(xs)
-    return math.sqrt(sum([(x - m) ** 2 for x in xs]) / len(xs))
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs))
 
 
 def wilson(successes: int, n: int, z: float = 1.959963984540054) -> dict[str, float] | None:
@@ -230,8 +231,10 @@ class SummaryTally:
         from waza_core.results.model import Summary
 
         seen = self.seen
-        avgs = [a for a, s in zip(self.avgs, seen, strict=True) if s]
-        wavgs = [a for a, s in zip(self.wavgs, seen, strict=True) if s]
+        if seen.count(0):  # some tasks never finished: the others' scores, still unboxed
+            avgs, wavgs = array("d", compress(self.avgs, seen)), array("d", compress(self.wavgs, seen))
+        else:  # the arrays themselves: no list of 100,000 floats at the end of a large run
+            avgs, wavgs = self.avgs, self.wavgs
         count, total = self.count, len(avgs)
         return Summary(
             total_tests=total,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import secrets
+from collections.abc import Mapping
 
 from waza_core.model import Suite, TaskSpec
 from waza_core.results import stats as stats_mod
@@ -43,10 +44,12 @@ class Aggregator:
     With ``options.keep_tasks`` off, a finished task is handed to ``on_task_done`` and
     let go: only what the summary needs stays (see :class:`stats.SummaryTally`)."""
 
-    def __init__(self, plan: RunPlan, options: RunOptions) -> None:
+    def __init__(self, plan: RunPlan, options: RunOptions, positions: Mapping[str, int] | None = None) -> None:
         self.plan = plan
         self.options = options
-        self.positions = {t.id: i for i, t in enumerate(plan.tasks)}
+        #: task id -> index in the plan (the prepared suite's view when given: one dict
+        #: fewer keyed by 100,000 task ids)
+        self.positions = positions if positions is not None else {t.id: i for i, t in enumerate(plan.tasks)}
         self.slots: dict[str, list[RunResult | None]] = {}
         self.remaining: dict[str, int] = {}
         self.finished: dict[str, TaskResult] = {}  # task id -> entry, when kept

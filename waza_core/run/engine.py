@@ -58,7 +58,7 @@ class Engine:
         self.recipe = None if plugins is None else SuiteRecipe(
             str(suite.file), tuple(plugins), settings, tuple(t.id for t in plan.tasks))
         self.prepared = PreparedSuite(suite, registry, settings, list(plan.tasks), recipe=self.recipe)
-        self.aggregator = Aggregator(plan, options)
+        self.aggregator = Aggregator(plan, options, self.prepared.positions)
         self.aggregator.group_by = suite.config.group_by
         from waza_core.run.hooks import Hooks
 

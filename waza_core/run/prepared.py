@@ -86,10 +86,11 @@ NO_INPUTS = TaskInputs()  # shared by every task without files or fixture
 class PreparedTask:
     """What the runs of one task need, built once."""
 
-    __slots__ = ("task", "own_graders", "graders", "inputs", "needs_workspace")
+    __slots__ = ("task", "own_graders", "graders", "inputs", "needs_workspace", "position")
 
     def __init__(self, task: TaskSpec, own_graders: Sequence[Grader], graders: Sequence[Grader], inputs: TaskInputs,
-                 needs_workspace: bool) -> None:
+                 needs_workspace: bool, position: int = 0) -> None:
+        self.position = position  # the task's index in the plan (and in the results file)
         self.task = task
         self.own_graders = own_graders
         self.graders = graders  # global graders first, then the task's own
@@ -139,16 +140,17 @@ class PreparedSuite:
         #: task id -> what its runs need (one record per task, not one dict per kind: a
         #: 100,000-task suite spends megabytes on every dict keyed by task)
         self.by_id: dict[str, PreparedTask] = {}
-        for t, own in zip(tasks, task_graders, strict=True):
+        for position, (t, own) in enumerate(zip(tasks, task_graders, strict=True)):
             if t.files or isinstance(t.context.get("fixture"), str):
                 inputs = load_inputs(t, self.fixtures_dir(t), self.inputs_root(t), suite.dir)
             else:  # nothing to read: no folder to resolve (a resolve is a system call per level)
                 inputs = NO_INPUTS
             graders = [*self.global_graders, *own] if own and self.global_graders else own or self.global_graders
-            self.by_id[t.id] = PreparedTask(t, own, graders, inputs, self._needs_workspace(inputs, graders))
-        #: task id -> TaskSpec, and task id -> TaskInputs (read-only views of ``by_id``)
+            self.by_id[t.id] = PreparedTask(t, own, graders, inputs, self._needs_workspace(inputs, graders), position)
+        #: task id -> TaskSpec, TaskInputs, position in the plan (read-only views of ``by_id``)
         self.tasks: Mapping[str, TaskSpec] = _PerTask(self.by_id, "task")
         self.inputs: Mapping[str, TaskInputs] = _PerTask(self.by_id, "inputs")
+        self.positions: Mapping[str, int] = _PerTask(self.by_id, "position")
         #: setting it also kills every running child process group of this process, and
         #: stops every grading call of this suite in progress (waza_core.grading.deadline)
         self.cancel = CancelEvent()
