@@ -38,16 +38,16 @@ class TextGrader(Grader):
         super().__init__(spec, suite)
         from waza_core import compile_regex
 
+        # tuples, and the one shared () for a key that is not set: a suite of 100,000
+        # tasks builds 100,000 text graders, and six lists each were 30 MB
         c = spec.config
-        self.contains = [(s, go_lower(s)) for s in c.get("contains", ())]
-        self.not_contains = [(s, go_lower(s)) for s in c.get("not_contains", ())]
-        self.contains_cs = list(c.get("contains_cs", ()))
-        self.not_contains_cs = list(c.get("not_contains_cs", ()))
-        self.regex_match = [(p, compile_regex(p)) for p in c.get("regex_match", ())]
-        self.regex_not_match = [(p, compile_regex(p)) for p in c.get("regex_not_match", ())]
-        self.total = sum(len(c.get(k, ())) for k in KEYS)
-        # waza (Go) reports a list that was not configured as null, not []
-        self._details = {k: (list(c[k]) if k in c else None) for k in KEYS}
+        self.contains, self.contains_low = _lowered(c.get("contains"))
+        self.not_contains, self.not_contains_low = _lowered(c.get("not_contains"))
+        self.contains_cs = tuple(c.get("contains_cs") or ())
+        self.not_contains_cs = tuple(c.get("not_contains_cs") or ())
+        self.regex_match = _compiled(c.get("regex_match"), compile_regex)
+        self.regex_not_match = _compiled(c.get("regex_not_match"), compile_regex)
+        self.total = sum([len(c[k]) for k in KEYS if k in c])
 
     @classmethod
     def check_config(cls, config):
@@ -64,17 +64,40 @@ class TextGrader(Grader):
 
     def grade(self, ctx: GradingContext) -> GraderResult:
         out = ctx.evidence.output or ""
-        low = go_lower(out) if (self.contains or self.not_contains) else ""
         failures = []
-        failures += [f"Missing expected substring: {s}" for s, ls in self.contains if ls not in low]
-        failures += [f"Found forbidden substring: {s}" for s, ls in self.not_contains if ls in low]
-        failures += [f"Missing expected substring (case-sensitive): {s}" for s in self.contains_cs if s not in out]
-        failures += [f"Found forbidden substring (case-sensitive): {s}" for s in self.not_contains_cs if s in out]
-        failures += [f"Missing expected pattern: {p}" for p, rx in self.regex_match if not rx.search(out)]
-        failures += [f"Found forbidden pattern: {p}" for p, rx in self.regex_not_match if rx.search(out)]
+        if self.contains or self.not_contains:
+            low = go_lower(out)
+            failures += [f"Missing expected substring: {s}"
+                         for s, ls in zip(self.contains, self.contains_low, strict=True) if ls not in low]
+            failures += [f"Found forbidden substring: {s}"
+                         for s, ls in zip(self.not_contains, self.not_contains_low, strict=True) if ls in low]
+        if self.contains_cs or self.not_contains_cs:
+            failures += [f"Missing expected substring (case-sensitive): {s}" for s in self.contains_cs if s not in out]
+            failures += [f"Found forbidden substring (case-sensitive): {s}" for s in self.not_contains_cs if s in out]
+        if self.regex_match or self.regex_not_match:
+            failures += [f"Missing expected pattern: {p}" for p, rx in self.regex_match if not rx.search(out)]
+            failures += [f"Found forbidden pattern: {p}" for p, rx in self.regex_not_match if rx.search(out)]
         score = 1.0 if self.total == 0 else (self.total - len(failures)) / self.total
         feedback = "; ".join(failures) if failures else "All text checks passed"
-        return self.result(score, not failures, feedback, **self._details, failures=failures or None)
+        # waza (Go) reports a list that was not configured as null, not []; copies, so
+        # nothing done to a result can change the suite's config
+        c = self.spec.config
+        details = {k: (list(c[k]) if k in c else None) for k in KEYS}
+        return self.result(score, not failures, feedback, **details, failures=failures or None)
+
+
+def _lowered(values: list[str] | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The strings and their ``go_lower`` forms: the same tuple twice when no string
+    has a capital to lower (the usual case: no second tuple to keep)."""
+    if not values:
+        return (), ()
+    strings = tuple(values)
+    lowered = tuple([go_lower(s) for s in strings])
+    return strings, strings if lowered == strings else lowered
+
+
+def _compiled(patterns: list[str] | None, compile_regex) -> tuple:
+    return tuple([(p, compile_regex(p)) for p in patterns]) if patterns else ()
 
 
 @hookimpl

@@ -6,9 +6,12 @@ import json
 import os
 import random
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tests.conftest import BASIC_EVAL, run_waza
 from waza_core.results import stats
-from waza_core.results.codec import decode_results, encode_results
+from waza_core.results.codec import compact_json, decode_results, encode_results, results_to_json
 from waza_core.results.io import PRETTY_MAX_RUNS
 from waza_core.results.model import ResultsDocument, RunConfig, RunResult, TaskResult
 from waza_core.results.writer import StreamingResultsWriter
@@ -49,6 +52,24 @@ def test_tasks_that_never_finished_are_left_out(tmp_path):
     writer.finish(doc, tmp_path / "r.json")
     back = decode_results(json.loads((tmp_path / "r.json").read_bytes()))
     assert [t.test_id for t in back.tasks] == ["t0", "t3"] and back.extra == {"kept": 1}
+
+
+@settings(max_examples=150, deadline=None)
+@given(order=st.permutations(range(12)), finished=st.integers(0, 12), in_order_from=st.integers(0, 12))
+def test_any_finishing_order_and_any_subset_gives_the_documents_bytes(tmp_path_factory, order, finished,
+                                                                     in_order_from):
+    """Stretches spooled in plan order are copied as blocks; the bytes never change."""
+    doc = _document(12)
+    order = order[:in_order_from] + sorted(order[in_order_from:])  # a mix of shuffled and in-order stretches
+    done = order[:finished]
+    writer = StreamingResultsWriter({t.test_id: i for i, t in enumerate(doc.tasks)})
+    for i in done:
+        writer.add(doc.tasks[i])
+    target = tmp_path_factory.mktemp("w") / "r.json"
+    writer.finish(doc, target)
+    writer.close()
+    doc.tasks = [t for i, t in enumerate(doc.tasks) if i in set(done)]
+    assert target.read_bytes() == compact_json(results_to_json(doc)) + b"\n"
 
 
 def _suite(make_suite, n: int, failing: set[int]) -> str:

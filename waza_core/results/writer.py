@@ -40,8 +40,10 @@ class StreamingResultsWriter:
         i = self.positions[task.test_id]
         self.offsets[i] = self.size
         self.lengths[i] = len(data)
-        self.spool.write(data)
-        self.size += len(data)
+        # each entry is followed by its separator, so tasks spooled in plan order are one
+        # stretch of the results file, copied at the end in large blocks
+        self.spool.write(data + b",")
+        self.size += len(data) + 1
 
     def finish(self, doc: ResultsDocument, target: str | Path) -> None:
         """Write ``target``: ``doc``'s header and trailer around the spooled tasks (``doc.tasks``
@@ -60,27 +62,36 @@ class StreamingResultsWriter:
         write_stream(self.target, fill)
 
     def _copy_tasks(self, out) -> None:
-        """The spooled tasks in plan order; a sequential read when they finished in order."""
-        spool = self.spool
-        spool.flush()
+        """The spooled tasks in plan order: one block per stretch of tasks that were spooled
+        one after the other (the whole spool when they finished in plan order)."""
+        self.spool.flush()
+        start, end = -1, -2  # the block being gathered: spool bytes [start, end); none yet
         first = True
-        expected = 0  # where the next task would start if they were spooled in plan order
-        spool.seek(0)
         for offset, length in zip(self.offsets, self.lengths, strict=True):
             if offset < 0:
                 continue  # never finished (interrupted, fail-fast)
-            if offset != expected:
-                spool.seek(offset)
-            expected = offset + length
-            if not first:
-                out.write(b",")
-            first = False
-            while length:
-                chunk = spool.read(min(length, _COPY_CHUNK))
-                if not chunk:
-                    raise OSError("the results spool file is shorter than what was written to it")
-                out.write(chunk)
-                length -= len(chunk)
+            if offset == end + 1:  # right after the previous task and its separator
+                end = offset + length
+                continue
+            if start >= 0:
+                self._copy(out, start, end, first)
+                first = False
+            start, end = offset, offset + length
+        if start >= 0:
+            self._copy(out, start, end, first)
+
+    def _copy(self, out, start: int, end: int, first: bool) -> None:
+        spool = self.spool
+        if not first:
+            out.write(b",")
+        spool.seek(start)
+        length = end - start
+        while length:
+            chunk = spool.read(min(length, _COPY_CHUNK))
+            if not chunk:
+                raise OSError("the results spool file is shorter than what was written to it")
+            out.write(chunk)
+            length -= len(chunk)
 
     def close(self) -> None:
         self.spool.close()

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import datetime
 import secrets
+from collections.abc import Mapping
 
 from waza_core.model import Suite, TaskSpec
 from waza_core.results import stats as stats_mod
 from waza_core.results.model import ResultsDocument, RunConfig, RunResult, TaskResult
 from waza_core.run.backend import CompletedRun
-from waza_core.run.finish import TaskDigest, decorate_task, digest, finish_summary
+from waza_core.run.finish import DigestTable, decorate_task, digest, finish_summary
 from waza_core.run.plan import RunOptions, RunPlan
 
 
@@ -24,13 +25,17 @@ def task_result(task: TaskSpec, runs: list[RunResult]) -> TaskResult:
 
     A task whose ``before_task`` hook failed (with ``error_on_fail``) is ``failed`` with
     no runs and no statistics, as in waza (Go)."""
-    from waza_core.run.hooks import HOOK_FAILED
-
-    if runs and all(r.extra.get(HOOK_FAILED) for r in runs):
+    if runs and runs[0].extra and _hook_failed(runs):
         return TaskResult(test_id=task.id, display_name=task.name, tags=list(task.tags), status="failed", runs=[],
                           stats=None, extra={"error_msg": runs[0].error_msg})
     return TaskResult(test_id=task.id, display_name=task.name, tags=list(task.tags),
                       status=stats_mod.task_status(runs), runs=runs, stats=stats_mod.task_stats(runs))
+
+
+def _hook_failed(runs: list[RunResult]) -> bool:
+    from waza_core.run.hooks import HOOK_FAILED
+
+    return all(r.extra.get(HOOK_FAILED) for r in runs)
 
 
 class Aggregator:
@@ -39,20 +44,22 @@ class Aggregator:
     With ``options.keep_tasks`` off, a finished task is handed to ``on_task_done`` and
     let go: only what the summary needs stays (see :class:`stats.SummaryTally`)."""
 
-    def __init__(self, plan: RunPlan, options: RunOptions) -> None:
+    def __init__(self, plan: RunPlan, options: RunOptions, positions: Mapping[str, int] | None = None) -> None:
         self.plan = plan
         self.options = options
-        self.positions = {t.id: i for i, t in enumerate(plan.tasks)}
+        #: task id -> index in the plan (the prepared suite's view when given: one dict
+        #: fewer keyed by 100,000 task ids)
+        self.positions = positions if positions is not None else {t.id: i for i, t in enumerate(plan.tasks)}
         self.slots: dict[str, list[RunResult | None]] = {}
         self.remaining: dict[str, int] = {}
         self.finished: dict[str, TaskResult] = {}  # task id -> entry, when kept
         self.done = 0
-        self.tally = stats_mod.SummaryTally()
+        self.tally = stats_mod.SummaryTally(len(plan.tasks))
         self.saw_failure = False
         self.group_by = ""  # config.group_by, set by the engine
-        #: (position, digest) of every finished task: what summary.groups and
-        #: summary.statistics need, also when the entries themselves are not kept
-        self.digests: list[tuple[int, TaskDigest]] = []
+        #: the digest of every finished task: what summary.groups and summary.statistics
+        #: need, also when the entries themselves are not kept
+        self.digests = DigestTable(len(plan.tasks))
 
     def add(self, done: CompletedRun) -> TaskResult | None:
         """Take one finished run; return its task's entry when that was the task's last run."""
@@ -75,7 +82,7 @@ class Aggregator:
         spec = self.plan.tasks[position]
         entry = task_result(spec, runs)
         decorate_task(entry, spec, self.plan.model, self.group_by)
-        self.digests.append((position, digest(entry, spec, self.group_by)))
+        self.digests.put(position, digest(entry, spec, self.group_by))
         self.done += 1
         self.tally.add(entry, position)
         if self.options.keep_tasks:
@@ -117,5 +124,5 @@ class Aggregator:
             tasks=tasks,
             incomplete=incomplete or self.done < len(plan.tasks),
         )
-        finish_summary(doc, [d for _, d in sorted(self.digests, key=lambda pd: pd[0])], plan.trials)
+        finish_summary(doc, self.digests, plan.trials)
         return doc

@@ -58,7 +58,7 @@ class Engine:
         self.recipe = None if plugins is None else SuiteRecipe(
             str(suite.file), tuple(plugins), settings, tuple(t.id for t in plan.tasks))
         self.prepared = PreparedSuite(suite, registry, settings, list(plan.tasks), recipe=self.recipe)
-        self.aggregator = Aggregator(plan, options)
+        self.aggregator = Aggregator(plan, options, self.prepared.positions)
         self.aggregator.group_by = suite.config.group_by
         from waza_core.run.hooks import Hooks
 
@@ -165,12 +165,14 @@ class Engine:
         """Feed the runs to the aggregator as they finish; fail-fast cancels what has not started."""
         stream = backend.results()
         observers = self.run_observers
+        after_task = self.hooks.has("after_task")
+        add = self.aggregator.add
         try:
             for done in stream:
                 for observe in observers:
                     observe(done)
-                entry = self.aggregator.add(done)
-                if entry is not None and self.hooks.has("after_task"):
+                entry = add(done)
+                if entry is not None and after_task:
                     problem = self.hooks.run("after_task", f"task {entry.test_id!r}")
                     if problem is not None:
                         self._warn(f"after_task hook error for {entry.test_id!r}: {problem}")

@@ -19,6 +19,8 @@ lists its tags joined by ``,``.
 from __future__ import annotations
 
 import math
+from array import array
+from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 from waza_core.model import TaskSpec
@@ -59,6 +61,40 @@ class TaskDigest(NamedTuple):
     total_runs: int
 
 
+class DigestTable:
+    """The :class:`TaskDigest` of every finished task, by position in the plan, in columns.
+
+    A run keeps one digest per task to the end (also when it streams the tasks
+    themselves to disk); as a named tuple with its floats that was ~250 bytes per task,
+    in columns it is ~30, and positions need no sort at the end. Iterating gives the
+    digests of the finished tasks in plan order."""
+
+    def __init__(self, size: int) -> None:
+        self.state = bytearray(size)  # 0 = not finished, else the status's number
+        self.statuses: dict[str, int] = {}  # status -> its number (1, 2, ...)
+        self.group_index = array("i", bytes(4 * size))  # index into self.group_sets
+        self.group_sets: dict[tuple[str, ...], int] = {(): 0}
+        self.scored = bytearray(size)
+        self.avg = array("d", bytes(8 * size))
+        self.wavg = array("d", bytes(8 * size))
+        self.passed = array("q", bytes(8 * size))
+        self.total = array("q", bytes(8 * size))
+
+    def put(self, position: int, d: TaskDigest) -> None:
+        self.state[position] = self.statuses.setdefault(d.status, len(self.statuses) + 1)
+        self.group_index[position] = self.group_sets.setdefault(d.groups, len(self.group_sets))
+        self.scored[position] = d.scored
+        self.avg[position], self.wavg[position] = d.avg_score, d.avg_weighted_score
+        self.passed[position], self.total[position] = d.passed_runs, d.total_runs
+
+    def __iter__(self) -> Iterator[TaskDigest]:
+        statuses, groups = [""] + list(self.statuses), list(self.group_sets)
+        for i, state in enumerate(self.state):
+            if state:
+                yield TaskDigest(statuses[state], groups[self.group_index[i]], bool(self.scored[i]),
+                                 self.avg[i], self.wavg[i], self.passed[i], self.total[i])
+
+
 def digest(entry: TaskResult, task: TaskSpec | None, group_by: str) -> TaskDigest:
     if group_by == "tags" and task is not None:
         groups = tuple(dict.fromkeys(task.tags)) or (UNTAGGED,)
@@ -72,9 +108,9 @@ def digest(entry: TaskResult, task: TaskSpec | None, group_by: str) -> TaskDiges
                       st.get("passed_runs", 0), st.get("total_runs", 0))
 
 
-def finish_summary(doc: ResultsDocument, digests: list[TaskDigest], trials: int) -> None:
+def finish_summary(doc: ResultsDocument, digests: Iterable[TaskDigest], trials: int) -> None:
     """``summary.groups`` and ``summary.statistics`` of a finished document, in place
-    (``digests`` of its tasks in file order)."""
+    (``digests`` of its tasks in file order; iterated at most twice)."""
     if doc.summary is None:
         return
     groups = group_stats(digests)
@@ -85,7 +121,7 @@ def finish_summary(doc: ResultsDocument, digests: list[TaskDigest], trials: int)
         doc.summary.extra["statistics"] = statistics
 
 
-def group_stats(digests: list[TaskDigest]) -> list[dict[str, Any]]:
+def group_stats(digests: Iterable[TaskDigest]) -> list[dict[str, Any]]:
     """``[{name, passed, total, avg_score}]`` in order of first appearance (waza Go
     ``computeGroupStats``); ``avg_score`` averages the tasks that have statistics."""
     acc: dict[str, list] = {}
@@ -102,11 +138,14 @@ def group_stats(digests: list[TaskDigest]) -> list[dict[str, Any]]:
             for name, a in acc.items()]
 
 
-def suite_statistics(digests: list[TaskDigest], trials: int) -> dict[str, Any] | None:
+def suite_statistics(digests: Iterable[TaskDigest], trials: int) -> dict[str, Any] | None:
     """``summary.statistics`` (schema 1.5): present when trials > 1 and at least two tasks
     have statistics, as in waza (Go). ``is_significant`` is no longer written."""
+    if trials <= 1:
+        return None
+    digests = list(digests)
     scored = [t for t in digests if t.scored]
-    if trials <= 1 or len(scored) < 2:
+    if len(scored) < 2:
         return None
     succeeded = sum(1 for t in digests if t.status == "passed")
     ci = stats_mod.wilson(succeeded, len(digests))

@@ -19,7 +19,7 @@ import queue
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -86,10 +86,11 @@ NO_INPUTS = TaskInputs()  # shared by every task without files or fixture
 class PreparedTask:
     """What the runs of one task need, built once."""
 
-    __slots__ = ("task", "own_graders", "graders", "inputs", "needs_workspace")
+    __slots__ = ("task", "own_graders", "graders", "inputs", "needs_workspace", "position")
 
-    def __init__(self, task: TaskSpec, own_graders: list[Grader], graders: list[Grader], inputs: TaskInputs,
-                 needs_workspace: bool) -> None:
+    def __init__(self, task: TaskSpec, own_graders: Sequence[Grader], graders: Sequence[Grader], inputs: TaskInputs,
+                 needs_workspace: bool, position: int = 0) -> None:
+        self.position = position  # the task's index in the plan (and in the results file)
         self.task = task
         self.own_graders = own_graders
         self.graders = graders  # global graders first, then the task's own
@@ -134,20 +135,22 @@ class PreparedSuite:
         options = suite.config.extra.get(executor_cls.config_key, {}) if executor_cls.config_key else {}
         self.executor: Executor = executor_cls(suite, dict(options))
         self.global_graders = [build_grader(s, suite, registry) for s in suite.graders]
-        task_graders = [[build_grader(s, suite, registry) for s in t.graders] for t in tasks]
+        # tuples: the one shared () for a task without graders of its own
+        task_graders = [tuple([build_grader(s, suite, registry) for s in t.graders]) for t in tasks]
         #: task id -> what its runs need (one record per task, not one dict per kind: a
         #: 100,000-task suite spends megabytes on every dict keyed by task)
         self.by_id: dict[str, PreparedTask] = {}
-        for t, own in zip(tasks, task_graders, strict=True):
+        for position, (t, own) in enumerate(zip(tasks, task_graders, strict=True)):
             if t.files or isinstance(t.context.get("fixture"), str):
                 inputs = load_inputs(t, self.fixtures_dir(t), self.inputs_root(t), suite.dir)
             else:  # nothing to read: no folder to resolve (a resolve is a system call per level)
                 inputs = NO_INPUTS
-            graders = self.global_graders + own if own else self.global_graders
-            self.by_id[t.id] = PreparedTask(t, own, graders, inputs, self._needs_workspace(inputs, graders))
-        #: task id -> TaskSpec, and task id -> TaskInputs (read-only views of ``by_id``)
+            graders = [*self.global_graders, *own] if own and self.global_graders else own or self.global_graders
+            self.by_id[t.id] = PreparedTask(t, own, graders, inputs, self._needs_workspace(inputs, graders), position)
+        #: task id -> TaskSpec, TaskInputs, position in the plan (read-only views of ``by_id``)
         self.tasks: Mapping[str, TaskSpec] = _PerTask(self.by_id, "task")
         self.inputs: Mapping[str, TaskInputs] = _PerTask(self.by_id, "inputs")
+        self.positions: Mapping[str, int] = _PerTask(self.by_id, "position")
         #: setting it also kills every running child process group of this process, and
         #: stops every grading call of this suite in progress (waza_core.grading.deadline)
         self.cancel = CancelEvent()
@@ -157,17 +160,20 @@ class PreparedSuite:
         self.preparers = run_preparers(self)
         self.workspaces: Workspaces | None = None  # from start() to close()
         self._in_flight = 0  # attempts running in this process (see wait_idle)
-        self._flight = threading.Condition()
+        self._flight = threading.Condition()  # notified when _in_flight drops to 0
+        self._count_lock = threading.Lock()
         self.started = False  # the executor started: close() must shut it down
 
     def attempt_started(self) -> None:
-        with self._flight:
+        with self._count_lock:
             self._in_flight += 1
 
     def attempt_ended(self) -> None:
-        with self._flight:
+        with self._count_lock:
             self._in_flight -= 1
-            if self._in_flight == 0:
+            idle = self._in_flight == 0
+        if idle:  # the condition only for waiters: a plain lock is cheaper on every attempt
+            with self._flight:
                 self._flight.notify_all()
 
     def wait_idle(self, timeout: float) -> bool:
@@ -181,7 +187,7 @@ class PreparedSuite:
         deadline.cancel_all(self.cancel)
 
     # -- what a run of a task sees ------------------------------------------------------
-    def graders_of(self, task_id: str) -> list[Grader]:
+    def graders_of(self, task_id: str) -> Sequence[Grader]:
         """Global graders first, then the task's own (the order of the results)."""
         return self.by_id[task_id].graders
 
@@ -210,7 +216,7 @@ class PreparedSuite:
                 self.suite.config.skill_directories
         return tuple(skills)
 
-    def _needs_workspace(self, inputs: TaskInputs, graders: list[Grader]) -> bool:
+    def _needs_workspace(self, inputs: TaskInputs, graders: Sequence[Grader]) -> bool:
         """Whether a run of a task can observe its workspace at all.
 
         A workspace with no files, no fixture, read by neither the executor nor any

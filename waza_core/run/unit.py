@@ -40,11 +40,12 @@ filled: a run that cannot even start is an infrastructure problem, not a verdict
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import attrs
 
 from waza_core.errors import ExecutorError, GraderError, WazaError
+from waza_core.grading import deadline
 from waza_core.grading.base import Grader, GradingContext
 from waza_core.limits import DEFAULT_GRADER_TIMEOUT_SECONDS
 from waza_core.model import GraderResult, RunEvidence, TaskSpec
@@ -166,11 +167,13 @@ def run_attempt(prepared: PreparedSuite, ptask: PreparedTask, unit: RunUnit, att
                                  cancel=prepared.cancel)
             validations, status, error = grade_run(ptask.graders, ctx)
             result = RunResult.from_evidence(evidence, unit.trial, attempt, status, validations, error, kept, worker)
-        result.extra.update(setup.result_fields)
+        if setup.result_fields:
+            result.extra.update(setup.result_fields)
         return result
     finally:
         try:
-            setup.run_cleanups()
+            if setup._cleanups:
+                setup.run_cleanups()
         finally:
             try:
                 if ws is not None and not keep:
@@ -193,7 +196,7 @@ def execute(prepared: PreparedSuite, request: ExecutionRequest) -> RunEvidence:
     return evidence
 
 
-def grade_run(graders: list[Grader], ctx: GradingContext) -> tuple[dict[str, GraderResult], str, str | None]:
+def grade_run(graders: Sequence[Grader], ctx: GradingContext) -> tuple[dict[str, GraderResult], str, str | None]:
     """Run every grader on one run, each isolated and within its time limit
     (:mod:`waza_core.grading.deadline`). Returns (validations, status, error)."""
     validations: dict[str, GraderResult] = {}
@@ -223,8 +226,6 @@ def grading_limit(g: Grader, ctx: GradingContext) -> float:
 def grade_one(g: Grader, ctx: GradingContext) -> GraderResult:
     """One grader on one run: its result, or a grader-error result; never raises
     (except KeyboardInterrupt, which stops the whole run)."""
-    from waza_core.grading import deadline
-
     limit = grading_limit(g, ctx)
     if g.bounded:
         outcome = deadline.in_thread(lambda: g.grade(ctx), limit, ctx.cancel)
@@ -246,7 +247,6 @@ def grade_one(g: Grader, ctx: GradingContext) -> GraderResult:
 def _on_helper(g: Grader, ctx: GradingContext, limit: float) -> tuple[str, object]:
     """A grader that does not declare itself bounded: on a helper thread, with its own
     cancel event (linked to the run's), so the run can move on when it overruns."""
-    from waza_core.grading import deadline
     from waza_core.procs import CancelEvent
 
     own = CancelEvent()
