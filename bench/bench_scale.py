@@ -10,10 +10,10 @@ the size of the results file. Targets (issue 15) for 100,000 tasks: peak RSS at 
 300 MB and at most 120 us of wall time per task; the per-task cost should not grow
 with the number of tasks.
 
-Last figures (shared 2-core machine, load average 2.4-2.7): 2,000 tasks 427 us wall,
-408 us CPU per task, 41 MiB; 100,000 tasks 206 us wall, 193 us CPU per task, 436 MiB
-peak. Both 100,000-task targets are still missed; docs/architecture.md says where the
-time and memory go.
+Last figures (shared 2-core machine, load average 1.5-2.7): 2,000 tasks 282 us wall,
+276 us CPU per task, 39 MiB; 100,000 tasks 92 us wall, 92 us CPU per task, 282 MiB (296 MB)
+peak: both 100,000-task targets hold, with little room; docs/architecture.md says where
+the time and memory go.
 """
 
 from __future__ import annotations
