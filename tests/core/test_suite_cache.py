@@ -321,3 +321,19 @@ def test_grader_types_and_names_are_kept_once_per_load(make_suite, registry, cac
         assert first.raw["graders"][0]["type"] is first.graders[0].type
         assert last.raw == {"id": "e", "inputs": {"prompt": "say e"},
                             "graders": [{"type": "text", "name": "g", "config": {"contains": ["x"]}}]}
+
+
+def test_a_file_name_that_is_not_utf8_is_cached_and_found(make_suite, registry, cache, parses):
+    path = five_tasks(make_suite)
+    odd = os.fsdecode(os.fsencode(path.parent / "tasks") + b"/b\xff.yaml")  # kept as a lone surrogate
+    with open(os.fsencode(odd), "w") as fh:
+        fh.write(TASK.replace("t1", "odd"))
+    first = load_suite(path, registry)
+    assert "odd" in [t.id for t in first.tasks] and odd in cached_files(cache)
+    parses.clear()
+    assert summary(load_suite(path, registry)) == summary(first) and parses == []
+    (f,) = list((cache / "suites").iterdir())
+    header, *lines, last = f.read_bytes().split(b"\n")
+    f.write_bytes(b"\n".join([header] + lines[::-1] + [last]))  # found out of order too
+    parses.clear()
+    assert summary(load_suite(path, registry)) == summary(first) and parses == []

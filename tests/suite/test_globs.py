@@ -31,6 +31,8 @@ def tree(tmp_path):
     for name in ("a.yaml", "b.yaml", "t1.yaml", ".hidden.yaml", ".yaml", "c.yml", "notes.txt", "UP.YAML",
                  "sp ace.yaml", "é.yaml", "x[y.yaml", "sub/in_sub.yaml"):
         (base / "tasks" / name).write_text("id: x\n")
+    with open(os.fsencode(base / "tasks") + b"/not-utf8-\xff.yaml", "w") as fh:  # a name os.fsdecode escapes
+        fh.write("id: x\n")
     (base / "top.yaml").write_text("id: x\n")
     (base / "afile.yaml").write_text("id: x\n")
     (base / "deep" / "er" / "d.yaml").write_text("id: x\n")
@@ -65,7 +67,8 @@ def test_the_listing_is_pathlibs(tree, pattern, monkeypatch):
 def test_what_the_listing_keeps(tree):
     names = [p.name for p in globs.task_files(tree, "tasks/*.yaml").paths]
     assert names == sorted(["a.yaml", "b.yaml", "t1.yaml", ".hidden.yaml", ".yaml", "sp ace.yaml", "é.yaml",
-                            "x[y.yaml", "link_in.yaml", "link_out.yaml"])  # dotfiles too, as pathlib does
+                            "x[y.yaml", "link_in.yaml", "link_out.yaml", os.fsdecode(b"not-utf8-\xff.yaml")])
+    # dotfiles too, as pathlib does
 
 
 def test_a_folder_that_cannot_be_read_has_no_matches_as_in_pathlib(tree, monkeypatch):

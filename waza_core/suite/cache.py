@@ -112,8 +112,20 @@ def json_exact(value: Any) -> bool:
 
 
 def _head(file: str, kind: str, key: list[int]) -> bytes:
-    """The start of a file's line, up to the tab before its document."""
-    return _encode([file, kind, *key])
+    """The start of a file's line, up to the tab before its document. A file name that
+    is not UTF-8 (``os.fsdecode`` keeps its bytes as lone surrogates, which UTF-8 cannot
+    carry) is written with ``\\udcxx`` escapes, as the standard library writes it."""
+    try:
+        return _encode([file, kind, *key])
+    except UnicodeEncodeError:
+        return json.dumps([file, kind, *key], separators=(",", ":")).encode()
+
+
+def _decode_head(blob: bytes | memoryview) -> Any:
+    try:
+        return _decode(blob)
+    except msgspec.DecodeError:  # msgspec refuses the escapes of a lone surrogate
+        return json.loads(bytes(blob))
 
 
 def _line_of(buf: bytes, head: bytes, pos: int) -> bool:
@@ -200,8 +212,8 @@ class SuiteCache:
         if end < 0 or tab < 0:
             return None
         try:
-            head = _decode(self._view[pos:tab])
-        except (msgspec.DecodeError, ValueError):
+            head = _decode_head(self._view[pos:tab])
+        except ValueError:  # msgspec.DecodeError and json.JSONDecodeError are ValueErrors
             return None
         if isinstance(head, list) and len(head) == 6 and isinstance(head[0], str) and isinstance(head[1], str):
             return head[0], head[1]
@@ -273,6 +285,6 @@ def read_entries(path: Path) -> dict[str, dict]:
     for line in path.read_bytes().split(b"\n")[1:]:
         head, tab, doc = line.partition(b"\t")
         if tab:
-            file, kind, *key = _decode(head)
+            file, kind, *key = _decode_head(head)
             out[file] = {"kind": kind, "stat": key, "data": _decode(doc)}
     return out
