@@ -337,3 +337,16 @@ def test_a_file_name_that_is_not_utf8_is_cached_and_found(make_suite, registry, 
     f.write_bytes(b"\n".join([header] + lines[::-1] + [last]))  # found out of order too
     parses.clear()
     assert summary(load_suite(path, registry)) == summary(first) and parses == []
+
+
+def test_a_suite_in_a_folder_whose_name_is_not_utf8(registry, cache, tmp_path, parses):
+    root = os.fsencode(tmp_path) + b"/suite-\xff"
+    os.makedirs(root + b"/tasks")
+    with open(root + b"/eval.yaml", "w") as fh:
+        fh.write(BASIC_EVAL)
+    with open(root + b"/tasks/a.yaml", "w") as fh:
+        fh.write(TASK)
+    path = os.fsdecode(root + b"/eval.yaml")
+    first = load_suite(path, registry)  # the cache file's name was made from the path's UTF-8 bytes: an error
+    parses.clear()
+    assert summary(load_suite(path, registry)) == summary(first) and parses == []

@@ -153,7 +153,7 @@ class SuiteCache:
         self.on_miss: Callable[[], object] | None = None
         if self.dir is None:
             return
-        self.path = self.dir / "suites" / (hashlib.sha256(str(eval_file).encode()).hexdigest() + ".json")
+        self.path = self.dir / "suites" / (hashlib.sha256(os.fsencode(eval_file)).hexdigest() + ".json")
         self.fp = fingerprint(registry)
         self._header = _encode({"fingerprint": self.fp}) + b"\n"
         try:
