@@ -129,3 +129,13 @@ def test_child_path_is_the_joined_path(folder):
     assert child == parent / "t.yaml" and text == str(parent / "t.yaml") == str(child)
     assert child.parts == (parent / "t.yaml").parts and child.parent == parent
     assert hash(child) == hash(parent / "t.yaml") and type(child) is type(parent)
+
+
+def test_a_file_matched_by_a_listed_and_a_pathlib_pattern_is_one_task(make_suite, registry):
+    from tests.conftest import BASIC_EVAL
+    from waza_core.suite.load import load_suite
+
+    task = "id: {}\ninputs: {{prompt: p}}\n"
+    ev = BASIC_EVAL.replace('tasks: ["tasks/*.yaml"]', 'tasks: ["tasks/*.yaml", "tasks/**/*.yaml", "./tasks/a.yaml"]')
+    path = make_suite(ev, {"tasks/a.yaml": task.format("a"), "tasks/sub/b.yaml": task.format("b")})
+    assert [t.id for t in load_suite(path, registry).tasks] == ["a", "b"]
