@@ -69,7 +69,7 @@ def _child_by_join(folder: Path, folder_text: str, name: str) -> tuple[Path, str
 def _child_311(folder: Path, folder_text: str, name: str) -> tuple[Path, str]:
     child = folder._make_child_relpath(name)  # type: ignore[attr-defined]
     text = folder_text + name if folder_text.endswith("/") else f"{folder_text}/{name}"
-    child._str = text  # type: ignore[attr-defined]  # what str(child) would build again
+    child._str = text  # what str(child) would build again
     return child, text
 
 

@@ -704,8 +704,9 @@ def _load_tasks(paths: list[Path], texts: list[str], registry, problems: _Proble
 
     The cyclic collector is paused while every file comes from the suite cache: a warm
     load makes only acyclic objects that all live on (each task's document, spec and
-    Path), and the collector's passes over them took ~4 us per task of a 100,000-task
-    load. The first file parsed and checked again (YAML and schema checks do make
+    Path), and the collector's passes over them cost ~10 us per task of a 100,000-task
+    load with Python's default thresholds (~1 us with those ``waza run`` sets while
+    loading). The first file parsed and checked again (YAML and schema checks do make
     cyclic garbage) turns it back on."""
     tasks = []
     cwd = os.getcwd()
