@@ -31,24 +31,24 @@ measured as well. The headline ratio is waza against promptfoo as a user runs it
 default concurrency, writing its database). Target (issue 15): at most 0.10.
 
 Last figures (shared 2-core machine, Python 3.11, Node 20.20.2, promptfoo 0.121.20,
-``unshare -n``; load average 2.61 before, 3.54 after, so the walls are noisy and CPU is
-the steadier figure):
+``unshare -n``; load average 2.3 before, 2.7 after; waza's modules already compiled, so
+the PYTHONDONTWRITEBYTECODE line costs nothing more here):
 
     command                                   median wall  best wall  median CPU  peak RSS  waza best / best
-    waza run (sequential, its default)        0.76 s       0.59 s     0.68 s      40 MiB    1.000
-    promptfoo eval -j 4 (default)             23.54 s      19.72 s    16.44 s     369 MiB   0.030
-    promptfoo eval -j 4 (default) --no-write  9.54 s       8.31 s     9.22 s      305 MiB   0.071
-    promptfoo eval -j 1                       21.04 s      19.84 s    17.75 s     372 MiB   0.030
-    promptfoo eval -j 1 --no-write            12.89 s      12.08 s    11.72 s     307 MiB   0.049
-    waza run, PYTHONDONTWRITEBYTECODE=1       1.14 s       0.91 s     1.09 s      40 MiB    0.651
-    ratio waza/promptfoo = 0.030 (target <= 0.10: met; ...)
-    CPU ratio waza/promptfoo = 0.042
+    waza run (sequential, its default)        0.40 s       0.40 s     0.40 s      40 MiB    1.000
+    promptfoo eval -j 4 (default)             10.16 s      10.11 s    9.88 s      380 MiB   0.039
+    promptfoo eval -j 4 (default) --no-write  6.59 s       6.53 s     6.81 s      305 MiB   0.061
+    promptfoo eval -j 1                       10.65 s      9.60 s     10.34 s     382 MiB   0.041
+    promptfoo eval -j 1 --no-write            7.22 s       7.15 s     7.47 s      292 MiB   0.055
+    waza run, PYTHONDONTWRITEBYTECODE=1       0.42 s       0.42 s     0.41 s      40 MiB    0.954
+    ratio waza/promptfoo = 0.039 (target <= 0.10: met; ...)
+    CPU ratio waza/promptfoo = 0.040
 
-An earlier run at load 2.1-3.2 gave 0.052 (waza 0.73 s, promptfoo 14.14 s best) and 0.094
-against ``--no-write``. So the target holds against promptfoo as a user runs it, with a
-margin of 2-3x; against promptfoo without its database writes it holds only just. A run
-without bytecode caching (a shell with PYTHONDONTWRITEBYTECODE=1 and an editable install)
-compiles waza's modules every time: about 0.4 s more.
+Earlier runs (before the loading and run-path work of the same session, at load 2.1-3.5)
+gave 0.030-0.052, and 0.071-0.094 against ``--no-write``. Most of promptfoo's time is its
+results database. A run without bytecode caching (a shell with PYTHONDONTWRITEBYTECODE=1
+and an editable install whose modules were never compiled) compiles waza's modules every
+time: about 0.4 s more.
 """
 
 from __future__ import annotations

@@ -10,10 +10,11 @@ the size of the results file. Targets (issue 15) for 100,000 tasks: peak RSS at 
 300 MB and at most 120 us of wall time per task; the per-task cost should not grow
 with the number of tasks.
 
-Last figures (shared 2-core machine, load average 1.5-2.7): 2,000 tasks 282 us wall,
-276 us CPU per task, 39 MiB; 100,000 tasks 92 us wall, 92 us CPU per task, 282 MiB (296 MB)
-peak: both 100,000-task targets hold, with little room; docs/architecture.md says where
-the time and memory go.
+Last figures (shared 2-core machine, load average 0.4-1.1, median of 3): 2,000 tasks
+241 us wall, 240 us CPU per task, 38 MiB (a third of it fixed start-up); 20,000 tasks
+106 us wall, 105 us CPU, 82 MiB; 100,000 tasks 100 us wall, 100 us CPU, 281 MiB peak, a
+127 MB results file. Both 100,000-task targets are met (the first figures of issue 15
+were 310 us and 1,167 MB); docs/architecture.md says where the time and memory go.
 """
 
 from __future__ import annotations
@@ -69,7 +70,10 @@ def main() -> None:
     waza = waza_argv()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, WAZA_CACHE_DIR=str(Path(tmp) / "cache"))
+        # compiled modules cached as a user's install has them (a shell with
+        # PYTHONDONTWRITEBYTECODE=1 would compile waza again in every run: ~0.4 s)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env.update(WAZA_CACHE_DIR=str(Path(tmp) / "cache"), PYTHONPYCACHEPREFIX=str(Path(tmp) / "pycache"))
         for n in [int(s) for s in args.sizes.split(",")]:
             suite = make_suite(Path(tmp) / f"s{n}", n)
             out = Path(tmp) / f"out{n}.json"
