@@ -151,6 +151,10 @@ class SuiteCache:
         self._reordered = False
         #: called when a lookup finds nothing (the file is then parsed and checked again)
         self.on_miss: Callable[[], object] | None = None
+        #: the compact JSON of the document the last ``get`` returned or ``put`` stored,
+        #: None after a miss or a document not stored: a task keeps it as its ``raw``
+        #: (a few hundred bytes instead of a tree of dicts; docs/architecture.md)
+        self.last_blob: bytes | None = None
         if self.dir is None:
             return
         self.path = self.dir / "suites" / (hashlib.sha256(os.fsencode(eval_file)).hexdigest() + ".json")
@@ -166,6 +170,7 @@ class SuiteCache:
     def get(self, file: str, kind: str, key: list[int]) -> Any | None:
         """The document stored for ``file`` (a path string) when ``kind`` and its
         ``stat_key`` still match, else None."""
+        self.last_blob = None
         data = self._get(file, kind, key)
         if data is None and self.on_miss is not None:
             self.on_miss()
@@ -194,12 +199,14 @@ class SuiteCache:
 
     def _document(self, head: bytes, start: int, end: int) -> Any | None:
         """The document of the line ``buf[start:end]`` (which starts with ``head`` and a tab)."""
+        blob = self._view[start + len(head) + 1:end - 1]
         try:
-            data = _decode(self._view[start + len(head) + 1:end - 1])
+            data = _decode(blob)
         except (msgspec.DecodeError, ValueError):
             return None
         if not isinstance(data, dict):
             return None
+        self.last_blob = bytes(blob)
         self._visits.append(start)
         self._visits.append(end)
         return data
@@ -246,6 +253,7 @@ class SuiteCache:
             return  # e.g. a lone surrogate, which UTF-8 cannot carry
         if len(blob) > MAX_GROWTH * key[0] + GROWTH_SLACK:
             return
+        self.last_blob = blob
         self._visits.append(-1 - len(self._new))
         self._visits.append(0)
         self._new.append(b"%b\t%b\n" % (_head(file, kind, key), blob))

@@ -328,6 +328,7 @@ def _load_checked(file: Path, kind: str, registry, problems: _Problems, cache, n
         data = cache.get(name, kind, key)
         if data is not None:
             return data
+    cache.last_blob = None
     before, before_all = len(problems.items), problems.count()
     data, text = _read_yaml(file, problems)
     if data is None:
@@ -767,7 +768,7 @@ def _load_task(file: Path, registry, problems: _Problems, cache, name: str | Non
         follow_up_prompts=tuple(inputs["follow_up_prompts"]) if "follow_up_prompts" in inputs else (),
         skill_directories=(tuple(_resolve_dirs(file.parent, data["skill_directories"]))
                            if "skill_directories" in data else None),
-        graders=tuple(graders), raw=data,
+        graders=tuple(graders), raw=cache.last_blob or data,
         golden=bool(data.get("golden", False)),
         requirements=tuple(data["requirements"]) if data.get("requirements") else (),
         checkpoints=checkpoints,
