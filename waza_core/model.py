@@ -80,7 +80,7 @@ class TaskSpec:
         of a 100,000-task suite), so the dict returned is then a new one each time:
         read it, do not change it."""
         raw = self._raw
-        return _decode_json(raw) if raw.__class__ is bytes else raw
+        return _decode_json(raw) if isinstance(raw, bytes) else raw
 
 
 @attrs.frozen

@@ -235,3 +235,45 @@ def test_the_example_suite_runs_with_a_journal(tmp_path):
     proc = cli("run", str(REPO / "examples" / "distributed"), "--workers", "8", "--journal", str(journal), "-q")
     assert proc.returncode == 0, proc.stderr
     assert sorted(journal_tasks(journal)) == [f"explain-{i}" for i in range(1, 9)]
+
+
+def test_suite_fingerprint_is_the_hash_of_the_whole_text(tmp_path, monkeypatch):
+    """The fingerprint is fed one task at a time (a 100,000-task suite's documents never
+    held at once) and equals the hash of the whole canonical text, so journals written
+    before still resume."""
+    import hashlib
+
+    from waza_core.plugins import get_registry
+    from waza_core.run.journal import suite_fingerprint
+    from waza_core.suite.load import load_suite
+
+    monkeypatch.setenv("WAZA_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "suite"
+    suite = slow_suite(root, 0, tmp_path / "log")
+    for name, body in [("b", "prompt: \"çà \\u00e9 \\U0001F600\""), ("a", "prompt: p, context: {n: 1.5, x: [1, 2]}"),
+                       ("a-10", "prompt: q"), ("a_2", "prompt: r")]:
+        (root / "tasks" / f"{name}.yaml").write_text(f"id: {name}\ninputs: {{{body}}}\n")
+    for _ in range(2):  # parsed, then from the suite cache (documents kept as compact JSON)
+        loaded = load_suite(suite, get_registry())
+        whole = {"suite": loaded.raw, "tasks": {t.id: t.raw for t in loaded.tasks}}
+        text = json.dumps(whole, sort_keys=True, default=str, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        assert suite_fingerprint(loaded) == hashlib.sha256(text).hexdigest()
+
+
+def test_resumed_runs_are_decoded_one_at_a_time(finished_journal, monkeypatch):
+    """Every line is checked when the journal is opened, but the runs are decoded again as
+    they are aggregated: a journal of 100,000 runs is never held in memory at once."""
+    from waza_core.results import codec
+    from waza_core.run import journal as journal_mod
+
+    _suite, journal, _log = finished_journal
+    calls = []
+    real = codec.decode_run
+    monkeypatch.setattr(codec, "decode_run", lambda *a: calls.append(a) or real(*a))
+    head = json.loads(journal.read_bytes().split(b"\n")[0])
+    prior, keep = journal_mod.read(journal, head["suite"], head["settings"])
+    assert keep is None and len(prior) == 3 and len(calls) == 3  # checked, not kept
+    runs = iter(prior)
+    first = next(runs)
+    assert len(calls) == 4 and first.run.status == "passed" and first.unit.trial == 1
+    assert sorted([first.unit.task_id] + [r.unit.task_id for r in runs]) == ["t01", "t02", "t03"]

@@ -21,7 +21,7 @@ returns the typed :class:`~waza_core.results.model.ResultsDocument`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from waza_core.model import Suite
 from waza_core.results.model import RESULTS_SCHEMA_VERSION, ResultsDocument, exit_code
@@ -75,7 +75,7 @@ class Engine:
             self._warn(notice)
         self.incomplete = False
         #: runs finished by an earlier session of this suite run (``--resume``): not run again
-        self.prior: list[CompletedRun] = []
+        self.prior: Iterable[CompletedRun] = []
         #: called with every run as it finishes, before it is aggregated (``--journal``)
         self.run_observers: list[Callable[[CompletedRun], None]] = []
         # what the console shows before the first run
@@ -153,7 +153,8 @@ class Engine:
         if not self.prior:
             return units
         todo = {(u.task_id, u.trial, u.model): u for u in units}
-        for run in self.prior:  # runs of other tasks or trials, and repeats, are left out
+        prior, self.prior = self.prior, []  # read once (a resumed journal decodes them one by one)
+        for run in prior:  # runs of other tasks or trials, and repeats, are left out
             if todo.pop((run.unit.task_id, run.unit.trial, run.unit.model), None) is not None:
                 self.aggregator.add(run)
         if todo and self.plan.fail_fast and self.aggregator.saw_failure:

@@ -20,7 +20,10 @@ line must be this suite's (a journal of another suite, or of a suite edited sinc
 exit 2), and the settings that change what a run means (executor, model, judge model,
 ``--skip-graders``) must match. A last line without its newline is a write the crash
 cut short: it is ignored, and cut off the file before appending resumes. The runs read
-back go to :attr:`waza_core.run.engine.Engine.prior`, so only the missing runs run.
+back go to :attr:`waza_core.run.engine.Engine.prior`, so only the missing runs run; every
+line is checked before anything runs, but only where each run's line is, is kept (the
+runs are decoded again one at a time as they are aggregated: memory does not grow with
+the number of runs the journal holds).
 
 The journal is written under the rules of every file waza writes: a regular file is
 appended to and keeps its mode, a FIFO or a character device is written to directly,
@@ -38,6 +41,8 @@ import json
 import os
 import stat
 import time
+from array import array
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,10 +64,24 @@ def suite_fingerprint(suite) -> str:
     It does not depend on which tasks a run selects (``--task``, ``--tags``), so a run
     can be resumed with another selection. The content of input files, fixture
     folders and grader programs is not part of it (reading them could take longer
-    than the run): docs/distributed.md says so."""
-    doc = {"suite": suite.raw, "tasks": {t.id: t.raw for t in suite.tasks}}
-    data = json.dumps(doc, sort_keys=True, default=str, ensure_ascii=False).encode("utf-8", "surrogatepass")
-    return hashlib.sha256(data).hexdigest()
+    than the run): docs/distributed.md says so.
+
+    The hash is of ``json.dumps({"suite": ..., "tasks": {id: document}}, sort_keys=True,
+    default=str, ensure_ascii=False)``, fed to it one task at a time: the same value as
+    hashing that text whole (journals of earlier versions still resume), without ever
+    holding every task's document at once (a 100,000-task suite's documents take more
+    memory than the rest of the run)."""
+    digest = hashlib.sha256()
+    digest.update(b'{"suite": ' + _canonical(suite.raw) + b', "tasks": {')
+    by_id = {t.id: t for t in suite.tasks}  # a dict keeps the last task of an id, as the text did
+    for i, task_id in enumerate(sorted(by_id)):
+        digest.update(b"%s%s: %s" % (b", " if i else b"", _canonical(str(task_id)), _canonical(by_id[task_id].raw)))
+    digest.update(b"}}")
+    return digest.hexdigest()
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, default=str, ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
 def header(suite, fingerprint: str, settings: dict[str, Any]) -> dict[str, Any]:
@@ -217,7 +236,7 @@ class Journal:
             self.fd = -1
 
 
-def resume(path: Path, fingerprint: str, settings: dict[str, Any]) -> tuple[Journal, list[CompletedRun]]:
+def resume(path: Path, fingerprint: str, settings: dict[str, Any]) -> tuple[Journal, PriorRuns]:
     """Open the journal at ``path`` to go on appending; the runs it holds.
 
     Raises WazaError (exit 2) for a file that is not a journal, the journal of another
@@ -233,13 +252,17 @@ def resume(path: Path, fingerprint: str, settings: dict[str, Any]) -> tuple[Jour
     return journal, runs
 
 
-def read(path: Path, fingerprint: str, settings: dict[str, Any]) -> tuple[list[CompletedRun], int | None]:
+def read(path: Path, fingerprint: str, settings: dict[str, Any]) -> tuple[PriorRuns, int | None]:
     """The runs of the journal at ``path`` (first of each unit), and the length to cut the
-    file to when its last line is torn (else None). Read line by line: a journal of a
-    100,000-run suite is not held twice in memory."""
+    file to when its last line is torn (else None).
+
+    Every line is read and checked now, so a damaged journal is exit 2 before anything
+    runs; what is kept of each run is only where its line is: the runs are decoded again,
+    one at a time, as the engine aggregates them (:class:`PriorRuns`), so resuming a
+    journal of 100,000 runs does not hold 100,000 transcripts (~3 KB each) at once."""
     from waza_core.results.codec import decode_run
 
-    runs: list[CompletedRun] = []
+    spans = array("q")  # (offset, length) of the first line of each unit
     seen: set[tuple[str, int, str]] = set()
     complete = 0  # bytes up to the end of the last complete line
     try:
@@ -247,20 +270,45 @@ def read(path: Path, fingerprint: str, settings: dict[str, Any]) -> tuple[list[C
             for number, raw in enumerate(fh, start=1):
                 if not raw.endswith(b"\n"):
                     break  # a write the crash cut short: ignored, cut off by resume()
-                complete += len(raw)
+                start, complete = complete, complete + len(raw)
                 if number == 1:
                     _check_header(path, raw, fingerprint, settings)
                     continue
-                key, run = _entry(path, number, raw, decode_run)
+                key, _run = _entry(path, number, raw, decode_run)
                 if key not in seen:
                     seen.add(key)
-                    runs.append(CompletedRun(RunUnit(*key), run))
+                    spans.extend((start, len(raw), number))
             size = fh.tell()
     except OSError as exc:
         raise WazaError(f"--resume {path}: cannot read: {exc.strerror}") from None
     if complete == 0:
         raise WazaError(f"--resume {path}: not a waza run journal (no first line)")
-    return runs, complete if complete < size else None
+    return PriorRuns(path, spans), complete if complete < size else None
+
+
+class PriorRuns:
+    """The runs of a resumed journal, decoded from their lines one at a time as they are
+    iterated (once: the engine aggregates each and lets it go)."""
+
+    def __init__(self, path: Path, spans: array) -> None:
+        self.path = path
+        self.spans = spans  # offset, length, line number of each run's line, flat
+
+    def __len__(self) -> int:
+        return len(self.spans) // 3
+
+    def __iter__(self) -> Iterator[CompletedRun]:
+        from waza_core.results.codec import decode_run
+
+        spans = self.spans
+        try:
+            with open(self.path, "rb") as fh:
+                for i in range(0, len(spans), 3):
+                    fh.seek(spans[i])
+                    key, run = _entry(self.path, spans[i + 2], fh.read(spans[i + 1]), decode_run)
+                    yield CompletedRun(RunUnit(*key), run)
+        except OSError as exc:
+            raise WazaError(f"--resume {self.path}: cannot read: {exc.strerror}") from None
 
 
 def _entry(path: Path, number: int, raw: bytes, decode_run) -> tuple[tuple[str, int, str], Any]:
