@@ -30,20 +30,22 @@ suite sequentially (``parallel`` is off by default), so promptfoo is also measur
 measured as well. The headline ratio is waza against promptfoo as a user runs it (its
 default concurrency, writing its database). Target (issue 15): at most 0.10.
 
-Last figures (shared 2-core machine, Python 3.11, Node 20.20.2, promptfoo 0.121.20,
-``unshare -n``; load average 2.3 before, 2.7 after; waza's modules already compiled, so
+Last figures (2-core machine, Python 3.11, Node 20.20.2, promptfoo 0.121.20,
+``unshare -n``; load average 1.15 before, 1.72 after; waza's modules already compiled, so
 the PYTHONDONTWRITEBYTECODE line costs nothing more here):
 
     command                                   median wall  best wall  median CPU  peak RSS  waza best / best
-    waza run (sequential, its default)        0.40 s       0.40 s     0.40 s      40 MiB    1.000
-    promptfoo eval -j 4 (default)             10.16 s      10.11 s    9.88 s      380 MiB   0.039
-    promptfoo eval -j 4 (default) --no-write  6.59 s       6.53 s     6.81 s      305 MiB   0.061
-    promptfoo eval -j 1                       10.65 s      9.60 s     10.34 s     382 MiB   0.041
-    promptfoo eval -j 1 --no-write            7.22 s       7.15 s     7.47 s      292 MiB   0.055
-    waza run, PYTHONDONTWRITEBYTECODE=1       0.42 s       0.42 s     0.41 s      40 MiB    0.954
+    waza run (sequential, its default)        0.26 s       0.24 s     0.26 s      40 MiB    1.000
+    promptfoo eval -j 4 (default)             7.12 s       6.31 s     8.47 s      376 MiB   0.039
+    promptfoo eval -j 4 (default) --no-write  3.92 s       3.46 s     5.18 s      306 MiB   0.070
+    promptfoo eval -j 1                       6.67 s       6.33 s     7.97 s      385 MiB   0.038
+    promptfoo eval -j 1 --no-write            3.81 s       3.75 s     5.10 s      318 MiB   0.065
+    waza run, PYTHONDONTWRITEBYTECODE=1       0.27 s       0.25 s     0.26 s      40 MiB    0.975
     ratio waza/promptfoo = 0.039 (target <= 0.10: met; ...)
-    CPU ratio waza/promptfoo = 0.040
+    CPU ratio waza/promptfoo = 0.031
 
+On a busier machine (load 2.3-2.7) the same code gave 0.40 s against 10.1 s: 0.039, and
+0.061 against ``--no-write``.
 Earlier runs (before the loading and run-path work of the same session, at load 2.1-3.5)
 gave 0.030-0.052, and 0.071-0.094 against ``--no-write``. Most of promptfoo's time is its
 results database. A run without bytecode caching (a shell with PYTHONDONTWRITEBYTECODE=1

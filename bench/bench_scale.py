@@ -10,11 +10,12 @@ the size of the results file. Targets (issue 15) for 100,000 tasks: peak RSS at 
 300 MB and at most 120 us of wall time per task; the per-task cost should not grow
 with the number of tasks.
 
-Last figures (shared 2-core machine, load average 0.4-1.1, median of 3): 2,000 tasks
-241 us wall, 240 us CPU per task, 38 MiB (a third of it fixed start-up); 20,000 tasks
-106 us wall, 105 us CPU, 82 MiB; 100,000 tasks 100 us wall, 100 us CPU, 281 MiB peak, a
-127 MB results file. Both 100,000-task targets are met (the first figures of issue 15
-were 310 us and 1,167 MB); docs/architecture.md says where the time and memory go.
+Last figures (2-core machine, load average about 1, median of 3): 2,000 tasks 126 us
+wall, 125 us CPU per task, 37 MiB (half of it fixed start-up); 20,000 tasks 62 us wall,
+61 us CPU, 73 MiB; 100,000 tasks 53 us wall, 53 us CPU, 235 MiB peak, a 127 MB results
+file. Both 100,000-task targets are met (the first figures of issue 15 were 310 us and
+1,167 MB; the same code on a busier machine: 100 us); docs/architecture.md says where the
+time and memory go.
 """
 
 from __future__ import annotations
