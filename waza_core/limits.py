@@ -21,3 +21,11 @@ MAX_ATTEMPTS = 100
 MAX_WEIGHT = 1_000_000
 #: every grader gets at most this long (seconds) when it sets no time limit of its own
 DEFAULT_GRADER_TIMEOUT_SECONDS = 300.0
+#: a prompt rendered from a ``tasks_from`` template (characters): a template that
+#: repeats a large variable is refused at its row instead of exhausting memory
+MAX_RENDERED_PROMPT_CHARS = 16 * 1024 * 1024
+#: all the prompts a ``tasks_from`` file renders together: at most this many times the
+#: file's size plus :data:`TEMPLATE_SLACK_CHARS` characters (the eval's ``inputs`` are
+#: repeated in every row, so some growth is normal; a multiplication is not)
+TEMPLATE_GROWTH = 64
+TEMPLATE_SLACK_CHARS = 64 * 1024 * 1024

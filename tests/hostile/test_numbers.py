@@ -112,6 +112,35 @@ def test_a_template_error_quotes_little_of_a_huge_name(waza, tmp_path):
     assert max(len(line) for line in proc.stderr.splitlines()) < 400
 
 
+def _template_suite(root, big: int, rows: list[str]):
+    """A tasks_from suite whose eval ``inputs`` hold a variable of ``big`` characters."""
+    root.mkdir()
+    (root / "rows.csv").write_text("id,prompt\n" + "".join(f"r{i},{p}\n" for i, p in enumerate(rows)))
+    (root / "eval.yaml").write_text(f"name: s\nskill: s\nconfig: {{executor: mock}}\ninputs: {{big: {'x' * big}}}\n"
+                                    "tasks_from: rows.csv\n")
+    return root
+
+
+def test_a_template_repeating_a_large_variable_is_refused_at_its_row(waza, tmp_path):
+    """1 MiB repeated 20 times in one prompt: refused before the 20 MiB string is made."""
+    suite = _template_suite(tmp_path / "s", 1024 * 1024, ["ok {{.Vars.big}}", "{{.Vars.big}}" * 20])
+    proc = waza("validate", str(suite))
+    no_traceback(proc)
+    assert proc.returncode == 2
+    assert b"rows.csv:3:1: row 2: prompt: the rendered prompt would be more than 16,777,216 characters" in proc.stderr
+
+
+def test_prompts_that_multiply_the_data_file_are_refused(waza, tmp_path):
+    """Each row's prompt is under the limit of one prompt, but together the rows would
+    render hundreds of times the data file: refused at the row that goes over."""
+    suite = _template_suite(tmp_path / "s", 1024 * 1024, ["{{.Vars.big}}"] * 100)
+    proc = waza("validate", str(suite))
+    no_traceback(proc)
+    assert proc.returncode == 2
+    line = next(x for x in proc.stderr.decode().splitlines() if "rendered up to this row" in x)
+    assert "rows.csv:66:1: row 65: prompt:" in line and "64 times the file's size plus 64 Mi" in line, line
+
+
 def test_skip_graders_compares_no_scores_between_models(waza, make_suite):
     path = make_suite(BASIC_EVAL, {"tasks/a.yaml": "id: a\ninputs: {prompt: hello}\n"})
     proc = waza("run", str(path), "--skip-graders", "-m", "a", "-m", "b")

@@ -54,3 +54,18 @@ def test_errors(text, message):
     with pytest.raises(TemplateError) as exc:
         render(text, CTX)
     assert message in str(exc.value)
+
+
+
+@pytest.mark.parametrize("action", ["{{.Vars.big}}", '{{index .Vars "big"}}'])  # the fast path and the scanner
+def test_a_limit_refuses_a_long_result_before_making_it(action):
+    from waza_core.suite.template import TooLong
+
+    ctx = Context(vars={"big": "x" * 1000})
+    assert render(action * 10, ctx, limit=10_000) == "x" * 10_000  # at the limit: rendered
+    with pytest.raises(TooLong, match="more than 10,000 characters"):
+        render("a" + action * 10, ctx, limit=10_000)
+    huge = Context(vars={"big": "x" * 1024 * 1024})
+    with pytest.raises(TooLong):  # 10 GiB if it were made: refused at once
+        render(action * 10_000, huge, limit=1024 * 1024)
+    assert issubclass(TooLong, TemplateError)  # a row problem like any other

@@ -38,6 +38,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from waza_core import limits
 from waza_core.model import TaskSpec
 from waza_core.paths import PathEscape, display_path, resolve_inside
 from waza_core.suite import template
@@ -170,6 +171,16 @@ def _jsonl_rows(fh) -> Iterator[tuple[int, int, dict[str, str]]]:
         yield number, line_no, row
 
 
+def _too_long(number: int, rendered: int, budget: int) -> str:
+    """The message for a row whose prompt goes over a rendering limit (see limits.py)."""
+    if budget - rendered >= limits.MAX_RENDERED_PROMPT_CHARS:
+        return (f"row {number}: prompt: the rendered prompt would be more than "
+                f"{limits.MAX_RENDERED_PROMPT_CHARS:,} characters (a large variable repeated too often?)")
+    return (f"row {number}: prompt: the prompts rendered up to this row would be more than {budget:,} "
+            f"characters ({limits.TEMPLATE_GROWTH} times the file's size plus "
+            f"{limits.TEMPLATE_SLACK_CHARS // (1024 * 1024)} Mi): a template that repeats a large variable?")
+
+
 def _clip(message: str, limit: int = 300) -> str:
     """A message that quotes a row's text, cut to one screen line's worth."""
     return message if len(message) <= limit else message[:limit - 3] + "..."
@@ -199,6 +210,8 @@ def load_tasks(eval_file: Path, rel: str, rng_value, inputs: dict[str, str], rep
     tasks: list[TaskSpec] = []
     problems = 0
     saw_prompt = None
+    budget = limits.TEMPLATE_GROWTH * path.stat().st_size + limits.TEMPLATE_SLACK_CHARS  # see limits.py
+    rendered = 0
     try:
         for number, line, row in iter_rows(path, rng):
             if saw_prompt is None:
@@ -209,12 +222,16 @@ def load_tasks(eval_file: Path, rel: str, rng_value, inputs: dict[str, str], rep
             if "{{" in prompt:
                 ctx = template.Context(vars={**inputs, **row}, task_name=name, job_id=job_id, timestamp=timestamp)
                 try:
-                    prompt = template.render(prompt, ctx)
+                    prompt = template.render(prompt, ctx, min(limits.MAX_RENDERED_PROMPT_CHARS, budget - rendered))
+                except template.TooLong:
+                    report(path, _too_long(number, rendered, budget), (line, 1))
+                    return []
                 except template.TemplateError as exc:
                     problems += 1
                     if problems <= MAX_ROW_PROBLEMS:
                         report(path, f"row {number}: prompt: {_clip(str(exc))}", (line, 1))
                     continue
+                rendered += len(prompt)
             tasks.append(TaskSpec(id=row.get("id") or row.get("name") or fallback, name=name, prompt=prompt,
                                   file=path, raw={"tasks_from_row": number, "line": line}))
     except DatasetError as exc:

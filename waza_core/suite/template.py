@@ -57,17 +57,29 @@ class Context:
 _SIMPLE = re.compile(r"\{\{[ \t]*\.(JobID|TaskName|Iteration|Attempt|Timestamp|Vars\.([^\W\d]\w*))[ \t]*\}\}")
 
 
-def render(text: str, ctx: Context) -> str:
-    """``text`` with every action replaced; :class:`TemplateError` when one cannot be."""
+class TooLong(TemplateError):
+    """The rendered text would be longer than the limit given to :func:`render`."""
+
+
+def render(text: str, ctx: Context, limit: int | None = None) -> str:
+    """``text`` with every action replaced; :class:`TemplateError` when one cannot be,
+    :class:`TooLong` when the result would have more than ``limit`` characters (checked
+    before the result is made: a variable repeated a thousand times costs nothing)."""
     if "{{" not in text:
         return text
-    fast = _render_simple(text, ctx)
+    fast = _render_simple(text, ctx, limit)
     if fast is not None:
         return fast
-    return _render(text, ctx)
+    return _render(text, ctx, limit)
 
 
-def _render_simple(text: str, ctx: Context) -> str | None:
+def _too_long(size: int, limit: int | None) -> None:
+    if limit is not None and size > limit:
+        raise TooLong(f"the rendered text would be more than {limit:,} characters (a large variable "
+                      "repeated too often?)")
+
+
+def _render_simple(text: str, ctx: Context, limit: int | None = None) -> str | None:
     """The result when every action is a plain field (one regex pass), else None."""
     parts = _SIMPLE.split(text)
     # split gives: literal, field, var-or-None, literal, field, var, ..., literal
@@ -84,12 +96,14 @@ def _render_simple(text: str, ctx: Context) -> str | None:
         else:
             out.append(str(getattr(ctx, _FIELDS[field])))
         out.append(parts[i + 2])
+    _too_long(sum(map(len, out)), limit)
     return "".join(out)
 
 
-def _render(text: str, ctx: Context) -> str:
+def _render(text: str, ctx: Context, limit: int | None = None) -> str:
     out: list[str] = []
     pos = 0
+    size = 0
     trim_next = False
     while True:
         start = text.find("{{", pos)
@@ -110,6 +124,8 @@ def _render(text: str, ctx: Context) -> str:
         if trim_next:
             body = body[:-2]
         out.append(_evaluate(body.strip(_SPACE), ctx, text, start))
+        size += len(chunk) + len(out[-1])
+        _too_long(size, limit)
         pos = end + 2
 
 
