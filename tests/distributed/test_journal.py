@@ -277,3 +277,39 @@ def test_resumed_runs_are_decoded_one_at_a_time(finished_journal, monkeypatch):
     first = next(runs)
     assert len(calls) == 4 and first.run.status == "passed" and first.unit.trial == 1
     assert sorted([first.unit.task_id] + [r.unit.task_id for r in runs]) == ["t01", "t02", "t03"]
+
+
+def test_a_multi_model_run_shares_one_journal_and_resumes_per_model(tmp_path):
+    """``-m a -m b``: one journal, each line naming its model; a resume runs, per model,
+    only the runs that model lacks, and writes each model's complete results file."""
+    log = tmp_path / "graded.log"
+    suite = slow_suite(tmp_path / "suite", 3, log, sleep=0)
+    journal, out = tmp_path / "runs.jsonl", tmp_path / "out.json"
+    proc = cli("run", str(suite), "-m", "a", "-m", "b", "--journal", str(journal), "-o", str(out), "-q")
+    assert proc.returncode == 0, proc.stderr.decode()
+    lines = journal.read_bytes().split(b"\n")
+    assert json.loads(lines[0])["settings"]["model"] == ["a", "b"]
+    runs = [json.loads(line) for line in lines[1:-1]]
+    assert sorted((r["model"], r["task_id"]) for r in runs) == [(m, f"t0{i}") for m in "ab" for i in (1, 2, 3)]
+    # a crash during model b's pass: its last two runs never reached the journal
+    journal.write_bytes(b"\n".join(lines[:5]) + b"\n")
+    lost = {json.loads(line)["task_id"] for line in lines[5:-1]}
+    for model in "ab":
+        (tmp_path / f"out_{model}.json").unlink()
+    before = gradings(log)
+    proc = cli("run", str(suite), "-m", "a", "-m", "b", "--resume", str(journal), "-o", str(out), "-q")
+    assert proc.returncode == 0, proc.stderr.decode()
+    for model in "ab":
+        doc = _complete_results(tmp_path / f"out_{model}.json", 3)
+        assert doc["config"]["model_id"] == model
+    assert gradings(log) - before == {task: 1 for task in lost}  # model a ran nothing again
+    assert len(journal.read_bytes().split(b"\n")) == 8  # header, 6 runs, ""
+    # the same journal with other models is refused
+    proc = cli("run", str(suite), "-m", "a", "--resume", str(journal))
+    assert proc.returncode == 2 and b"with model ['a', 'b'], this run has 'a'" in proc.stderr
+
+
+def test_an_ab_run_with_a_journal_is_exit_2(tmp_path):
+    suite = slow_suite(tmp_path / "suite", 1, tmp_path / "log", sleep=0, skill_directories=["skills"])
+    proc = cli("run", str(suite), "--baseline", "--journal", str(tmp_path / "runs.jsonl"))
+    assert proc.returncode == 2 and b"without an A/B run" in proc.stderr

@@ -15,6 +15,7 @@ line there, and its use in the step below that needs it:
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from waza_core.results.codec import results_to_json
 from waza_core.results.model import ResultsDocument, TaskResult, exit_code
 from waza_core.results.reports import STDOUT, machine_stdout, plan_for_run
 from waza_core.results.writer import StreamingResultsWriter
+from waza_core.run import journal as journal_mod
 from waza_core.run.engine import Engine
 from waza_core.run.plan import RunOptions
 
@@ -100,18 +102,19 @@ def run_command(cmd: RunCommand) -> int:
         raise WazaError("-o - writes one results document; with several models use -o FILE (one file per "
                         "model) or --output-dir")
     check_model_targets(cmd, suite.name, models)
-    if (cmd.journal is not None or cmd.resume is not None) and (len(models) > 1 or cmd.baseline or suite.baseline):
-        raise WazaError("--journal and --resume record one pass of the suite: use them with one model and "
-                        "without an A/B run (--baseline, baseline: true)")
+    if (cmd.journal is not None or cmd.resume is not None) and (cmd.baseline or suite.baseline):
+        raise WazaError("--journal and --resume record one pass of the suite per model: use them without an A/B "
+                        "run (--baseline, baseline: true)")
     backend = pick_backend(cmd, suite)
     reports = plan_for_run(cmd.reporters, cmd.reporter_options, registry, cmd.output)
     code, done, failures = ExitCode.OK, [], []
-    with machine_stdout(reports.uses_stdout) as machine:
+    journal = journal_mod.Session(cmd.journal, cmd.resume, models)
+    with machine_stdout(reports.uses_stdout) as machine, contextlib.closing(journal):
         reporter = console.Reporter(console=con,
                                     summary_to_stderr=cmd.output is not None and _is_stdout(cmd.output))
         for i, model in enumerate(models):
             last = i == len(models) - 1
-            doc, engine, finished = run_model(cmd, suite, registry, reporter, model, backend,
+            doc, engine, finished = run_model(cmd, suite, registry, reporter, model, backend, journal,
                                               needs_document=bool(reports.requests) or str(cmd.output) == STDOUT)
             if len(models) > 1:
                 doc.extra["models"] = list(models)
@@ -162,7 +165,7 @@ class _Interrupted(Exception):
 
 
 def run_model(cmd: RunCommand, suite, registry, reporter, model: str, backend: tuple[str, dict],
-              needs_document: bool) -> tuple[ResultsDocument, Engine, FinishedTasks]:
+              journal: journal_mod.Session, needs_document: bool) -> tuple[ResultsDocument, Engine, FinishedTasks]:
     """One model's run (two passes for an A/B run): the document, the last engine and
     what the last pass kept of its finished tasks."""
     from waza_core.run import baseline
@@ -171,19 +174,15 @@ def run_model(cmd: RunCommand, suite, registry, reporter, model: str, backend: t
     passes: list[tuple[Engine, FinishedTasks]] = []
 
     def run_pass(the_suite, skills_off: bool) -> ResultsDocument:
-        from waza_core.run import journal as journal_mod
-
         engine, finished = build_engine(cmd, the_suite, registry, reporter, model, backend, skills_off,
                                         needs_document or ab_run)  # an A/B run merges whole documents
         passes.append((engine, finished))
-        journal = journal_mod.attach(engine, cmd.journal, cmd.resume)
+        journal.attach(engine)
         reporter.start(the_suite, engine)
         try:
             doc = engine.run()
         finally:
             reporter.stop()  # also when a run could not start: give the terminal its cursor back
-            if journal is not None:
-                journal.close()
         if finished.cache is not None:
             finished.cache.mark(doc)
         if engine.cancel.is_set():

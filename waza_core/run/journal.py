@@ -356,18 +356,35 @@ def run_settings(engine) -> dict[str, Any]:
             "trials": engine.plan.trials}
 
 
-def attach(engine, journal_path: Path | None, resume_path: Path | None) -> Journal | None:
-    """Open the journal of ``waza run`` (new, or resumed) and hook it to ``engine``.
-    Without either (the common case) nothing is computed: the suite's fingerprint
-    encodes every task file (50 MB and half a second for 100,000 tasks)."""
-    if journal_path is None and resume_path is None:
-        return None
-    fingerprint, settings = suite_fingerprint(engine.suite), run_settings(engine)
-    if resume_path is not None:
-        journal, runs = resume(resume_path, fingerprint, settings)
-        engine.prior = runs
-    else:
-        assert journal_path is not None
-        journal = Journal.create(journal_path, header(engine.suite, fingerprint, settings))
-    engine.run_observers.append(journal.append)
-    return journal
+class Session:
+    """The journal of one ``waza run`` command, opened at its first pass and shared by
+    the passes of every model (``-m a -m b``): each run's line names its model, and
+    each model's engine takes from a resumed journal only the runs of its own model.
+    The header's ``settings.model`` is the list of models when there are several."""
+
+    def __init__(self, journal_path: Path | None, resume_path: Path | None, models: list[str]) -> None:
+        self.journal_path, self.resume_path, self.models = journal_path, resume_path, models
+        self.journal: Journal | None = None
+        self.prior: PriorRuns | list[CompletedRun] = []
+
+    def attach(self, engine) -> None:
+        """Hook ``engine`` to the journal (opening it, new or resumed, at the first call).
+        Without ``--journal`` or ``--resume`` (the common case) nothing is computed: the
+        suite's fingerprint reads every task's document."""
+        if self.journal_path is None and self.resume_path is None:
+            return
+        if self.journal is None:
+            fingerprint, settings = suite_fingerprint(engine.suite), run_settings(engine)
+            if len(self.models) > 1:
+                settings["model"] = list(self.models)
+            if self.resume_path is not None:
+                self.journal, self.prior = resume(self.resume_path, fingerprint, settings)
+            else:
+                assert self.journal_path is not None
+                self.journal = Journal.create(self.journal_path, header(engine.suite, fingerprint, settings))
+        engine.prior = self.prior  # read again by each model's engine (PriorRuns reads the file anew)
+        engine.run_observers.append(self.journal.append)
+
+    def close(self) -> None:
+        if self.journal is not None:
+            self.journal.close()
