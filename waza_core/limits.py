@@ -26,6 +26,7 @@ DEFAULT_GRADER_TIMEOUT_SECONDS = 300.0
 MAX_RENDERED_PROMPT_CHARS = 16 * 1024 * 1024
 #: all the prompts a ``tasks_from`` file renders together: at most this many times the
 #: file's size plus :data:`TEMPLATE_SLACK_CHARS` characters (the eval's ``inputs`` are
-#: repeated in every row, so some growth is normal; a multiplication is not)
+#: repeated in every row, so some growth is normal: a 1 MiB document used once in each of
+#: 200 rows passes; a multiplication does not)
 TEMPLATE_GROWTH = 64
-TEMPLATE_SLACK_CHARS = 64 * 1024 * 1024
+TEMPLATE_SLACK_CHARS = 256 * 1024 * 1024

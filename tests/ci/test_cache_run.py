@@ -7,8 +7,9 @@ import json
 from tests.ci.conftest import PLUGIN, waza_ci
 
 
-def _run(suite, cache, out, *extra):
-    proc = waza_ci("run", str(suite), "-p", PLUGIN, "--cache", "--cache-dir", str(cache), "-o", str(out), *extra)
+def _run(suite, cache, out, *extra, env=None):
+    proc = waza_ci("run", str(suite), "-p", PLUGIN, "--cache", "--cache-dir", str(cache), "-o", str(out), *extra,
+                   env=env)
     return proc, json.loads(out.read_text("utf-8"))
 
 
@@ -90,3 +91,28 @@ def test_a_corrupt_entry_is_ignored_with_a_warning(ci_suite, tmp_path):
     assert b"Traceback" not in proc.stderr
     proc, doc = _run(ci_suite, cache, tmp_path / "c.json")  # rewritten whole
     assert doc["summary"]["cached_runs"] == 9 and b"corrupt" not in proc.stderr
+
+
+def test_the_key_is_the_same_whether_the_suite_cache_was_used_or_not(ci_suite, tmp_path):
+    """A task loaded through the suite cache keeps its document as compact JSON; the run
+    key reads the document itself, so a run without the suite cache (WAZA_NO_CACHE=1)
+    finds the runs a run with it stored, and the other way round."""
+    cache = tmp_path / "cache"
+    _run(ci_suite, cache, tmp_path / "a.json", env={"WAZA_NO_CACHE": "1"})
+    _proc, warm = _run(ci_suite, cache, tmp_path / "b.json")  # suite cache filled
+    _proc, again = _run(ci_suite, cache, tmp_path / "c.json")  # documents from the suite cache
+    _proc, off = _run(ci_suite, cache, tmp_path / "d.json", env={"WAZA_NO_CACHE": "1"})
+    assert warm["summary"]["cached_runs"] == again["summary"]["cached_runs"] == off["summary"]["cached_runs"] == 9
+
+
+def test_the_key_reads_the_task_document_not_its_stored_form():
+    from pathlib import Path
+
+    from waza_core.model import TaskSpec
+    from waza_core.results.cache import canonical
+
+    doc = {"id": "t", "inputs": {"prompt": "p"}, "b": 1, "a": [1, 2]}
+    kept = TaskSpec(id="t", name="t", prompt="p", file=Path("t.yaml"), raw=doc)
+    blob = b'{"b":1,"a":[1,2],"id":"t","inputs":{"prompt":"p"}}'
+    compact = TaskSpec(id="t", name="t", prompt="p", file=Path("t.yaml"), raw=blob)
+    assert canonical(kept) == canonical(compact) and canonical(kept)["raw"] == canonical(doc)

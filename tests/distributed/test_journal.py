@@ -313,3 +313,25 @@ def test_an_ab_run_with_a_journal_is_exit_2(tmp_path):
     suite = slow_suite(tmp_path / "suite", 1, tmp_path / "log", sleep=0, skill_directories=["skills"])
     proc = cli("run", str(suite), "--baseline", "--journal", str(tmp_path / "runs.jsonl"))
     assert proc.returncode == 2 and b"without an A/B run" in proc.stderr
+
+
+def test_each_models_pass_is_flushed_to_disk_when_it_ends(tmp_path, monkeypatch):
+    from waza_core.run import journal as journal_mod
+
+    suite = slow_suite(tmp_path / "suite", 3, tmp_path / "log", sleep=0)
+    journal = tmp_path / "runs.jsonl"
+    lines_at_sync = []
+    real = os.fdatasync
+    monkeypatch.setattr(journal_mod, "SYNC_INTERVAL", 3600.0)  # no flush on the way: only at ends
+    monkeypatch.setattr(journal_mod.os, "fdatasync",
+                        lambda fd: lines_at_sync.append(journal.read_bytes().count(b"\n")) or real(fd))
+    proc = cli("run", str(suite), "-m", "a", "-m", "b", "--journal", str(journal), "-q")
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert lines_at_sync == [1, 4, 7]  # the header, model a's pass, model b's pass
+
+
+def test_fingerprint_keys_are_written_as_json_writes_them():
+    from waza_core.run.journal import _canonical_key
+
+    for key in ["t1", "çé", True, None, 1.5, 3]:
+        assert _canonical_key(key) == json.dumps(json.loads(json.dumps({key: 0})), ensure_ascii=False)[1:-4].encode()

@@ -133,12 +133,18 @@ def test_a_template_repeating_a_large_variable_is_refused_at_its_row(waza, tmp_p
 def test_prompts_that_multiply_the_data_file_are_refused(waza, tmp_path):
     """Each row's prompt is under the limit of one prompt, but together the rows would
     render hundreds of times the data file: refused at the row that goes over."""
-    suite = _template_suite(tmp_path / "s", 1024 * 1024, ["{{.Vars.big}}"] * 100)
+    suite = _template_suite(tmp_path / "s", 1024 * 1024, ["{{.Vars.big}}" * 4] * 100)
     proc = waza("validate", str(suite))
     no_traceback(proc)
     assert proc.returncode == 2
     line = next(x for x in proc.stderr.decode().splitlines() if "rendered up to this row" in x)
-    assert "rows.csv:66:1: row 65: prompt:" in line and "64 times the file's size plus 64 Mi" in line, line
+    assert "rows.csv:66:1: row 65: prompt:" in line and "64 times the file's size plus 256 Mi" in line, line
+
+
+def test_a_large_document_used_once_per_row_is_not_a_multiplication(waza, tmp_path):
+    suite = _template_suite(tmp_path / "s", 1024 * 1024, ["Summarise: {{.Vars.big}}"] * 100)
+    proc = waza("validate", str(suite))
+    assert proc.returncode == 0, proc.stderr.decode()[-500:]
 
 
 def test_skip_graders_compares_no_scores_between_models(waza, make_suite):

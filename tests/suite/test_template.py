@@ -69,3 +69,13 @@ def test_a_limit_refuses_a_long_result_before_making_it(action):
     with pytest.raises(TooLong):  # 10 GiB if it were made: refused at once
         render(action * 10_000, huge, limit=1024 * 1024)
     assert issubclass(TooLong, TemplateError)  # a row problem like any other
+
+
+@pytest.mark.parametrize("text", ["{{/* c */}}" + "y" * 20_000, "{{- .Vars.name -}}" + "y" * 20_000,
+                                  '{{index .Vars "name"}}' + "y" * 20_000])
+def test_the_literal_after_the_last_action_counts_too(text):
+    from waza_core.suite.template import TooLong
+
+    with pytest.raises(TooLong):
+        render(text, CTX, limit=10_000)
+    assert len(render(text, CTX, limit=30_000)) >= 20_000

@@ -119,7 +119,7 @@ def canonical(value: Any) -> Any:
     import attrs
 
     if attrs.has(type(value)):
-        return {a.name: canonical(getattr(value, a.name)) for a in attrs.fields(type(value))
+        return {_public(a, value): canonical(getattr(value, _public(a, value))) for a in attrs.fields(type(value))
                 if a.name not in _PLACE}
     if isinstance(value, dict):
         return {str(k): canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
@@ -128,6 +128,16 @@ def canonical(value: Any) -> Any:
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     return str(value)
+
+
+def _public(field, value: Any) -> str:
+    """The name a field is read by: a private field with a public property of its init
+    name (``TaskSpec._raw``, read as ``raw``: a document whether the suite cache kept it
+    as compact JSON or not) is keyed and read by that name."""
+    alias = field.alias
+    if alias != field.name and isinstance(getattr(type(value), alias, None), property):
+        return alias
+    return field.name
 
 
 def tree_digest(folder: Path | None) -> str | None:

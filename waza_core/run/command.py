@@ -183,6 +183,7 @@ def run_model(cmd: RunCommand, suite, registry, reporter, model: str, backend: t
             doc = engine.run()
         finally:
             reporter.stop()  # also when a run could not start: give the terminal its cursor back
+            journal.pass_ended()
         if finished.cache is not None:
             finished.cache.mark(doc)
         if engine.cancel.is_set():

@@ -75,13 +75,20 @@ def suite_fingerprint(suite) -> str:
     digest.update(b'{"suite": ' + _canonical(suite.raw) + b', "tasks": {')
     by_id = {t.id: t for t in suite.tasks}  # a dict keeps the last task of an id, as the text did
     for i, task_id in enumerate(sorted(by_id)):
-        digest.update(b"%s%s: %s" % (b", " if i else b"", _canonical(str(task_id)), _canonical(by_id[task_id].raw)))
+        digest.update(b"%s%s: %s" % (b", " if i else b"", _canonical_key(task_id), _canonical(by_id[task_id].raw)))
     digest.update(b"}}")
     return digest.hexdigest()
 
 
 def _canonical(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, default=str, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+def _canonical_key(key: Any) -> bytes:
+    """A mapping key as json.dumps writes it (a task id is a string; anything else is
+    written as json turns it into one: ``true``, ``null``, ``1.5``)."""
+    return _canonical(key if isinstance(key, str) else json.loads(json.dumps({key: 0}))
+                      .popitem()[0])
 
 
 def header(suite, fingerprint: str, settings: dict[str, Any]) -> dict[str, Any]:
@@ -384,6 +391,11 @@ class Session:
                 self.journal = Journal.create(self.journal_path, header(engine.suite, fingerprint, settings))
         engine.prior = self.prior  # read again by each model's engine (PriorRuns reads the file anew)
         engine.run_observers.append(self.journal.append)
+
+    def pass_ended(self) -> None:
+        """Flush what a pass appended to disk (as closing would) before the next model's pass."""
+        if self.journal is not None and self.journal.unsynced:
+            self.journal._sync()
 
     def close(self) -> None:
         if self.journal is not None:

@@ -200,7 +200,11 @@ def load_tasks(eval_file: Path, rel: str, rng_value, inputs: dict[str, str], rep
         report(eval_file, f"tasks_from {rel!r}: {exc}; keep the data file inside {display_path(eval_file.parent)}",
                ("tasks_from",))
         return []
-    if not path.is_file():
+    try:
+        size = path.stat().st_size if path.is_file() else None
+    except OSError:  # gone since is_file() looked
+        size = None
+    if size is None:
         what = "is a folder" if path.is_dir() else "no such file"
         report(eval_file, f"tasks_from {rel!r}: {what} ({display_path(path)})", ("tasks_from",))
         return []
@@ -210,7 +214,7 @@ def load_tasks(eval_file: Path, rel: str, rng_value, inputs: dict[str, str], rep
     tasks: list[TaskSpec] = []
     problems = 0
     saw_prompt = None
-    budget = limits.TEMPLATE_GROWTH * path.stat().st_size + limits.TEMPLATE_SLACK_CHARS  # see limits.py
+    budget = limits.TEMPLATE_GROWTH * size + limits.TEMPLATE_SLACK_CHARS  # see limits.py
     rendered = 0
     try:
         for number, line, row in iter_rows(path, rng):

@@ -111,6 +111,7 @@ def _render(text: str, ctx: Context, limit: int | None = None) -> str:
         if trim_next:
             chunk = chunk.lstrip(_SPACE)
         if start < 0:
+            _too_long(size + len(chunk), limit)
             out.append(chunk)
             return "".join(out)
         body_start = start + 2
