@@ -182,3 +182,15 @@ def test_schema_errors_quote_at_most_a_little_of_a_value(make_suite, registry):
     assert len(info.value.problems) == 2 and len(lines) == 3
     messages = [p.split(": ", 1)[1] for p in lines]
     assert all(len(m) < 150 for m in messages), messages
+
+
+def test_parsing_many_documents_keeps_nothing_per_document():
+    """ruamel.yaml's reused loader records a DocInfo per document it loads; a cold load of
+    100,000 task files kept 100,000 of them."""
+    from waza_core.suite import yamlio
+
+    for i in range(50):
+        yamlio.parse(f"id: t{i}\n")
+    with pytest.raises(yamlio.YamlProblem):
+        yamlio.parse("a: [\n")
+    assert len(yamlio._yaml().doc_infos) == 0
