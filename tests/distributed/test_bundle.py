@@ -147,3 +147,31 @@ def test_a_worker_left_a_zombie_does_not_keep_the_tree(tmp_path, private_tmp):
         assert not tree.exists()
     finally:
         zombie.wait()
+
+
+def test_a_sweep_waits_for_killed_workers_then_removes_the_tree(tmp_path, private_tmp):
+    """A worker killed by the driver never releases the tree, and may still be dying when
+    the last worker that did release looked: the driver's sweep on each node waits for
+    the users to be gone, and leaves a tree a live worker still uses."""
+    import threading
+
+    _project_dir, _suite, _fixtures, recipe = _project(tmp_path)
+    bundle = ray_bundle.make_bundle(recipe, {}, cwd=str(tmp_path))
+    digest = bundle.spec.digest
+    tree = ray_bundle.unpack_once(digest, lambda: bundle.data)  # this process: a live user
+    dying = subprocess.Popen(["sleep", "30"])
+    try:
+        (ray_bundle.cache_root() / f"{digest}.users" / str(dying.pid)).touch()
+        (ray_bundle.cache_root() / f".{digest}-half").mkdir()  # a worker killed while unpacking
+        ray_bundle.release(digest)  # the last worker that says so: the dying one still runs
+        assert tree.exists()
+        assert ray_bundle.sweep(digest, 0.3) is False and tree.exists()  # still there after the wait
+        threading.Timer(0.3, dying.kill).start()
+        threading.Timer(0.4, dying.wait).start()
+        assert ray_bundle.sweep(digest, 10) is True  # waited for it to die
+        assert not tree.exists() and not (ray_bundle.cache_root() / f"{digest}.users").exists()
+        assert not (ray_bundle.cache_root() / f".{digest}-half").exists()
+    finally:
+        dying.kill()
+        dying.wait()
+    assert ray_bundle.sweep(digest, 0) is True  # a node that has no copy: nothing to do

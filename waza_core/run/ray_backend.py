@@ -58,6 +58,9 @@ INSTALL_HINT = 'pip install "waza[ray]"'
 STOP_GRACE_SECONDS = 10.0
 #: how long closing the actors (executor and graders shut down) may take
 CLOSE_SECONDS = 30.0
+#: after workers were killed, how long each node waits for them to die before it removes
+#: the unpacked suite
+SWEEP_SECONDS = 10.0
 #: how often the pool size is checked against the cluster's CPUs
 POOL_CHECK_SECONDS = 1.0
 #: the variable that keeps Ray on the loopback address (see :func:`connect`)
@@ -181,6 +184,7 @@ class RayBackend(Backend):
         self.next_pool_check = 0.0
         self.stopped = False
         self.log = None
+        self.killed_busy = False  # an actor was killed before it gave its copy of the suite back
 
     # -- the Backend calls ----------------------------------------------------------------
     def submit(self, units: Sequence[RunUnit]) -> None:
@@ -217,16 +221,38 @@ class RayBackend(Backend):
         try:
             if self.inflight:  # the driver stopped reading (an error): stop the runs first
                 self._stop_inflight()
-            ready = [s for s in self.idle]
-            closing = [s.actor.close.remote() for s in ready]
+            closing = {s.actor.close.remote(): s for s in self.idle}
             if closing:
-                ray.wait(closing, num_returns=len(closing), timeout=CLOSE_SECONDS)
+                done, _ = ray.wait(list(closing), num_returns=len(closing), timeout=CLOSE_SECONDS)
+                for ref in done:
+                    closed = closing[ref]
+                    self.idle.remove(closed)
+                    self._kill(closed, closed=True)
         finally:
             for slot in [*self.idle, *self.starting.values()]:
                 self._kill(slot)
             self.idle.clear()
             self.starting.clear()
             self.bundle_ref = None
+            if self.killed_busy:
+                self._sweep()
+
+    def _sweep(self) -> None:
+        """Remove the unpacked suite from every node once the workers killed there are
+        gone (a killed worker never gives its copy back; see ray_bundle.sweep)."""
+        from waza_core.run import ray_bundle
+
+        ray = self.ray
+        try:
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+            nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
+            task = ray.remote(ray_bundle.sweep).options(num_cpus=0, max_retries=0)
+            refs = [task.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False))
+                    .remote(self.spec.digest, SWEEP_SECONDS) for node in nodes]
+            ray.wait(refs, num_returns=len(refs), timeout=SWEEP_SECONDS + CLOSE_SECONDS)
+        except Exception as exc:  # a cluster going away: the next run on the node reuses or replaces the copy
+            self.log.warning("could not remove the unpacked suite from the Ray nodes", reason=_short(exc))
 
     # -- start ----------------------------------------------------------------------------
     def _start(self) -> None:
@@ -370,7 +396,10 @@ class RayBackend(Backend):
                     self._kill(slot)
         self.inflight.clear()
 
-    def _kill(self, slot: _Slot) -> None:
+    def _kill(self, slot: _Slot, closed: bool = False) -> None:
+        """Kill an actor; unless it ``closed`` first (and so gave its copy of the suite
+        back), the nodes are swept at the end (see :meth:`_sweep`)."""
+        self.killed_busy = self.killed_busy or not closed
         try:
             self.ray.kill(slot.actor, no_restart=True)
         except Exception:

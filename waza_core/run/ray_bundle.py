@@ -32,6 +32,7 @@ import shutil
 import stat
 import tarfile
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -251,15 +252,40 @@ def release(digest: str) -> None:
 
     Workers that died without saying so (a killed process) are recognised by their pid
     no longer running, so a lost worker does not keep the tree for ever."""
-    base = cache_root()
+    _remove_if_unused(cache_root(), digest, os.getpid())
+
+
+def _remove_if_unused(base: Path, digest: str, leaving: int | None = None) -> bool:
+    """Forget the users of ``digest`` that are gone (and ``leaving``); remove the tree
+    when none is left. True when it is gone."""
     with _Locked(base, digest):
         users = _users(base, digest)
         for entry in os.listdir(users):
-            if entry == str(os.getpid()) or not _alive(entry):
+            if entry == str(leaving) or not _alive(entry):
                 try:
                     os.unlink(users / entry)
                 except OSError:
                     pass
-        if not os.listdir(users):
-            shutil.rmtree(base / digest, ignore_errors=True)
-            os.rmdir(users)
+        if os.listdir(users):
+            return False
+        shutil.rmtree(base / digest, ignore_errors=True)
+        for debris in base.glob(f".{digest}-*"):  # a worker killed while unpacking (the lock is ours now)
+            shutil.rmtree(debris, ignore_errors=True)
+        os.rmdir(users)
+    return True
+
+
+def sweep(digest: str, wait_seconds: float) -> bool:
+    """Remove this node's tree of ``digest`` once its users are all gone, waiting up to
+    ``wait_seconds`` for them to die: the driver runs it on every node after it killed
+    workers (a killed worker never releases, and may still be dying when the last one
+    that did looked). A tree some live worker still uses is left. True when removed."""
+    base = Path(tempfile.gettempdir()) / f"waza-ray-{os.getuid()}"
+    if not (base / f"{digest}.users").is_dir():
+        return True  # nothing unpacked on this node (or already removed)
+    deadline = time.monotonic() + wait_seconds
+    while not _remove_if_unused(cache_root(), digest):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.1)
+    return True
