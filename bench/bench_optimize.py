@@ -103,6 +103,7 @@ def in_process(root: Path, suite: Path, repeat: int) -> tuple[float, float]:
     from waza_core.optimize.evaluate import EvalRecord, evaluate
     from waza_core.optimize.loop import Interrupts, OptimizeConfig, OptimizerRun, prepare_output_dir
     from waza_core.plugins import get_registry
+    from waza_core.results.codec import results_to_json
     from waza_core.results.io import dumps, write_atomic
     from waza_core.run.engine import Engine, RunOptions
 
@@ -120,7 +121,7 @@ def in_process(root: Path, suite: Path, repeat: int) -> tuple[float, float]:
 
     def plain_once():
         results = Engine(run.suite, registry, RunOptions(task_ids=ids)).run()
-        write_atomic(root / "plain-inproc.json", dumps(results), 0o600)
+        write_atomic(root / "plain-inproc.json", dumps(results_to_json(results)), 0o600)
 
     index = iter(range(10_000))
 

@@ -76,26 +76,26 @@ def raw_spawns(argv: list[str], jobs: list[tuple[bytes, dict]], workers: int) ->
     return time.perf_counter() - t0
 
 
-def waza_engine(suite, registry, workers: int) -> tuple[float, dict]:
+def waza_engine(suite, registry, workers: int):
+    """(seconds, the results document) of one in-process run of ``suite``."""
+    from waza_core.results.codec import task_to_json
     from waza_core.run.engine import Engine, RunOptions
 
     t0 = time.perf_counter()
     outcome = Engine(suite, registry, RunOptions(parallel=workers > 1, workers=workers)).run()
     elapsed = time.perf_counter() - t0
-    if outcome["summary"]["succeeded"] != outcome["summary"]["total_tests"]:
-        bad = next(t for t in outcome["tasks"] if t["status"] != "passed")
+    if outcome.summary.succeeded != outcome.summary.total_tests:
+        bad = task_to_json(next(t for t in outcome.tasks if t.status != "passed"))
         raise SystemExit(f"waza run did not pass: {json.dumps(bad['runs'][0]['validations'])[:500]}")
     return elapsed, outcome
 
 
-def raw_jobs(outcome: dict, ctx_dir: Path) -> list[tuple[bytes, dict]]:
+def raw_jobs(outcome, ctx_dir: Path) -> list[tuple[bytes, dict]]:
     """The same stdin as waza gave, and a context file per task written beforehand (not timed)."""
-    from waza_core.run.engine import evidence_from_run
-
     jobs = []
-    for task in outcome["tasks"]:
-        evidence = evidence_from_run(task["runs"][0])
-        path = ctx_dir / f"{task['test_id']}.json"
+    for task in outcome.tasks:
+        evidence = task.runs[0].evidence()
+        path = ctx_dir / f"{task.test_id}.json"
         path.write_text(json.dumps(evidence.context_json(), ensure_ascii=False), encoding="utf-8")
         env = dict(os.environ, WAZA_WORKSPACE_DIR=str(ctx_dir), WAZA_GRADING_CONTEXT=str(path))
         jobs.append((evidence.output.encode("utf-8"), env))
