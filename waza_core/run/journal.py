@@ -269,7 +269,7 @@ def read(path: Path, fingerprint: str, settings: dict[str, Any]) -> tuple[PriorR
     journal of 100,000 runs does not hold 100,000 transcripts (~3 KB each) at once."""
     from waza_core.results.codec import decode_run
 
-    spans = array("q")  # (offset, length) of the first line of each unit
+    spans = array("q")  # offset, length and line number of the first line of each unit
     seen: set[tuple[str, int, str]] = set()
     complete = 0  # bytes up to the end of the last complete line
     try:
