@@ -309,10 +309,34 @@ def test_a_multi_model_run_shares_one_journal_and_resumes_per_model(tmp_path):
     assert proc.returncode == 2 and b"with model ['a', 'b'], this run has 'a'" in proc.stderr
 
 
-def test_an_ab_run_with_a_journal_is_exit_2(tmp_path):
-    suite = slow_suite(tmp_path / "suite", 1, tmp_path / "log", sleep=0, skill_directories=["skills"])
-    proc = cli("run", str(suite), "--baseline", "--journal", str(tmp_path / "runs.jsonl"))
-    assert proc.returncode == 2 and b"without an A/B run" in proc.stderr
+def test_an_ab_run_journals_both_passes_and_resumes_the_baseline_pass(tmp_path):
+    """``--baseline``: the second pass's lines say ``"pass": "baseline"``; a resume runs
+    only what each pass lacks and writes the merged A/B results again."""
+    log = tmp_path / "graded.log"
+    suite = slow_suite(tmp_path / "suite", 3, log, sleep=0, skill_directories=["skills"])
+    (suite.parent / "skills").mkdir()
+    journal, out = tmp_path / "runs.jsonl", tmp_path / "out.json"
+    first = cli("run", str(suite), "--baseline", "--journal", str(journal), "-o", str(out), "-q")
+    assert first.returncode in (0, 1), first.stderr.decode()  # 1: the skills did not raise the success rate
+    lines = journal.read_bytes().split(b"\n")
+    assert json.loads(lines[0])["settings"]["baseline"] is True
+    runs = [json.loads(line) for line in lines[1:-1]]
+    assert [r.get("pass") for r in runs] == [None] * 3 + ["baseline"] * 3
+    # a crash during the baseline pass: its last two runs never reached the journal
+    journal.write_bytes(b"\n".join(lines[:5]) + b"\n")
+    lost = {json.loads(line)["task_id"] for line in lines[5:-1]}
+    out.unlink()
+    before = gradings(log)
+    proc = cli("run", str(suite), "--baseline", "--resume", str(journal), "-o", str(out), "-q")
+    assert proc.returncode == first.returncode, proc.stderr.decode()
+    assert gradings(log) - before == {task: 1 for task in lost}  # the first pass ran nothing again
+    doc = json.loads(out.read_bytes())
+    assert doc["is_baseline"] is True and len(doc["baseline_outcome"]["tasks"]) == 3 and len(doc["tasks"]) == 3
+    assert all("skill_impact" in t for t in doc["tasks"])
+    assert len(journal.read_bytes().split(b"\n")) == 8  # header, 6 runs, ""
+    proc = cli("run", str(suite), "--resume", str(journal), "-q")  # the same journal, without --baseline
+    assert proc.returncode == 2
+    assert b"written by an A/B run (--baseline), this is a run without --baseline" in proc.stderr
 
 
 def test_each_models_pass_is_flushed_to_disk_when_it_ends(tmp_path, monkeypatch):

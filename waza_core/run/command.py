@@ -102,13 +102,10 @@ def run_command(cmd: RunCommand) -> int:
         raise WazaError("-o - writes one results document; with several models use -o FILE (one file per "
                         "model) or --output-dir")
     check_model_targets(cmd, suite.name, models)
-    if (cmd.journal is not None or cmd.resume is not None) and (cmd.baseline or suite.baseline):
-        raise WazaError("--journal and --resume record one pass of the suite per model: use them without an A/B "
-                        "run (--baseline, baseline: true)")
     backend = pick_backend(cmd, suite)
     reports = plan_for_run(cmd.reporters, cmd.reporter_options, registry, cmd.output)
     code, done, failures = ExitCode.OK, [], []
-    journal = journal_mod.Session(cmd.journal, cmd.resume, models)
+    journal = journal_mod.Session(cmd.journal, cmd.resume, models, ab_run=bool(cmd.baseline or suite.baseline))
     with machine_stdout(reports.uses_stdout) as machine, contextlib.closing(journal):
         reporter = console.Reporter(console=con,
                                     summary_to_stderr=cmd.output is not None and _is_stdout(cmd.output))
@@ -177,7 +174,7 @@ def run_model(cmd: RunCommand, suite, registry, reporter, model: str, backend: t
         engine, finished = build_engine(cmd, the_suite, registry, reporter, model, backend, skills_off,
                                         needs_document or ab_run)  # an A/B run merges whole documents
         passes.append((engine, finished))
-        journal.attach(engine)
+        journal.attach(engine, baseline=skills_off)
         reporter.start(the_suite, engine)
         try:
             doc = engine.run()

@@ -8,6 +8,9 @@ finished run::
     {"waza_journal": 1, "suite": "<sha256>", "eval_name": "...", "settings": {...}, "created": "..."}
     {"task_id": "t1", "trial": 1, "model": "m", "run": {<the run, as in the results file>}}
 
+A run of the second pass of an A/B run (``--baseline``: the suite without its skills)
+carries ``"pass": "baseline"`` as well.
+
 **Durability.** Each line is one ``write`` of the whole line to a file opened with
 ``O_APPEND``: once ``write`` returns, the line is in the operating system's hands and
 survives the death of the waza process, ``SIGKILL`` included. Surviving a crash of the
@@ -55,7 +58,7 @@ JOURNAL_VERSION = 1
 #: at most this many seconds between two flushes to disk (``fdatasync``)
 SYNC_INTERVAL = 1.0
 #: the settings that must be equal to resume a journal: they change what a run means
-CHECKED_SETTINGS = ("executor", "model", "judge_model", "skip_graders")
+CHECKED_SETTINGS = ("executor", "model", "judge_model", "skip_graders", "baseline")
 
 
 def suite_fingerprint(suite) -> str:
@@ -98,12 +101,18 @@ def header(suite, fingerprint: str, settings: dict[str, Any]) -> dict[str, Any]:
             "settings": settings, "created": created}
 
 
-def entry(done: CompletedRun) -> bytes:
-    """One journal line: the run's unit and the run as the results file has it."""
+#: the ``pass`` of a run of an A/B run's second pass (without skills); the first has none
+BASELINE_PASS = "baseline"
+
+
+def entry(done: CompletedRun, baseline: bool = False) -> bytes:
+    """One journal line: the run's unit (and pass) and the run as the results file has it."""
     from waza_core.results.codec import run_to_json
 
-    line = {"task_id": done.unit.task_id, "trial": done.unit.trial, "model": done.unit.model,
-            "run": run_to_json(done.run)}
+    line: dict[str, Any] = {"task_id": done.unit.task_id, "trial": done.unit.trial, "model": done.unit.model}
+    if baseline:
+        line["pass"] = BASELINE_PASS
+    line["run"] = run_to_json(done.run)
     return (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8", "surrogatepass")
 
 
@@ -205,9 +214,10 @@ class Journal:
         return cls(path, fd, regular)
 
     # -- writing ------------------------------------------------------------------
-    def append(self, done: CompletedRun) -> None:
-        """Record one finished run (called by the engine before it aggregates the run)."""
-        self._write(entry(done))
+    def append(self, done: CompletedRun, baseline: bool = False) -> None:
+        """Record one finished run (called by the engine before it aggregates the run);
+        ``baseline``: a run of an A/B run's second pass."""
+        self._write(entry(done, baseline))
         self.unsynced = True
         if self.regular and time.monotonic() - self.last_sync >= SYNC_INTERVAL:
             self._sync()
@@ -269,8 +279,8 @@ def read(path: Path, fingerprint: str, settings: dict[str, Any]) -> tuple[PriorR
     journal of 100,000 runs does not hold 100,000 transcripts (~3 KB each) at once."""
     from waza_core.results.codec import decode_run
 
-    spans = array("q")  # offset, length and line number of the first line of each unit
-    seen: set[tuple[str, int, str]] = set()
+    spans = array("q")  # offset, length, line number and pass (1: baseline) of the first line of each unit
+    seen: set[tuple[str, int, str, bool]] = set()
     complete = 0  # bytes up to the end of the last complete line
     try:
         with open(path, "rb") as fh:
@@ -281,10 +291,10 @@ def read(path: Path, fingerprint: str, settings: dict[str, Any]) -> tuple[PriorR
                 if number == 1:
                     _check_header(path, raw, fingerprint, settings)
                     continue
-                key, _run = _entry(path, number, raw, decode_run)
-                if key not in seen:
-                    seen.add(key)
-                    spans.extend((start, len(raw), number))
+                key, baseline, _run = _entry(path, number, raw, decode_run)
+                if (*key, baseline) not in seen:
+                    seen.add((*key, baseline))
+                    spans.extend((start, len(raw), number, baseline))
             size = fh.tell()
     except OSError as exc:
         raise WazaError(f"--resume {path}: cannot read: {exc.strerror}") from None
@@ -295,14 +305,23 @@ def read(path: Path, fingerprint: str, settings: dict[str, Any]) -> tuple[PriorR
 
 class PriorRuns:
     """The runs of a resumed journal, decoded from their lines one at a time as they are
-    iterated (once: the engine aggregates each and lets it go)."""
+    iterated (the engine aggregates each and lets it go); :meth:`of_pass` gives those
+    of one pass of an A/B run."""
 
-    def __init__(self, path: Path, spans: array) -> None:
+    def __init__(self, path: Path, spans: array, baseline: bool | None = None) -> None:
         self.path = path
-        self.spans = spans  # offset, length, line number of each run's line, flat
+        self.spans = spans  # offset, length, line number and pass of each run's line, flat
+        self.baseline = baseline  # only the runs of this pass (None: all)
+
+    def of_pass(self, baseline: bool) -> PriorRuns:
+        return PriorRuns(self.path, self.spans, baseline)
+
+    def _chosen(self) -> Iterator[int]:
+        spans, want = self.spans, self.baseline
+        return (i for i in range(0, len(spans), 4) if want is None or bool(spans[i + 3]) == want)
 
     def __len__(self) -> int:
-        return len(self.spans) // 3
+        return sum(1 for _ in self._chosen())
 
     def __iter__(self) -> Iterator[CompletedRun]:
         from waza_core.results.codec import decode_run
@@ -310,19 +329,22 @@ class PriorRuns:
         spans = self.spans
         try:
             with open(self.path, "rb") as fh:
-                for i in range(0, len(spans), 3):
+                for i in self._chosen():
                     fh.seek(spans[i])
-                    key, run = _entry(self.path, spans[i + 2], fh.read(spans[i + 1]), decode_run)
+                    key, _baseline, run = _entry(self.path, spans[i + 2], fh.read(spans[i + 1]), decode_run)
                     yield CompletedRun(RunUnit(*key), run)
         except OSError as exc:
             raise WazaError(f"--resume {self.path}: cannot read: {exc.strerror}") from None
 
 
-def _entry(path: Path, number: int, raw: bytes, decode_run) -> tuple[tuple[str, int, str], Any]:
+def _entry(path: Path, number: int, raw: bytes, decode_run) -> tuple[tuple[str, int, str], bool, Any]:
+    """(unit key, of the baseline pass, run) of one journal line."""
     try:
         obj = json.loads(raw)
         key = (obj["task_id"], obj["trial"], obj["model"])
         if not (isinstance(key[0], str) and isinstance(key[1], int) and isinstance(key[2], str)):
+            raise TypeError
+        if obj.get("pass", BASELINE_PASS) != BASELINE_PASS:
             raise TypeError
         run = decode_run(obj["run"], f"{path}:{number}")
     except (ValueError, KeyError, TypeError):
@@ -330,7 +352,7 @@ def _entry(path: Path, number: int, raw: bytes, decode_run) -> tuple[tuple[str, 
                         "remove the line to resume without it)") from None
     if run is None:
         raise WazaError(f"{path}:{number}: the run is not a JSON object")
-    return key, run
+    return key, "pass" in obj, run
 
 
 def _check_header(path: Path, raw: bytes, fingerprint: str, settings: dict[str, Any]) -> None:
@@ -350,6 +372,11 @@ def _check_header(path: Path, raw: bytes, fingerprint: str, settings: dict[str, 
                         "(eval.yaml, a task file or an input file); start a new journal with --journal")
     written = head.get("settings") if isinstance(head.get("settings"), dict) else {}
     for key in CHECKED_SETTINGS:
+        if written.get(key) != settings.get(key) and key == "baseline":
+            kinds = ("an A/B run (--baseline)", "a run without --baseline")
+            was, now = (kinds[0], kinds[1]) if written.get(key) else (kinds[1], kinds[0])
+            raise WazaError(f"--resume {path}: the journal was written by {was}, this is {now}; "
+                            "resume with the same settings")
         if written.get(key) != settings.get(key):
             raise WazaError(f"--resume {path}: the journal was written with {key} {written.get(key)!r}, "
                             f"this run has {settings.get(key)!r}; resume with the same settings")
@@ -365,32 +392,40 @@ def run_settings(engine) -> dict[str, Any]:
 
 class Session:
     """The journal of one ``waza run`` command, opened at its first pass and shared by
-    the passes of every model (``-m a -m b``): each run's line names its model, and
-    each model's engine takes from a resumed journal only the runs of its own model.
-    The header's ``settings.model`` is the list of models when there are several."""
+    every pass: of every model (``-m a -m b``; each run's line names its model) and both
+    passes of an A/B run (the second pass's lines say ``"pass": "baseline"``). Each
+    pass's engine takes from a resumed journal only the runs of its own model and pass.
+    The header's ``settings.model`` is the list of models when there are several, and
+    ``settings.baseline`` is true for an A/B run."""
 
-    def __init__(self, journal_path: Path | None, resume_path: Path | None, models: list[str]) -> None:
-        self.journal_path, self.resume_path, self.models = journal_path, resume_path, models
+    def __init__(self, journal_path: Path | None, resume_path: Path | None, models: list[str],
+                 ab_run: bool = False) -> None:
+        self.journal_path, self.resume_path, self.models, self.ab_run = journal_path, resume_path, models, ab_run
         self.journal: Journal | None = None
-        self.prior: PriorRuns | list[CompletedRun] = []
+        self.prior: PriorRuns | None = None
 
-    def attach(self, engine) -> None:
-        """Hook ``engine`` to the journal (opening it, new or resumed, at the first call).
-        Without ``--journal`` or ``--resume`` (the common case) nothing is computed: the
-        suite's fingerprint reads every task's document."""
+    def attach(self, engine, baseline: bool = False) -> None:
+        """Hook ``engine`` (of the baseline pass of an A/B run when ``baseline``) to the
+        journal, opening it, new or resumed, at the first call. Without ``--journal`` or
+        ``--resume`` (the common case) nothing is computed: the suite's fingerprint reads
+        every task's document."""
         if self.journal_path is None and self.resume_path is None:
             return
         if self.journal is None:
             fingerprint, settings = suite_fingerprint(engine.suite), run_settings(engine)
             if len(self.models) > 1:
                 settings["model"] = list(self.models)
+            if self.ab_run:
+                settings["baseline"] = True
             if self.resume_path is not None:
                 self.journal, self.prior = resume(self.resume_path, fingerprint, settings)
             else:
                 assert self.journal_path is not None
                 self.journal = Journal.create(self.journal_path, header(engine.suite, fingerprint, settings))
-        engine.prior = self.prior  # read again by each model's engine (PriorRuns reads the file anew)
-        engine.run_observers.append(self.journal.append)
+        if self.prior is not None:  # read again by each pass's engine (PriorRuns reads the file anew)
+            engine.prior = self.prior.of_pass(baseline)
+        journal = self.journal
+        engine.run_observers.append(lambda done: journal.append(done, baseline))
 
     def pass_ended(self) -> None:
         """Flush what a pass appended to disk (as closing would) before the next model's pass."""
