@@ -119,8 +119,8 @@ def canonical(value: Any) -> Any:
     import attrs
 
     if attrs.has(type(value)):
-        return {_public(a, value): canonical(getattr(value, _public(a, value))) for a in attrs.fields(type(value))
-                if a.name not in _PLACE}
+        names = [_public(a, value) for a in attrs.fields(type(value)) if a.name not in _PLACE]
+        return {name: canonical(getattr(value, name)) for name in names}
     if isinstance(value, dict):
         return {str(k): canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
     if isinstance(value, (list, tuple)):

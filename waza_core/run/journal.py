@@ -90,8 +90,9 @@ def _canonical(value: Any) -> bytes:
 def _canonical_key(key: Any) -> bytes:
     """A mapping key as json.dumps writes it (a task id is a string; anything else is
     written as json turns it into one: ``true``, ``null``, ``1.5``)."""
-    return _canonical(key if isinstance(key, str) else json.loads(json.dumps({key: 0}))
-                      .popitem()[0])
+    if not isinstance(key, str):
+        key = json.loads(json.dumps({key: 0})).popitem()[0]
+    return _canonical(key)
 
 
 def header(suite, fingerprint: str, settings: dict[str, Any]) -> dict[str, Any]:
