@@ -50,6 +50,8 @@ from typing import Any
 
 import msgspec
 
+from waza_core.safe_write import write_file
+
 FORMAT = 2
 #: a checked document is cached only if its JSON is at most this many times the size
 #: of its source (plus :data:`GROWTH_SLACK` bytes): a file whose aliases multiply it
@@ -267,7 +269,6 @@ class SuiteCache:
         stale = self._buf and self._pos < len(self._buf)
         if not (self.dirty or self._reordered or stale):
             return
-        from waza_core.results.io import write_atomic
 
         try:
             for folder in (self.dir, self.dir / "suites"):
@@ -281,7 +282,7 @@ class SuiteCache:
             for i in range(0, len(visits), 2):
                 start = visits[i]
                 out += view[start:visits[i + 1]] if start >= 0 else self._new[-1 - start]
-            write_atomic(self.path, bytes(out), 0o600)
+            write_file(self.path, bytes(out), 0o600)
         except Exception:  # a cache that cannot be written is only a slower next load
             pass
 
