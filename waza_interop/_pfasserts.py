@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import attrs
 
@@ -309,7 +310,45 @@ def _is_json(value, inverse):
     return [code_grader(f"!{IS_JSON}" if inverse else IS_JSON)]
 
 
+#: names a waza code assertion (JavaScript) and promptfoo's javascript assertion both see alike
+JS_NAMES = {"output", "Array", "Object", "String", "Number", "Boolean", "Math", "JSON", "RegExp", "parseInt",
+            "parseFloat", "isNaN", "isFinite", "undefined", "NaN", "Infinity", "true", "false", "null",
+            "typeof", "instanceof", "new", "in", "of", "void", "try", "catch", "finally", "return", "if",
+            "else", "function", "const", "let"}
+_IDENT = re.compile(r"(?<![\w$.])([A-Za-z_$][\w$]*)")
+_ARROW_PARAMS = re.compile(r"\(?\s*([A-Za-z_$][\w$]*(?:\s*,\s*[A-Za-z_$][\w$]*)*)\s*\)?\s*=>")
+_STRINGS = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
+
+
+def boolean_expression(value: str) -> str | None:
+    """The expression ``E`` when ``value`` is ``Boolean(E)`` on one line using only names both
+    evaluators define, else None."""
+    if not value.startswith("Boolean(") or not value.endswith(")") or "\n" in value or "`" in value:
+        return None
+    code = _STRINGS.sub('""', value)
+    depth = 0
+    for k, ch in enumerate(code[7:], 7):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth <= 0 and k < len(code) - 1:
+            return None
+    params = {p.strip() for m in _ARROW_PARAMS.finditer(code) for p in m.group(1).split(",")}
+    params.update(re.findall(r"catch\s*\(\s*([A-Za-z_$][\w$]*)\s*\)", code))
+    names = set(_IDENT.findall(code))
+    if names - JS_NAMES - params:
+        return None
+    return value[len("Boolean("):-1]
+
+
+def _javascript(value, inverse):
+    if not isinstance(value, str) or boolean_expression(value) is None:
+        return ("runs JavaScript with promptfoo's (output, context) and score rules; only a one-line "
+                "Boolean(<expression>) over output and JavaScript's built-in objects maps exactly")
+    return [code_grader(f"!{value}" if inverse else value)]
+
+
 _EXACT = {
+    "javascript": _javascript,
     "contains": _contains, "icontains": _icontains, "contains-all": _contains_all,
     "contains-any": _contains_any, "icontains-any": _icontains_list(False),
     "icontains-all": _icontains_list(True), "starts-with": _starts_with, "equals": _equals,
