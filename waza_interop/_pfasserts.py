@@ -34,10 +34,6 @@ from waza_interop import _jsregex
 from waza_interop._js import NotJs, to_string
 from waza_interop._nunjucks import Unrenderable, render
 
-#: binary assertion types whose ``threshold`` promptfoo ignores
-BINARY = {"contains", "icontains", "contains-any", "icontains-any", "contains-all", "icontains-all",
-          "starts-with", "equals", "regex", "is-json"}
-
 LLM_JUDGED = {"llm-rubric", "g-eval", "factuality", "model-graded-closedqa", "model-graded-factuality",
               "answer-relevance", "context-faithfulness", "context-recall", "context-relevance",
               "conversation-relevance", "pi", "select-best", "max-score", "search-rubric",
@@ -113,10 +109,6 @@ def map_assertion(item, where, variables: dict, approximate: bool, label: str) -
                           lambda: Mapped([], [f"{label}: weight 0 (always passes in promptfoo): left out"]))
     inverse = kind.startswith("not-")
     base = kind[4:] if inverse else kind
-    if "threshold" in item and base not in BINARY:
-        return _refuse_or(approximate, where(("threshold",)),
-                          f"{label} has a threshold: a score threshold has no waza equivalent",
-                          lambda: _approximate_other(item, base, inverse, where, variables, label))
     if base == "assert-set":
         return Refusal(where(("type",)), f"{label}: assert-set is flattened by the caller")  # pragma: no cover
     handler = _EXACT.get(base)
@@ -138,7 +130,7 @@ def map_assertion(item, where, variables: dict, approximate: bool, label: str) -
         return Refusal(where(("value",)), f"{label}: the value is read from a file (file://); inline it")
     result = handler(value, inverse)
     if isinstance(result, str):
-        return Refusal(where(("value",) if "value" in item else ("type",)), f"{label}: {result}")
+        return Refusal(where(("value",) if "value" in item else ("type",)), f"{label} ({kind}): {result}")
     if weight > 0 and weight != 1:
         for g in result:
             g["weight"] = weight
@@ -305,7 +297,9 @@ IS_JSON = "(() => { try { JSON.parse(output); return true; } catch (e) { return 
 
 
 def _is_json(value, inverse):
-    if value not in (None, "", {}):
+    falsy = value is None or value is False or value == "" or (
+        isinstance(value, (int, float)) and not isinstance(value, bool) and (value == 0 or math.isnan(value)))
+    if not falsy and value != {}:  # promptfoo checks a schema only for a truthy value; {} accepts all
         return "a JSON schema is checked with ajv, whose drafts and formats differ from waza's json_schema"
     return [code_grader(f"!{IS_JSON}" if inverse else IS_JSON)]
 

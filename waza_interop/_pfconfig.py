@@ -85,14 +85,19 @@ class Reader:
 
     def __init__(self, config: Path, approximate: bool, shown: str | None = None):
         self.config = config
-        self.base = config.parent
+        self.base = config.parent.resolve()
         self.approximate = approximate
         self.shown = shown or str(config)
-        self.problems: list[str] = []
+        self._problems: dict[str, bool] = {}  # message -> inside an assertion (kept in order, once)
         self.notes: list[str] = []
 
-    def refuse(self, where: str, message: str) -> None:
-        self.problems.append(f"{where}: {message}")
+    @property
+    def problems(self) -> list[str]:
+        """Every refusal once; those inside an assertion first (the usual reason to refuse)."""
+        return [m for m, a in self._problems.items() if a] + [m for m, a in self._problems.items() if not a]
+
+    def refuse(self, where: str, message: str, assertion: bool = False) -> None:
+        self._problems.setdefault(f"{where}: {message}", assertion)
 
     def approx(self, where: str, message: str, note: str) -> bool:
         """Refuse, or with --approximate record ``note`` and return True (go on)."""
@@ -138,7 +143,11 @@ class Reader:
         default = self.default_test(doc, root)
         tests = self.tests(doc, root)
         tasks: list[Task] = []
-        if default is not None and prompts is not None:
+        if not prompts:  # refused: go on with a stand-in, so the assertions are checked too
+            prompts = [(DEFAULT_PROMPT, doc, ("prompts",))]
+        if default is None:
+            default = _Test({}, doc, ("defaultTest",))
+        if True:
             several = len(prompts) > 1
             for j, test in enumerate(tests, 1):
                 for i, (raw, pdoc, ppath) in enumerate(prompts, 1):
@@ -206,6 +215,17 @@ class Reader:
             return []
         if not _maybe_file_path(raw):
             return [(raw, doc, path)]
+        name = raw[7:] if raw.startswith("file://") else raw
+        if not (self.base / name).is_file():
+            if _has_magic(name):
+                if any(self.base.glob(name)) if not name.startswith("/") else True:
+                    self.refuse(doc.where(path), f"the prompt {raw!r} is a glob of prompt files; list the files")
+                    return []
+                return [(raw, doc, path)]  # promptfoo: a glob that matches nothing is the prompt text
+            self.refuse(doc.where(path), f"promptfoo reads the prompt {raw[:60]!r} as a file path (it has no "
+                        "newline and contains / or a file extension), and there is no such file, so promptfoo "
+                        "stops with 'There are no prompts'")
+            return []
         target = self.file_ref(raw, doc, path)
         if target is None:
             return []
@@ -222,8 +242,16 @@ class Reader:
                 self.refuse(doc.where(path), f"{raw}: the JSON prompt references other files")
                 return []
             return [(_js.stringify(parsed, 0), doc, path)]
+        if suffix == ".md":
+            return [(text, doc, path)]
+        if suffix in (".yaml", ".yml"):
+            data = load_yaml(target, self.rel(target)).data
+            if "file://" in text or _has_foreign(data):
+                self.refuse(doc.where(path), f"{raw}: the YAML prompt references other files or holds dates")
+                return []
+            return [(_js.stringify(data, 0), doc, path)]
         self.refuse(doc.where(path), f"prompt files of type {suffix or '(none)'} are not translated "
-                    "(only .txt and .json)")
+                    "(.txt, .json, .yaml, .md)")
         return []
 
     # ---- tests --------------------------------------------------------------------
@@ -359,13 +387,16 @@ class Reader:
                                            "left out"):
                             ok = False
         variables = self.variables(test, default)
-        if variables is None or not ok:
-            return None
+        if variables is None:
+            ok = False
+            variables = {"resolved": {}}
+        prompt = ""
         try:
             prompt = render_prompt(raw, variables)
         except (Unrenderable, _js.NotJs) as exc:
-            self.refuse(pdoc.where(ppath), f"the prompt cannot be rendered exactly for test {task_id}: {exc}")
-            return None
+            if ok:
+                self.refuse(pdoc.where(ppath), f"the prompt cannot be rendered exactly for test {task_id}: {exc}")
+            ok = False
         graders: list[dict] = []
         notes: list[str] = []
         items = self.assertions(default) + self.assertions(test)
@@ -378,7 +409,9 @@ class Reader:
             name = base if base not in names else f"{base}-{n}"
             names.add(name)
             g["name"] = name
-        self.notes.extend(notes)
+        self.notes.extend(n for n in notes if n not in self.notes)
+        if not ok:
+            return None
         desc = t.get("description") if isinstance(t.get("description"), str) else None
         return Task(task_id, desc or task_id, prompt, graders, where_test, notes)
 
@@ -417,7 +450,7 @@ class Reader:
 
         result = map_assertion(item, where, variables, self.approximate, label)
         if isinstance(result, Refusal):
-            self.refuse(result.where, result.message)
+            self.refuse(result.where, _general(result.message), assertion=True)
             return
         assert isinstance(result, Mapped)
         metric = item.get("metric") if isinstance(item, dict) else None
@@ -448,6 +481,7 @@ class Reader:
 
     def variables(self, test: _Test, default: _Test):
         merged: dict = {}
+        bad = False
         for owner in (default, test):
             value = owner.data.get("vars")
             if value is None:
@@ -461,15 +495,17 @@ class Reader:
                 if isinstance(v, list):
                     self.refuse(where, f"the variable {key!r} is a list: promptfoo runs the test once per "
                                 "value; write one test per value")
-                    return None
-                if isinstance(v, str) and (v.startswith("file://") or v.startswith("package:")):
+                    bad = True
+                elif isinstance(v, str) and (v.startswith("file://") or v.startswith("package:")):
                     self.refuse(where, f"the variable {key!r} is loaded from a file; inline it")
-                    return None
-                if _has_foreign(v):
+                    bad = True
+                elif _has_foreign(v):
                     self.refuse(where, f"the variable {key!r} holds a value JavaScript reads differently "
                                 "(a date, binary...); quote it")
-                    return None
+                    bad = True
                 merged[key] = v
+        if bad:
+            return None
         stripped = {k: (v[:-1] if isinstance(v, str) and v.endswith("\n") else v) for k, v in merged.items()}
         try:
             resolved = resolve_variables(stripped)
@@ -477,6 +513,12 @@ class Reader:
             self.refuse(test.doc.where(test.path), f"the variables cannot be resolved exactly: {exc}")
             return None
         return {"resolved": resolved}
+
+
+def _general(message: str) -> str:
+    """A refusal message without the task id, so the same assertion refused for every task
+    (a defaultTest assertion, or several prompts) is reported once."""
+    return re.sub(r"^assertion (\d+(?:\.\d+)*) of (?:p\d+-)?t\d+", r"assertion \1", message)
 
 
 def render_prompt(raw: str, variables: dict) -> str:
@@ -537,6 +579,11 @@ def _maybe_file_path(text: str) -> bool:
         return True
     return (len(text) >= 3 and text[-3] == ".") or (len(text) >= 4 and text[-4] == ".") or \
         "*" in text or "/" in text or "\\" in text
+
+
+def _has_magic(text: str) -> bool:
+    """minimatch's ``hasMagic``: glob characters that make promptfoo search for files."""
+    return bool(re.search(r"[*?]|\[[^\]]+\]|\{[^{}]*(,|\.\.)[^{}]*\}|[+@!]\(", text))
 
 
 def _split_txt(text: str) -> list[str]:
