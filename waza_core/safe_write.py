@@ -356,5 +356,5 @@ def is_special(path: str | os.PathLike[str]) -> bool:
     return not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode))
 
 
-__all__ = ["FIFO_WAIT_SECONDS", "check_target", "current_umask", "is_special", "open_append", "replace_entry", "write_file",
-           "write_stream", "writes_in_place"]
+__all__ = ["FIFO_WAIT_SECONDS", "check_target", "current_umask", "is_special", "open_append", "replace_entry",
+           "write_file", "write_stream", "writes_in_place"]

@@ -21,7 +21,6 @@ from typing import Any
 
 from waza_core.errors import WazaError
 from waza_core.model import GraderResult
-from waza_core.untrusted import RUN_STATUSES, UntrustedInput
 from waza_core.results.model import (
     ResultsDocument,
     RunConfig,
@@ -30,6 +29,7 @@ from waza_core.results.model import (
     Summary,
     TaskResult,
 )
+from waza_core.untrusted import RUN_STATUSES, UntrustedInput
 
 # -- encoding -------------------------------------------------------------------------
 
