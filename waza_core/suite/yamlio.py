@@ -76,7 +76,7 @@ def parse(text: str, fast: bool = True) -> Any:
     from ruamel.yaml.constructor import DuplicateKeyError
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-    if depth_bound(text) > MAX_DEPTH:
+    if quick_depth_bound(text) > MAX_DEPTH and depth_bound(text) > MAX_DEPTH:
         check_depth(text)  # raises YamlProblem at the first level too deep
     if fast:
         data = fastyaml.load(text)  # the common case, ~10x faster; MISS: anything it cannot read exactly
@@ -117,6 +117,15 @@ def parse(text: str, fast: bool = True) -> Any:
 
 _BLOCK_PREFIX = re.compile(r"(?m)^[ ]*(?:[-?:][ \t]+)*")
 _BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def quick_depth_bound(text: str) -> int:
+    """A looser upper bound on the nesting depth than :func:`depth_bound`, ~10x cheaper.
+
+    Every level of nesting is a collection of its own, and each holds at least one
+    character of its own among ``[``, ``{`` (flow), ``:``, ``?`` (a block mapping's key)
+    and ``-`` (a block list's item)."""
+    return (text.count(":") + text.count("-") + text.count("[") + text.count("{") + text.count("?")) + 1
 
 
 def depth_bound(text: str) -> int:
@@ -339,12 +348,19 @@ def read_text(path: Path) -> str:
     if st.st_size > MAX_BYTES:
         raise OSError(errno.EFBIG, f"it is larger than {MAX_BYTES // (1024 * 1024)} MiB, the limit for a "
                                    "suite file (see docs/safety.md)", str(path))
-    with open(path, "rb") as fh:
-        # sized by the stat: read(MAX_BYTES + 1) allocates (and faults in) a 16 MiB buffer
-        # for every file, ~50 us of a ten-line task file; a file that grew since is read on
-        data = fh.read(st.st_size + 1)
-        if len(data) > st.st_size:
-            data += fh.read(MAX_BYTES + 1 - len(data))
+    # sized by the stat: read(MAX_BYTES + 1) allocates (and faults in) a 16 MiB buffer for
+    # every file, ~50 us of a ten-line task file; a file that grew since is read on.
+    # os.open/os.read: no buffered file object for a file read in one go
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        data = os.read(fd, st.st_size + 1)
+        while len(data) <= MAX_BYTES:
+            more = os.read(fd, MAX_BYTES + 1 - len(data))
+            if not more:
+                break
+            data += more
+    finally:
+        os.close(fd)
     if len(data) > MAX_BYTES:
         raise OSError(errno.EFBIG, f"it is larger than {MAX_BYTES // (1024 * 1024)} MiB, the limit for a "
                                    "suite file (see docs/safety.md)", str(path))
