@@ -14,6 +14,7 @@ from pathlib import Path
 
 import typer
 
+from waza_core._version import __version__
 from waza_core.cli.common import user_errors
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -102,8 +103,10 @@ jobs:
       - uses: actions/setup-python@v5
         with:
           python-version: "3.12"
-      # Install waza for Python: a release, or your checkout (pip install ./path/to/waza).
-      - run: pip install waza
+      # waza for Python, pinned to the version that wrote this file. Until that version is on a
+      # package index, commit its wheel (python -m build --wheel) and install it instead:
+      #   pip install ./ci/waza-{version}-py3-none-any.whl    (see docs/ci.md, "Installing waza in CI")
+      - run: pip install "waza=={version}"
       # waza's own keys decide what is reused (docs/ci.md); this only carries the folder over
       - uses: actions/cache@v4
         with:
@@ -298,7 +301,7 @@ def init(
     files[root / ".waza.yaml"] = WAZA_YAML
     files[root / ".gitignore"] = GITIGNORE
     if not no_workflow:
-        files[root / ".github" / "workflows" / "waza.yml"] = WORKFLOW.format(suite_dir=".")
+        files[root / ".github" / "workflows" / "waza.yml"] = WORKFLOW.format(suite_dir=".", version=__version__)
     _write_all(files)
     where = "" if root == Path.cwd() else f"cd {directory} && "
     typer.echo(f"\nnext: {where}waza run eval.yaml -o results.json")
