@@ -11,7 +11,6 @@ import shutil
 import threading
 from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,8 +29,10 @@ def put(name, data):
         fh.write(data)
 put("call-1-fake-wrongtype.json", json.dumps({"recorded_at": 1, "invocation": {"command": "az", "args": "x"}}))
 put("call-2-fake-name.json", json.dumps({"recorded_at": 2, "invocation": {"command": 5}}))
-put("call-3-fake-huge-number.json", '{"recorded_at": 3, "invocation": {"command": "az", "exit_code": 1' + "0" * 40 + '}}')
-put("call-4-fake-deep.json", '{"recorded_at": 4, "invocation": {"command": "az", "x": ' + "[" * 100000 + "]" * 100000 + "}}")
+put("call-3-fake-huge-number.json",
+    '{"recorded_at": 3, "invocation": {"command": "az", "exit_code": 1' + "0" * 40 + '}}')
+put("call-4-fake-deep.json",
+    '{"recorded_at": 4, "invocation": {"command": "az", "x": ' + "[" * 100000 + "]" * 100000 + "}}")
 put("call-5-fake-nan.json", '{"recorded_at": NaN, "invocation": {"command": "az"}}')
 put("call-6-fake-big.json", '{"recorded_at": 6, "invocation": {"command": "az", "pad": "' + "x" * (2 << 20) + '"}}')
 put("call-7-fake-bool.json", json.dumps({"recorded_at": True, "invocation": {"command": "az"}}))
@@ -58,7 +59,7 @@ def test_hostile_records_are_skipped_and_the_results_file_is_kept(tmp_path):
                          ("huge-number", "out of range"), ("deep", "nested more than"), ("nan", "NaN"),
                          ("big", "more than the 1048576"), ("bool", "'recorded_at' must be"),
                          ("fifo", "a FIFO"), ("link", "a symbolic link")]:
-        assert f"call-" in err and f"fake-{name}.json" in err and reason in err, (name, err[-3000:])
+        assert "call-" in err and f"fake-{name}.json" in err and reason in err, (name, err[-3000:])
 
 
 def test_read_records_keeps_the_good_ones_in_order(tmp_path):
