@@ -148,9 +148,13 @@ def _refuse_or(approximate: bool, where: str, message: str, approx):
     if not approximate:
         return Refusal(where, message)
     result = approx()
-    if isinstance(result, Mapped):
-        result.notes.insert(0, f"{where}: {message}")
+    if isinstance(result, Mapped):  # one note per approximation: where, why, and what was done
+        result.notes[:] = [f"{where}: {message}; " + "; ".join(_without_label(n) for n in result.notes)]
     return result
+
+
+def _without_label(note: str) -> str:
+    return note.split(": ", 1)[1] if note.startswith("assertion ") and ": " in note else note
 
 
 def _strip(item, key, where, variables, label):
