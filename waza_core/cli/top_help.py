@@ -20,7 +20,7 @@ TEXT = (
     '  run       Run an eval suite.\n'
     "  grade     Grade saved runs with a suite's graders and print a JSON...\n"
     '  validate  Check a suite as `waza run` would before its first run,...\n'
-    '  migrate   Rewrite older eval suites to the newest schemaVersion,...\n'
+    '  migrate   Rewrite older eval suites (eval.yaml and the task files it...\n'
     '  schema    Print a JSON Schema.\n'
     '  plugins   List every plugin: name, distribution, version, what it...\n'
     '  report    Write reports of a saved results file: the same bytes `waza...\n'

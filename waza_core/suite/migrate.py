@@ -32,7 +32,7 @@ import attrs
 
 from waza_core.errors import WazaError
 from waza_core.paths import display_path
-from waza_core.suite import versions, yamlio
+from waza_core.suite import migrate_graders, versions, yamlio
 
 EVAL_NAMES = ("eval.yaml", "eval.yml")
 EVAL_KEYS = {"name", "skill", "scenario", "tasks", "tasks_from", "config", "graders", "metrics", "schemaVersion"}
@@ -151,11 +151,67 @@ def _plan_eval(file: Path, text: str, data: dict) -> Migration:
             edits.append((key.start_mark.index, key.end_mark.index, "workers"))
             changes.append("config.max_workers -> config.workers")
             expected["config"] = {("workers" if k == "max_workers" else k): v for k, v in expected["config"].items()}
+    graders = migrate_graders.rewrite(file, text, data, root, task=False)
+    if graders.edits:
+        edits += graders.edits
+        changes += graders.changes
+        expected = migrate_graders.expected(expected, task=False)
+    notes += graders.notes
     if not edits:
         return Migration(file, "eval", version.declared, target, (), tuple(notes))
     new_text = _apply(text, edits)
     _verify(file, new_text, expected)
     return Migration(file, "eval", version.declared, target, tuple(changes), tuple(notes), new_text)
+
+
+def plan_suite(path: str | os.PathLike[str]) -> list[Migration]:
+    """:func:`plan` of ``path`` and, for an eval suite, of every task file its ``tasks``
+    globs load (task files are listed only when they change)."""
+    first = plan(path)
+    if first.kind != "eval":
+        return [first]
+    data = yamlio.parse(first.file.read_bytes().decode("utf-8-sig"))
+    out = [first]
+    patterns = data.get("tasks") if isinstance(data, dict) and not data.get("tasks_from") else None
+    seen: set[Path] = set()
+    for pattern in patterns if isinstance(patterns, list) else ():
+        if not isinstance(pattern, str) or os.path.isabs(pattern):
+            continue  # the loader reports these; nothing to migrate
+        from waza_core.suite import globs
+
+        for task_file in globs.task_files(first.file.parent, pattern).paths:
+            if task_file not in seen:
+                seen.add(task_file)
+                m = plan_task(task_file)
+                if m.needed or m.notes:
+                    out.append(m)
+    return out
+
+
+def plan_task(file: Path) -> Migration:
+    """The grader rewrite of one task file (task files are unversioned: only old grader
+    kinds and dropped keys change)."""
+    try:
+        raw = file.read_bytes()
+        text = raw.decode("utf-8-sig")
+        data = yamlio.parse(text)
+    except OSError as exc:
+        raise WazaError(f"cannot read {display_path(file)}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise WazaError(f"{display_path(file)}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except yamlio.YamlProblem as exc:
+        where = f":{exc.line}:{exc.col}" if exc.line else ""
+        raise WazaError(f"{display_path(file)}{where}: {exc.message}") from None
+    if not isinstance(data, dict):
+        return Migration(file, "task", None, "")
+    root = yamlio._yaml().compose(text)
+    graders = migrate_graders.rewrite(file, text, data, root, task=True)
+    if not graders.edits:
+        return Migration(file, "task", None, "", (), graders.notes)
+    new_text = _apply(text, list(graders.edits))
+    _verify(file, new_text, json.loads(json.dumps(migrate_graders.expected(data, task=True), default=str)))
+    return Migration(file, "task", None, "", graders.changes, graders.notes, new_text,
+                     bom=raw.startswith(codecs.BOM_UTF8))
 
 
 def _key_node(mapping, key: str):

@@ -170,6 +170,8 @@ def _message(error, path: tuple) -> str:
         val = error.instance
         close = difflib.get_close_matches(str(val), [str(x) for x in error.validator_value], n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
+        if val in ("regex", "keyword"):  # folded into text by waza (Go) v0.12
+            hint = " (an old kind, now 'text': run waza migrate on the suite's eval.yaml)"
         return f"unknown grader type {val!r}{hint}; known types: {', '.join(error.validator_value)}"
     if v == "type":
         want = error.validator_value
