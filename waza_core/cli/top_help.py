@@ -30,6 +30,6 @@ TEXT = (
     '  init      Create a starter project: suite (mock executor), .waza.yaml,...\n'
     '  new       Create a new eval suite or task from a template (never...\n'
     '  cache     Manage the result cache of `waza run --cache`.\n'
-    '  interop   Translate one assertion between a foreign eval format (a...\n'
+    '  interop   Translate between foreign eval formats (dialects) and waza:...\n'
     '  optimize  Optimize a skill or context with an optimizer adapter,...\n'
 )
