@@ -45,7 +45,9 @@ def read_agentv(config: Path, approximate: bool) -> tuple[SuiteModel | None, lis
                 w = item.get("weight", 1)
                 weights.append(w if isinstance(w, (int, float)) and not isinstance(w, bool) else 1)
         total = sum(weights)
-        if weights and isinstance(threshold, (int, float)) and any(w <= (1 - threshold) * total for w in weights):
+        # AgentV: pass when sum(w * score) / sum(w) >= threshold; one failure must fall below it
+        if weights and isinstance(threshold, (int, float)) and any((total - w) / total >= threshold
+                                                                   for w in weights):
             reader.approx(doc.where(path), f"test {test.get('id', j)!r} passes in AgentV on a weighted mean "
                           f">= {threshold}, which {len(weights)} assertion(s) can reach with one failing",
                           "translated as every grader must pass")

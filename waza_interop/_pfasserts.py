@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import json
 import math
-import re
 
 import attrs
 
-from waza_interop import _jsregex
+from waza_interop import _jsassert, _jsregex
 from waza_interop._js import NotJs, to_string
 from waza_interop._nunjucks import Unrenderable, render
 
@@ -128,7 +127,7 @@ def map_assertion(item, where, variables: dict, approximate: bool, label: str) -
         return Refusal(where(("value",)), f"{label}: {exc}")
     if isinstance(value, str) and value.startswith("file://"):
         return Refusal(where(("value",)), f"{label}: the value is read from a file (file://); inline it")
-    result = handler(value, inverse)
+    result = handler(value, inverse, item.get("threshold")) if base == "javascript" else handler(value, inverse)
     if isinstance(result, str):
         return Refusal(where(("value",) if "value" in item else ("type",)), f"{label} ({kind}): {result}")
     if weight > 0 and weight != 1:
@@ -149,9 +148,13 @@ def _refuse_or(approximate: bool, where: str, message: str, approx):
     if not approximate:
         return Refusal(where, message)
     result = approx()
-    if isinstance(result, Mapped):
-        result.notes.insert(0, f"{where}: {message}")
+    if isinstance(result, Mapped):  # one note per approximation: where, why, and what was done
+        result.notes[:] = [f"{where}: {message}; " + "; ".join(_without_label(n) for n in result.notes)]
     return result
+
+
+def _without_label(note: str) -> str:
+    return note.split(": ", 1)[1] if note.startswith("assertion ") and ": " in note else note
 
 
 def _strip(item, key, where, variables, label):
@@ -304,41 +307,13 @@ def _is_json(value, inverse):
     return [code_grader(f"!{IS_JSON}" if inverse else IS_JSON)]
 
 
-#: names a waza code assertion (JavaScript) and promptfoo's javascript assertion both see alike
-JS_NAMES = {"output", "Array", "Object", "String", "Number", "Boolean", "Math", "JSON", "RegExp", "parseInt",
-            "parseFloat", "isNaN", "isFinite", "undefined", "NaN", "Infinity", "true", "false", "null",
-            "typeof", "instanceof", "new", "in", "of", "void", "try", "catch", "finally", "return", "if",
-            "else", "function", "const", "let"}
-_IDENT = re.compile(r"(?<![\w$.])([A-Za-z_$][\w$]*)")
-_ARROW_PARAMS = re.compile(r"\(?\s*([A-Za-z_$][\w$]*(?:\s*,\s*[A-Za-z_$][\w$]*)*)\s*\)?\s*=>")
-_STRINGS = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
-
-
-def boolean_expression(value: str) -> str | None:
-    """The expression ``E`` when ``value`` is ``Boolean(E)`` on one line using only names both
-    evaluators define, else None."""
-    if not value.startswith("Boolean(") or not value.endswith(")") or "\n" in value or "`" in value:
-        return None
-    code = _STRINGS.sub('""', value)
-    depth = 0
-    for k, ch in enumerate(code[7:], 7):
-        depth += ch == "("
-        depth -= ch == ")"
-        if depth <= 0 and k < len(code) - 1:
-            return None
-    params = {p.strip() for m in _ARROW_PARAMS.finditer(code) for p in m.group(1).split(",")}
-    params.update(re.findall(r"catch\s*\(\s*([A-Za-z_$][\w$]*)\s*\)", code))
-    names = set(_IDENT.findall(code))
-    if names - JS_NAMES - params:
-        return None
-    return value[len("Boolean("):-1]
-
-
-def _javascript(value, inverse):
-    if not isinstance(value, str) or boolean_expression(value) is None:
-        return ("runs JavaScript with promptfoo's (output, context) and score rules; only a one-line "
-                "Boolean(<expression>) over output and JavaScript's built-in objects maps exactly")
-    return [code_grader(f"!{value}" if inverse else value)]
+def _javascript(value, inverse, threshold=None):
+    if not isinstance(value, str) or not value.strip():
+        return "needs JavaScript code as a string value"
+    result = _jsassert.translate(value, inverse, threshold)
+    if result.startswith("!"):
+        return result[1:]
+    return [code_grader(result)]
 
 
 _EXACT = {

@@ -39,7 +39,6 @@ _THRESHOLD_TYPES = {"answer-relevance", "classifier", "context-faithfulness", "c
                     "rouge-n", "similar", "starts-with"}
 #: test keys that change the verdict or the output in ways a waza task cannot express
 _TEST_REFUSED = {
-    "threshold": "a test threshold passes on a weighted mean score; a waza task needs every grader to pass",
     "assertScoringFunction": "a custom scoring function decides the test",
     "providerOutput": "the output is given in the file instead of produced by a provider",
 }
@@ -147,12 +146,16 @@ class Reader:
             prompts = [(DEFAULT_PROMPT, doc, ("prompts",))]
         if default is None:
             default = _Test({}, doc, ("defaultTest",))
-        if True:
-            several = len(prompts) > 1
-            for j, test in enumerate(tests, 1):
+        self.check_repeat(doc, root)
+        several = len(prompts) > 1
+        j = 0
+        for test in tests:
+            # promptfoo runs a test once per combination of its list variables (testIdx counts them)
+            for variables in self.variables(test, default) or [None]:
+                j += 1
                 for i, (raw, pdoc, ppath) in enumerate(prompts, 1):
                     task_id = f"p{i}-t{j}" if several else f"t{j}"
-                    task = self.task(task_id, raw, pdoc, ppath, test, default)
+                    task = self.task(task_id, raw, pdoc, ppath, test, default, variables)
                     if task is not None:
                         tasks.append(task)
         if self.problems:
@@ -367,7 +370,15 @@ class Reader:
         return out
 
     # ---- one task -----------------------------------------------------------------
-    def task(self, task_id: str, raw: str, pdoc: Doc, ppath: tuple, test: _Test, default: _Test):
+    def check_repeat(self, doc: Doc, root: dict) -> None:
+        options = root.get("evaluateOptions")
+        repeat = options.get("repeat") if isinstance(options, dict) else None
+        if repeat not in (None, 1):
+            self.refuse(doc.where(("evaluateOptions", "repeat")), "evaluateOptions.repeat runs each test "
+                        "several times, each with its own result; set trials_per_task in waza instead")
+
+    def task(self, task_id: str, raw: str, pdoc: Doc, ppath: tuple, test: _Test, default: _Test,
+             variables: dict | None):
         t, d = test.data, default.data
         where_test = test.doc.where(test.path)
         ok = True
@@ -378,15 +389,23 @@ class Reader:
                     if not self.approx(owner.doc.where(owner.path + (key,), key=True), f"{key} is not "
                                        f"translated: {why}", "left out: every assertion must pass"):
                         ok = False
+            for key in ("prompts", "providers"):
+                if src.get(key) is not None:
+                    self.refuse(owner.doc.where(owner.path + (key,), key=True), f"{key} on a test selects which "
+                                f"{key} run it; write the suite for the ones that do")
+                    ok = False
             options = src.get("options")
             if isinstance(options, dict):
+                if options.get("repeat") not in (None, 1):
+                    self.refuse(owner.doc.where(owner.path + ("options", "repeat")), "options.repeat runs the "
+                                "test several times; set trials_per_task in waza instead")
+                    ok = False
                 for key in options:
                     if key in _OPTIONS_REFUSED:
                         if not self.approx(owner.doc.where(owner.path + ("options", key), key=True),
                                            f"options.{key} changes the prompt or the graded output",
                                            "left out"):
                             ok = False
-        variables = self.variables(test, default)
         if variables is None:
             ok = False
             variables = {"resolved": {}}
@@ -399,7 +418,17 @@ class Reader:
             ok = False
         graders: list[dict] = []
         notes: list[str] = []
-        items = self.assertions(default) + self.assertions(test)
+        options = t.get("options") if isinstance(t.get("options"), dict) else {}
+        skip_default = options.get("disableDefaultAsserts") is True
+        items = ([] if skip_default else self.assertions(default)) + self.assertions(test)
+        threshold_owner = test if t.get("threshold") is not None else default
+        threshold = threshold_owner.data.get("threshold")
+        if threshold is not None and items and not self.threshold_is_all_pass(threshold, items):
+            where = threshold_owner.doc.where(threshold_owner.path + ("threshold",), key=True)
+            if not self.approx(where, f"threshold {threshold!r}: the test passes on a weighted mean score "
+                               "that can reach the threshold with an assertion failing (or never reach it); a "
+                               "waza task needs every grader to pass", "left out: every assertion must pass"):
+                ok = False
         for k, (item, owner, path) in enumerate(items, 1):
             self.map_one(item, owner, path, variables["resolved"], f"assertion {k} of {task_id}", graders, notes)
         names: set[str] = set()
@@ -414,6 +443,33 @@ class Reader:
             return None
         desc = t.get("description") if isinstance(t.get("description"), str) else None
         return Task(task_id, desc or task_id, prompt, graders, where_test, notes)
+
+    def threshold_is_all_pass(self, threshold, items) -> bool:
+        """Whether promptfoo's "weighted mean >= threshold" is "every assertion passes" for
+        these assertions: each scores 0 or 1 (not javascript, not assert-set), and dropping
+        any single one falls below the threshold, while all passing (1.0) reaches it."""
+        if isinstance(threshold, str):
+            try:
+                threshold = float(threshold)
+            except ValueError:
+                return False
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold <= 1:
+            return False
+        weights = []
+        for item, owner, path in items:
+            if isinstance(item, dict) and set(item) == {"$ref"}:
+                item = self.deref(item["$ref"], owner.doc, path)[0]
+            if not isinstance(item, dict):
+                return False
+            kind = str(item.get("type", ""))
+            if kind.removeprefix("not-") in ("javascript", "assert-set"):
+                return False
+            weight = item.get("weight", 1)
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight <= 0:
+                return False
+            weights.append(float(weight))
+        total = sum(weights)
+        return all((total - w) / total < threshold - 1e-9 for w in weights)
 
     def assertions(self, test: _Test):
         value = test.data.get("assert")
@@ -479,7 +535,8 @@ class Reader:
                 return None, path, doc
         return node, target, root_doc
 
-    def variables(self, test: _Test, default: _Test):
+    def variables(self, test: _Test, default: _Test) -> list[dict] | None:
+        """One resolved variable set per combination promptfoo runs (None: refused)."""
         merged: dict = {}
         bad = False
         for owner in (default, test):
@@ -492,11 +549,7 @@ class Reader:
                 return None
             for key, v in value.items():
                 where = owner.doc.where(owner.path + ("vars", key))
-                if isinstance(v, list):
-                    self.refuse(where, f"the variable {key!r} is a list: promptfoo runs the test once per "
-                                "value; write one test per value")
-                    bad = True
-                elif isinstance(v, str) and (v.startswith("file://") or v.startswith("package:")):
+                if isinstance(v, str) and (v.startswith("file://") or v.startswith("package:")):
                     self.refuse(where, f"the variable {key!r} is loaded from a file; inline it")
                     bad = True
                 elif _has_foreign(v):
@@ -506,13 +559,28 @@ class Reader:
                 merged[key] = v
         if bad:
             return None
-        stripped = {k: (v[:-1] if isinstance(v, str) and v.endswith("\n") else v) for k, v in merged.items()}
-        try:
-            resolved = resolve_variables(stripped)
-        except Unrenderable as exc:
-            self.refuse(test.doc.where(test.path), f"the variables cannot be resolved exactly: {exc}")
-            return None
-        return {"resolved": resolved}
+        options = [o for o in (test.data.get("options"), default.data.get("options")) if isinstance(o, dict)]
+        expand = not any(o.get("disableVarExpansion") for o in options[:1])
+        out = []
+        for combo in (_combinations(merged) if expand else [merged]):
+            stripped = {k: (v[:-1] if isinstance(v, str) and v.endswith("\n") else v) for k, v in combo.items()}
+            try:
+                resolved = resolve_variables(stripped)
+            except Unrenderable as exc:
+                self.refuse(test.doc.where(test.path), f"the variables cannot be resolved exactly: {exc}")
+                return None
+            out.append({"resolved": resolved})
+        return out
+
+
+def _combinations(variables: dict) -> list[dict]:
+    """promptfoo's ``generateVarCombinations``: a list whose first item is a string gives one
+    test per item (the first variable varies slowest); other lists stay one value."""
+    combos: list[dict] = [{}]
+    for key, value in variables.items():
+        values = value if isinstance(value, list) and value and isinstance(value[0], str) else [value]
+        combos = [{**c, key: v} for c in combos for v in values]
+    return combos
 
 
 def _general(message: str) -> str:

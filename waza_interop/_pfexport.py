@@ -8,7 +8,7 @@ graders with an exact promptfoo equivalent are written:
 * text ``regex_match`` / ``regex_not_match`` -> ``regex`` / ``not-regex`` (RE2 rewritten
   as a JavaScript pattern with the same matches, :mod:`waza_interop._re2js`);
 * code graders in JavaScript -> ``javascript`` assertions ``Boolean(<expression>)``, when
-  the expression uses nothing but ``output`` from waza's evaluation context.
+  the expression uses nothing but ``output`` and the built-in objects both evaluators have.
 
 Everything else is refused with ``file:line:col``: text ``contains`` (Go's lower-casing is
 not JavaScript's), Python code, every other grader type, task files and follow-up
@@ -18,15 +18,14 @@ render as a template (``{{``, ``{%``, ``{#``) or trim (a prompt ending in a newl
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from waza_core import yaml_quote as quote
 from waza_core.errors import SuiteError
+from waza_interop._jsassert import unknown_names
 from waza_interop._jsregex import NotRe2
 from waza_interop._re2js import to_js
 
-_WAZA_ONLY = re.compile(r"\b(outcome|transcript|tool_calls|errors|duration_ms|True|False|context|process)\b")
 _MARKERS = ("{{", "{%", "{#", "}}")
 
 
@@ -102,14 +101,18 @@ def _assertions(spec, problems: list[str]) -> list[dict]:
                             "equivalent with the same context")
             return []
         for expr in spec.config.get("assertions", ()):
-            if "\n" in expr or _WAZA_ONLY.search(expr):
-                problems.append(f"{where}: grader {spec.name!r}: the assertion {expr[:60]!r} spans lines or "
-                                "uses names promptfoo's javascript assertion does not have")
+            names = unknown_names(expr)
+            if names:
+                problems.append(f"{where}: grader {spec.name!r}: the assertion {expr[:60]!r} uses "
+                                f"{', '.join(sorted(names)[:5])}, which promptfoo's javascript assertion does not "
+                                "define as waza does")
                 continue
             if any(m in expr for m in _MARKERS):
                 problems.append(f"{where}: grader {spec.name!r}: the assertion contains a template marker")
                 continue
-            out.append({"type": "javascript", "value": f"Boolean({expr})"})
+            # one line: promptfoo adds the return; several: the value is the function body
+            value = f"Boolean({expr})" if "\n" not in expr else f"return Boolean(\n{expr}\n);"
+            out.append({"type": "javascript", "value": value})
     else:
         problems.append(f"{where}: grader {spec.name!r} has type {spec.type!r}, which has no exact promptfoo "
                         "equivalent")

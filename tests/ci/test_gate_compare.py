@@ -286,7 +286,7 @@ def test_compare_bad_input(tmp_path):
 def _versions(tmp_path) -> list[str]:
     """One file per schema version waza wrote: none, 1.0 ... 1.5, hand-made sparse ones too."""
     out = []
-    for version in (None, "1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.99"):
+    for version in (None, "1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6", "1.7", "1.8", "1.99"):
         doc = results(GOOD, version=version)
         out.append(dump(tmp_path, f"v{version}.json", doc))
     sparse = {"schemaVersion": "1.4", "eval_id": "x", "config": {"model_id": "m"},

@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.interop.helpers import REPO
+from tests.interop.helpers import REPO  # noqa: F401 (used by the tests through this module)
 
 ORACLE = Path(__file__).resolve().parent / "promptfoo_oracle"
 FIXTURES = Path(__file__).resolve().parent / "promptfoo_fixtures"

@@ -82,3 +82,20 @@ def test_config_outside_the_exact_set_is_refused_inside_the_assertion(name, tmp_
     first = proc.stderr.splitlines()[0]
     assert first.startswith(f"waza: error: {config.parent / MANIFEST[name]['at']}: "), first
     assert "Traceback" not in proc.stderr
+
+
+def test_the_example_folder_behaves_as_its_readme_says(node, tmp_path):
+    example = pf.REPO / "examples" / "interop-promptfoo"
+    work = tmp_path / "example"
+    shutil.copytree(example, work)
+    config = work / "promptfooconfig.yaml"
+    expected = pf.promptfoo_verdicts(node, config, tmp_path)
+    suite = tmp_path / "greeting-suite"
+    assert pf.waza("interop", "import-suite", str(config), "-o", str(suite)).returncode == 0
+    run = pf.waza("run", str(suite), "--executor", "echo", "-q", "-o", str(tmp_path / "r.json"), cwd=tmp_path)
+    assert run.returncode == 1, run.stderr  # t4 fails on purpose
+    got = pf.waza_verdicts(suite, tmp_path)
+    assert pf.compare(expected, got) == []
+    assert got == {"t1": True, "t2": True, "t3": True, "t4": False}
+    export = pf.waza("interop", "export-suite", str(suite), "-o", str(suite / "promptfooconfig.yaml"))
+    assert export.returncode == 0, export.stderr

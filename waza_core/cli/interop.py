@@ -1,7 +1,8 @@
-"""`waza interop`: translate one assertion between a foreign eval format and a native grader.
+"""`waza interop`: translate between foreign eval formats (dialects) and waza.
 
-stdin in, stdout out. The whole output is built in memory and written once, so a
-validation or conversion error leaves stdout empty (exit 2, one line on stderr).
+``import``/``export``: one assertion, stdin in, stdout out. ``import-suite``/``export-suite``:
+whole suites, files in, files out. Either way the whole output is built in memory and
+written once, so a validation or conversion error writes nothing (exit 2).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import typer
 from waza_core.cli.common import PLUGIN_OPTION_HELP, fail, user_errors
 
 app = typer.Typer(
-    help="Translate one assertion between a foreign eval format (a dialect) and a native grader.",
+    help="Translate between foreign eval formats (dialects) and waza: one assertion, or whole suites.",
     no_args_is_help=True,
 )
 

@@ -22,7 +22,7 @@ def migrate(
 ) -> None:
     """Rewrite older eval suites (eval.yaml and the task files it loads) to the newest form,
     keeping comments and layout: schemaVersion, old grader kinds (regex, keyword -> text),
-    keys waza dropped. Each change is listed.
+    keys waza dropped; results files to schemaVersion 1.8. Each change is listed.
 
     Exit 0 when every file is current (or was migrated), 1 with --check when one needs
     migrating, 2 on an unreadable file or another major version.

@@ -22,6 +22,7 @@ TEXT = (
     "  grade     Grade saved runs with a suite's graders and print a JSON...\n"
     '  validate  Check a suite as `waza run` would before its first run,...\n'
     '  migrate   Rewrite older eval suites (eval.yaml and the task files it...\n'
+    '  get       Resolve remote grader refs and update waza.lock.\n'
     '  schema    Print a JSON Schema.\n'
     '  plugins   List every plugin: name, distribution, version, what it...\n'
     '  report    Write reports of a saved results file: the same bytes `waza...\n'
@@ -30,7 +31,7 @@ TEXT = (
     '  init      Create a starter project: suite (mock executor), .waza.yaml,...\n'
     '  new       Create a new eval suite or task from a template (never...\n'
     '  cache     Manage the result cache of `waza run --cache`.\n'
-    '  interop   Translate one assertion between a foreign eval format (a...\n'
+    '  interop   Translate between foreign eval formats (dialects) and waza:...\n'
     '  optimize  Optimize a skill or context with an optimizer adapter,...\n'
 )
 

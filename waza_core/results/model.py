@@ -25,7 +25,7 @@ import attrs
 from waza_core.model import GraderResult, RunEvidence
 
 #: the ``schemaVersion`` this writer puts in results files
-RESULTS_SCHEMA_VERSION = "1.5"
+RESULTS_SCHEMA_VERSION = "1.8"  # the same as waza_core.suite.versions.CURRENT_RESULTS
 
 
 @attrs.define

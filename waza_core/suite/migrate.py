@@ -16,8 +16,9 @@ there is no migration path to or from it yet.
 The rewrite is a minimal text edit at the positions the YAML parser reports, so
 comments, quoting, indentation and key order stay byte-for-byte; the result is parsed
 again and must equal the original document plus exactly the intended changes, or
-nothing is written. Results files are checked (any 1.x reads as is) but never rewritten:
-every 1.x results field is optional and additive, as in waza (Go).
+nothing is written. A results file older than :data:`versions.CURRENT_RESULTS` gets only
+its ``schemaVersion`` rewritten: every 1.x results field is optional and additive, as in
+waza (Go), so the rest is already valid.
 """
 
 from __future__ import annotations
@@ -96,8 +97,12 @@ def _unsupported(file: Path) -> WazaError:
 
 
 def _plan_results(file: Path, raw: bytes) -> Migration:
+    """Raise an older results file to :data:`versions.CURRENT_RESULTS` by rewriting only
+    its ``schemaVersion`` (every 1.x field is optional and additive, so the content is
+    already valid 1.8; ``is_significant`` of files up to 1.4 stays, as waza still reads it)."""
     try:
-        doc = json.loads(raw)
+        text = raw.decode("utf-8-sig")
+        doc = json.loads(text)
     except (ValueError, UnicodeDecodeError) as exc:
         raise WazaError(f"{display_path(file)} is not valid JSON: {exc}") from None
     if not isinstance(doc, dict) or not {"eval_id", "eval_name", "summary", "tasks"} & set(doc):
@@ -107,8 +112,55 @@ def _plan_results(file: Path, raw: bytes) -> Migration:
     except versions.VersionError as exc:
         raise WazaError(f"{display_path(file)}: {exc}") from None
     declared = doc.get("schemaVersion")
-    notes = ("results files are read as written: every 1.x field is optional, so nothing is rewritten",)
-    return Migration(file, "results", declared, version, (), notes)
+    target = versions.CURRENT_RESULTS
+    if declared is not None and versions.parse(version) >= versions.parse(target):
+        notes = () if version == target else (f"schemaVersion {declared!r} is newer than this waza ({target}); "
+                                              "left as is",)
+        return Migration(file, "results", declared, version, (), notes)
+    span = _top_level_value_span(text, "schemaVersion")
+    if span is not None:
+        edit = (span[0], span[1], f'"{target}"')
+        change = f"schemaVersion {declared!r} -> \"{target}\"" if declared else f'set schemaVersion "{target}"'
+    else:
+        brace = text.index("{")
+        after = text[brace + 1:]
+        indent = after[:len(after) - len(after.lstrip(" \t\r\n"))]
+        edit = (brace + 1, brace + 1, f'{indent or ""}"schemaVersion": "{target}",' + ("" if indent else " "))
+        change = f'set schemaVersion "{target}" (none was declared: it read as the current version)'
+    new_text = _apply(text, [edit])
+    expected = dict(doc, schemaVersion=target)
+    if json.loads(new_text) != expected:
+        raise WazaError(f"{display_path(file)}: the migrated text would change more than intended; nothing was "
+                        "written (please report this)")
+    return Migration(file, "results", declared, target, (change,), (), new_text, bom=raw.startswith(codecs.BOM_UTF8))
+
+
+def _top_level_value_span(text: str, key: str) -> tuple[int, int] | None:
+    """(start, end) of the value of ``key`` in the top-level JSON object of ``text``, or None."""
+    depth, i, n = 0, 0, len(text)
+    decoder = json.JSONDecoder()
+    while i < n:
+        c = text[i]
+        if c == '"':
+            value, end = decoder.raw_decode(text, i)
+            if depth == 1 and value == key:
+                j = end
+                while text[j] in " \t\r\n":
+                    j += 1
+                if text[j] == ":":
+                    j += 1
+                    while text[j] in " \t\r\n":
+                        j += 1
+                    _, value_end = decoder.raw_decode(text, j)
+                    return j, value_end
+            i = end
+            continue
+        if c in "{[":
+            depth += 1
+        elif c in "}]":
+            depth -= 1
+        i += 1
+    return None
 
 
 def _plan_eval(file: Path, text: str, data: dict) -> Migration:
