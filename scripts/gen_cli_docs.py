@@ -51,8 +51,8 @@ def top_help_module(helps: dict[tuple[str, ...], str]) -> str:
            "TEXT = (\n" + "".join(f"    {line!r}\n" for line in helps[()].splitlines(True)) + ")\n\n",
            "HELPS = {\n"]
     for path in sorted(p for p in helps if p):
-        out.append(f"    {' '.join(path)!r}: (\n" + "".join(f"        {line!r}\n" for line in helps[path].splitlines(True))
-                   + "    ),\n")
+        lines = "".join(f"        {line!r}\n" for line in helps[path].splitlines(True))
+        out.append(f"    {' '.join(path)!r}: (\n{lines}    ),\n")
     out.append("}\n")
     return "".join(out)
 
