@@ -27,6 +27,7 @@ from waza_core.results.codec import results_to_json
 from waza_core.results.model import ResultsDocument, TaskResult, exit_code
 from waza_core.results.reports import STDOUT, machine_stdout, plan_for_run
 from waza_core.results.writer import StreamingResultsWriter
+from waza_core.run import collisions
 from waza_core.run import journal as journal_mod
 from waza_core.run.engine import Engine
 from waza_core.run.plan import RunOptions
@@ -109,6 +110,8 @@ def run_command(cmd: RunCommand) -> int:
     check_model_targets(cmd, suite.name, models)
     backend = pick_backend(cmd, suite)
     reports = plan_for_run(cmd.reporters, cmd.reporter_options, registry, cmd.output)
+    collisions.check_outputs(collisions.run_targets(cmd.output, models, cmd.journal, cmd.resume, reports.requests),
+                             suite)
     code, done, failures = ExitCode.OK, [], []
     journal = journal_mod.Session(cmd.journal, cmd.resume, models, ab_run=bool(cmd.baseline or suite.baseline))
     with machine_stdout(reports.uses_stdout) as machine, contextlib.closing(journal):
