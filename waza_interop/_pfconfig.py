@@ -15,6 +15,7 @@ from pathlib import Path
 import attrs
 
 from waza_interop import _js
+from waza_interop._csv import CsvError, read_csv
 from waza_interop._csvsplit import js_trim, split_values
 from waza_interop._nunjucks import Unrenderable, references_undefined, render, render_or_raw, resolve_variables
 from waza_interop._pfasserts import Mapped, Refusal, map_assertion
@@ -325,8 +326,6 @@ class Reader:
         return _Test({}, fdoc, (k,))
 
     def csv_tests(self, target: Path, shown: str) -> list[_Test]:
-        from waza_interop._csv import CsvError, read_csv
-
         try:
             header, rows = read_csv(target.read_text(encoding="utf-8"))
         except CsvError as exc:
