@@ -47,7 +47,7 @@ _OPTIONS_REFUSED = {"transform", "postprocess", "prefix", "suffix", "transformVa
 _TOP_REFUSED = {
     "scenarios": "scenarios multiply tests with their own variables",
     "extensions": "extension hooks can change tests and outputs",
-    "redteam": "red-team configs generate their tests",
+    "redteam": "red-team configs generate their tests (and promptfoo eval stops to ask for an e-mail address)",
     "nunjucksFilters": "custom Nunjucks filters run JavaScript",
 }
 
