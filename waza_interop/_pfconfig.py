@@ -141,7 +141,7 @@ class Reader:
         prompts = self.prompts(doc, root)
         providers = self.providers(root)
         default = self.default_test(doc, root)
-        tests = self.tests(doc, root)
+        tests = self.tests(doc, root) or [_Test({}, doc, ("tests",))]  # promptfoo runs one empty test
         tasks: list[Task] = []
         if not prompts:  # refused: go on with a stand-in, so the assertions are checked too
             prompts = [(DEFAULT_PROMPT, doc, ("prompts",))]
