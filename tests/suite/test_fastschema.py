@@ -132,3 +132,24 @@ def test_schemas_with_other_keywords_are_left_to_jsonschema(schema):
 def test_the_eval_schema_is_left_to_jsonschema():
     # it has patterns (config.cli.output_path ...): one file a suite, jsonschema checks it
     assert fastschema.checker(schemas.composed("eval", REGISTRY, grader_configs=False)) is fastschema.NO_CHECK
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "string", "pattern": "(unclosed"},
+    {"type": "string", "pattern": "\\p{L}+"},      # Rust and ECMA read it; Python's re does not
+    {"patternProperties": {"(": {}}},
+    {"type": "strnig"},
+    {"minLength": -1},
+])
+def test_schemas_jsonschema_refuses_are_never_taken_as_valid(schema):
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    assert fastschema.schema_is_valid(schema) is False
+    with pytest.raises(SchemaError):
+        Draft202012Validator.check_schema(schema)
+
+
+def test_the_shipped_schemas_are_checked_fast():
+    for kind in ("task", "eval"):
+        assert fastschema.schema_is_valid(schemas.composed(kind, REGISTRY, grader_configs=False))

@@ -18,6 +18,7 @@ def build_app() -> typer.Typer:
         cache,
         compare,
         gate,
+        get,
         grade,
         init,
         interop,
@@ -50,6 +51,7 @@ def build_app() -> typer.Typer:
     grade.register(app)
     validate.register(app)
     migrate.register(app)
+    get.register(app)
     schema.register(app)
     plugins_cmd.register(app)
     report.register(app)

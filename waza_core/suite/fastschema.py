@@ -19,6 +19,7 @@ compares both answers over generated documents.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -101,6 +102,42 @@ def _local_refs(schema: Any) -> bool:
             if ref is not None and not (isinstance(ref, str) and ref.startswith("#/")):
                 return False
             stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return True
+
+
+def schema_is_valid(schema: Any) -> bool:
+    """True when ``schema`` is surely a valid draft 2020-12 schema, as jsonschema's
+    ``check_schema`` (its meta-schema, with formats) would find it: jsonschema-rs' meta-schema
+    check, and every ``pattern`` compiling as a Python regex (jsonschema's format check of
+    the meta-schema; Rust's regex syntax differs). False: ask jsonschema."""
+    try:
+        import jsonschema_rs
+    except ImportError:  # pragma: no cover - a platform without a jsonschema-rs wheel
+        return False
+    try:
+        if not jsonschema_rs.meta.is_valid(schema):
+            return False
+    except Exception:
+        return False
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "pattern" and isinstance(value, str):
+                    try:
+                        re.compile(value)
+                    except (re.error, RecursionError, OverflowError):
+                        return False
+                elif key == "patternProperties" and isinstance(value, dict):
+                    for name in value:
+                        try:
+                            re.compile(name)
+                        except (re.error, RecursionError, OverflowError):
+                            return False
+                stack.append(value)
         elif isinstance(node, list):
             stack.extend(node)
     return True

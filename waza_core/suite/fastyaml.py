@@ -142,48 +142,50 @@ def _scalar(node) -> Any:
 
 
 def _build(root, anchors: bool) -> Any:
-    """The value of the node tree, without recursion (the depth is checked before)."""
+    """The value of the node tree, without recursion (the depth is checked before).
+    One loop with the node checks inline: this runs for every task file of a cold load."""
     if isinstance(root, _ScalarNode):
         return _scalar(root)
     seen: set[int] | None = set() if anchors else None
     out = _new(root, seen)
     stack = [(root, out)]
+    scalar_node, mapping_node = _ScalarNode, _MappingNode
     while stack:
         node, value = stack.pop()
         flow = node.flow_style
-        if type(node) is _MappingNode:
-            for knode, vnode in node.value:
-                if not isinstance(knode, _ScalarNode):
+        is_map = type(node) is mapping_node
+        for pair in node.value:
+            if is_map:
+                knode, child = pair
+                if type(knode) is not scalar_node:
                     raise _Giveup  # a mapping or list as a key
-                key = _flow_scalar(knode, seen) if flow else _keyed(knode, seen)
+                if seen is not None:
+                    _once(knode, seen)
+                if flow and not knode.style and (":" in knode.value or "?" in knode.value):
+                    raise _Giveup  # see _FLOW_PLAIN
+                key = _scalar(knode)
                 if key in value:
                     raise _Giveup  # a duplicate key: ruamel.yaml refuses it with its position
-                value[key] = _child(vnode, flow, seen, stack)
-        else:
-            for item in node.value:
-                value.append(_child(item, flow, seen, stack))
+            else:
+                child = pair
+            if type(child) is scalar_node:
+                if seen is not None:
+                    _once(child, seen)
+                if flow and not child.style and (":" in child.value or "?" in child.value):
+                    raise _Giveup  # see _FLOW_PLAIN
+                item = _scalar(child)
+            else:
+                item = _new(child, seen)
+                stack.append((child, item))
+            if is_map:
+                value[key] = item
+            else:
+                value.append(item)
     return out
 
 
-def _keyed(knode, seen) -> Any:
-    if seen is not None:
-        _once(knode, seen)
-    return _scalar(knode)
-
-
-def _flow_scalar(snode, seen) -> Any:
-    # libyaml 0.2.x reads `[a:b]` and `[a?b]`; the 0.1.7 of ruamel.yaml.clib refuses them
-    if not snode.style and (":" in snode.value or "?" in snode.value):
-        raise _Giveup
-    return _keyed(snode, seen)
-
-
-def _child(node, flow: bool, seen, stack) -> Any:
-    if isinstance(node, _ScalarNode):
-        return _flow_scalar(node, seen) if flow else _keyed(node, seen)
-    value = _new(node, seen)
-    stack.append((node, value))
-    return value
+# _FLOW_PLAIN: libyaml 0.2.x reads the plain scalars `[a:b]` and `[a?b]` in a flow
+# collection; the 0.1.7 of ruamel.yaml.clib refuses them, so the fast path gives up.
 
 
 def _new(node, seen) -> Any:

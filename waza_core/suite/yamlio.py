@@ -353,8 +353,8 @@ def read_text(path: Path) -> str:
     # os.open/os.read: no buffered file object for a file read in one go
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
-        data = os.read(fd, st.st_size + 1)
-        while len(data) <= MAX_BYTES:
+        data = os.read(fd, st.st_size + 1)  # fewer bytes: the end of the file (a regular file)
+        while st.st_size < len(data) <= MAX_BYTES:
             more = os.read(fd, MAX_BYTES + 1 - len(data))
             if not more:
                 break
