@@ -508,6 +508,11 @@ HELPS = {
         '  --ray-address <str>        Ray cluster to use (else RAY_ADDRESS).\n'
         '  --journal <path>           Append each finished run to this file.\n'
         '  --resume <path>            Run only what this journal lacks; append.\n'
+        '  --max-spend USD            Never start a run that could take the spend past\n'
+        '                             this (else .waza.yaml defaults.maxSpend); the\n'
+        '                             rest are skipped, exit 1.  [x>=0]\n'
+        '  --max-run-cost USD         Worst-case cost of one run for --max-spend (else\n'
+        '                             the dearest run so far).  [x>=0]\n'
         '  --help                     Show this message and exit.\n'
     ),
     'schema': (
