@@ -15,6 +15,7 @@ from pathlib import Path
 import attrs
 
 from waza_interop import _js
+from waza_interop._csv import CsvError, read_csv
 from waza_interop._csvsplit import js_trim, split_values
 from waza_interop._nunjucks import Unrenderable, references_undefined, render, render_or_raw, resolve_variables
 from waza_interop._pfasserts import Mapped, Refusal, map_assertion
@@ -46,7 +47,7 @@ _OPTIONS_REFUSED = {"transform", "postprocess", "prefix", "suffix", "transformVa
 _TOP_REFUSED = {
     "scenarios": "scenarios multiply tests with their own variables",
     "extensions": "extension hooks can change tests and outputs",
-    "redteam": "red-team configs generate their tests",
+    "redteam": "red-team configs generate their tests (and promptfoo eval stops to ask for an e-mail address)",
     "nunjucksFilters": "custom Nunjucks filters run JavaScript",
 }
 
@@ -136,11 +137,11 @@ class Reader:
                               f"{type(root).__name__}")
         for key, why in _TOP_REFUSED.items():
             if key in root:
-                self.refuse(doc.where((key,), key=True), f"{key} is not translated: {why}")
+                self.approx(doc.where((key,), key=True), f"{key} is not translated: {why}", "left out")
         prompts = self.prompts(doc, root)
         providers = self.providers(root)
         default = self.default_test(doc, root)
-        tests = self.tests(doc, root)
+        tests = self.tests(doc, root) or [_Test({}, doc, ("tests",))]  # promptfoo runs one empty test
         tasks: list[Task] = []
         if not prompts:  # refused: go on with a stand-in, so the assertions are checked too
             prompts = [(DEFAULT_PROMPT, doc, ("prompts",))]
@@ -325,8 +326,6 @@ class Reader:
         return _Test({}, fdoc, (k,))
 
     def csv_tests(self, target: Path, shown: str) -> list[_Test]:
-        from waza_interop._csv import CsvError, read_csv
-
         try:
             header, rows = read_csv(target.read_text(encoding="utf-8"))
         except CsvError as exc:
@@ -438,7 +437,7 @@ class Reader:
             name = base if base not in names else f"{base}-{n}"
             names.add(name)
             g["name"] = name
-        self.notes.extend(n for n in notes if n not in self.notes)
+        self.notes.extend(n for n in map(_general, notes) if n not in self.notes)
         if not ok:
             return None
         desc = t.get("description") if isinstance(t.get("description"), str) else None
@@ -586,7 +585,7 @@ def _combinations(variables: dict) -> list[dict]:
 def _general(message: str) -> str:
     """A refusal message without the task id, so the same assertion refused for every task
     (a defaultTest assertion, or several prompts) is reported once."""
-    return re.sub(r"^assertion (\d+(?:\.\d+)*) of (?:p\d+-)?t\d+", r"assertion \1", message)
+    return re.sub(r"(^|: )assertion (\d+(?:\.\d+)*) of (?:p\d+-)?t\d+", r"\1assertion \2", message)
 
 
 def render_prompt(raw: str, variables: dict) -> str:
@@ -638,8 +637,8 @@ def _maybe_file_path(text: str) -> bool:
         return False
     if text.startswith("file://"):
         return True
-    exts = (".txt", ".json", ".jsonl", ".yaml", ".yml", ".csv", ".md", ".j2", ".py", ".js", ".cjs", ".mjs",
-            ".ts", ".cts", ".mts", ".sh", ".bash", ".rb", ".pl", ".exe", ".bat", ".cmd", ".ps1")
+    exts = (".cjs", ".cts", ".j2", ".js", ".json", ".jsonl", ".md", ".mjs", ".mts", ".py", ".ts", ".txt", ".yml",
+            ".yaml")  # promptfoo's VALID_FILE_EXTENSIONS
     tokens = text.split(":")
     last = tokens[-1]
     before = tokens[-2] if len(tokens) > 1 else None

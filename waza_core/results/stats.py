@@ -259,8 +259,9 @@ class SummaryTally:
 def sum_usage(parts: Iterable[dict | None], missing: int = 0) -> dict | None:
     """Add up per-run usage; ``None`` when no run reported any (never a fake zero).
 
-    Token and request counters are summed over the runs that report them. AI credits
-    follow waza (Go) 1.8 (``AggregateUsageStats``): a total is known only when every run
+    Token and request counters are summed over the runs that report them. AI credits (and,
+    beyond waza, ``cost_usd``, with ``cost_source`` ``agent``/``table``/``estimate``, or
+    ``mixed`` when runs differ) follow waza (Go) 1.8 (``AggregateUsageStats``): a total is known only when every run
     reported it, so one run without usage (``None`` in ``parts``, or counted in
     ``missing``) or without ``ai_credits`` makes the sum ``null`` ("unavailable"), never
     a partial sum that looks complete. Per model (``model_metrics``), a model's credits
@@ -275,15 +276,24 @@ def sum_usage(parts: Iterable[dict | None], missing: int = 0) -> dict | None:
     total: dict[str, Any] = {}
     for p in known:
         for k, v in p.items():
-            if k != "ai_credits" and _is_number(v):
+            if k not in _ALL_OR_NOTHING and _is_number(v):
                 total[k] = total.get(k, 0) + v
-    if any("ai_credits" in p for p in known):
-        credits = [p.get("ai_credits") for p in known]
-        total["ai_credits"] = sum(credits) if complete and all(_is_number(c) for c in credits) else None
+    for key in _ALL_OR_NOTHING:
+        if any(key in p for p in known):
+            values = [p.get(key) for p in known]
+            total[key] = sum(values) if complete and all(_is_number(c) for c in values) else None
+    sources = {p.get("cost_source") for p in known if "cost_usd" in p}
+    if sources:
+        total["cost_source"] = sources.pop() if len(sources) == 1 and None not in sources else "mixed"
     models = _sum_model_metrics(known, complete)
     if models is not None:
         total["model_metrics"] = models
     return total
+
+
+#: usage keys whose sum is only given when every run reported them (else ``null``): a
+#: partial sum of money would read as the whole bill
+_ALL_OR_NOTHING = ("ai_credits", "cost_usd")
 
 
 def _sum_model_metrics(known: list[dict], complete: bool) -> dict | None:
