@@ -30,6 +30,7 @@ import math
 import attrs
 
 from waza_interop import _jsassert, _jsregex
+from waza_interop._csvsplit import split_values
 from waza_interop._js import NotJs, to_string
 from waza_interop._nunjucks import Unrenderable, render
 
@@ -219,8 +220,6 @@ def _icontains(value, inverse):
 
 
 def _list_value(value):
-    from waza_interop._csvsplit import split_values
-
     if isinstance(value, str):
         try:
             value = split_values(value)
