@@ -43,6 +43,10 @@ _TEST_REFUSED = {
     "assertScoringFunction": "a custom scoring function decides the test",
     "providerOutput": "the output is given in the file instead of produced by a provider",
 }
+#: file variables promptfoo runs (code) or encodes (media) instead of reading as text
+_CODE_OR_MEDIA = {".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".py", ".pdf", ".jpg", ".jpeg", ".png", ".gif",
+                  ".bmp", ".webp", ".svg", ".tif", ".tiff", ".ico", ".avif", ".heic", ".heif", ".mp4", ".webm",
+                  ".mov", ".avi", ".mkv", ".m4v", ".mp3", ".wav", ".ogg", ".flac", ".m4a", ".aac", ".opus"}
 _OPTIONS_REFUSED = {"transform", "postprocess", "prefix", "suffix", "transformVars", "storeOutputAs"}
 _TOP_REFUSED = {
     "scenarios": "scenarios multiply tests with their own variables",
@@ -443,6 +447,35 @@ class Reader:
         desc = t.get("description") if isinstance(t.get("description"), str) else None
         return Task(task_id, desc or task_id, prompt, graders, where_test, notes)
 
+    def var_file(self, ref: str, where: str, key: str):
+        """The value promptfoo puts in a ``file://`` variable: a text file's content, trimmed;
+        a YAML file's data as compact JSON. Code, media and globs are refused (None)."""
+        name = ref[7:]
+        suffix = Path(name).suffix.lower()
+        if _has_magic(name):
+            self.refuse(where, f"the variable {key!r} names a glob of files: promptfoo runs the test once per "
+                        "file; list the tests")
+            return None
+        if suffix in _CODE_OR_MEDIA:
+            self.refuse(where, f"the variable {key!r} is loaded from a {suffix} file, which promptfoo runs or "
+                        "encodes; inline the value")
+            return None
+        target = self.base / name
+        if not target.is_file():
+            self.refuse(where, f"the variable {key!r} names {name!r}, which does not exist")
+            return None
+        if suffix in (".yaml", ".yml"):
+            data = load_yaml(target, self.rel(target)).data
+            if _has_foreign(data):
+                self.refuse(where, f"the variable {key!r}: the YAML file holds dates or other non-JSON values")
+                return None
+            return _js.stringify(data, 0)
+        try:
+            return js_trim(target.read_text(encoding="utf-8"))
+        except UnicodeDecodeError:
+            self.refuse(where, f"the variable {key!r} names a file that is not UTF-8 text")
+            return None
+
     def threshold_is_all_pass(self, threshold, items) -> bool:
         """Whether promptfoo's "weighted mean >= threshold" is "every assertion passes" for
         these assertions: each scores 0 or 1 (not javascript, not assert-set), and dropping
@@ -548,9 +581,16 @@ class Reader:
                 return None
             for key, v in value.items():
                 where = owner.doc.where(owner.path + ("vars", key))
-                if isinstance(v, str) and (v.startswith("file://") or v.startswith("package:")):
-                    self.refuse(where, f"the variable {key!r} is loaded from a file; inline it")
+                if isinstance(v, list) and any(isinstance(x, str) and x.startswith("file://") for x in v):
+                    self.refuse(where, f"the variable {key!r} lists files: promptfoo runs the test once per file "
+                                "and loads each; list the tests")
                     bad = True
+                elif isinstance(v, str) and v.startswith("package:"):
+                    self.refuse(where, f"the variable {key!r} is computed by a package's code")
+                    bad = True
+                elif isinstance(v, str) and v.startswith("file://"):
+                    v = self.var_file(v, where, key)
+                    bad = bad or v is None
                 elif _has_foreign(v):
                     self.refuse(where, f"the variable {key!r} holds a value JavaScript reads differently "
                                 "(a date, binary...); quote it")

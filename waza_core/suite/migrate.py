@@ -33,7 +33,7 @@ import attrs
 
 from waza_core.errors import WazaError
 from waza_core.paths import display_path
-from waza_core.suite import migrate_graders, versions, yamlio
+from waza_core.suite import globs, migrate_graders, versions, yamlio
 
 EVAL_NAMES = ("eval.yaml", "eval.yml")
 EVAL_KEYS = {"name", "skill", "scenario", "tasks", "tasks_from", "config", "graders", "metrics", "schemaVersion"}
@@ -229,8 +229,6 @@ def plan_suite(path: str | os.PathLike[str]) -> list[Migration]:
     for pattern in patterns if isinstance(patterns, list) else ():
         if not isinstance(pattern, str) or os.path.isabs(pattern):
             continue  # the loader reports these; nothing to migrate
-        from waza_core.suite import globs
-
         for task_file in globs.task_files(first.file.parent, pattern).paths:
             if task_file not in seen:
                 seen.add(task_file)
