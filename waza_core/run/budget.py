@@ -36,6 +36,7 @@ from typing import Any
 import attrs
 
 from waza_core.results.model import RunResult
+from waza_core.run.backend import CompletedRun
 
 _EPS = 1e-9  # float sums of cents must not refuse a run that fits exactly
 
@@ -158,8 +159,6 @@ class BudgetBackend:
             self.inner.submit(batch)
 
     def results(self) -> Iterator:
-        from waza_core.run.backend import CompletedRun
-
         self._admit()
         if self.submitted:
             for done in self.inner.results():

@@ -21,6 +21,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from waza_core.errors import SuiteError, WazaError
+from waza_core.suite import yamlio
+from waza_core.suite.load import load_suite
+
 KIND = "waza.preflight"
 SCHEMA_VERSION = "1.0"
 _LOCATED = re.compile(r"^(?P<file>.+?):(?P<line>\d+)(?::\d+)?: (?P<msg>.*)$", re.S)
@@ -52,9 +56,6 @@ class Report:
 
 def inspect(eval_path: str, registry, context_dir: str | None = None) -> Report:
     """Inspect ``eval_path`` offline; the report survives an invalid suite."""
-    from waza_core.errors import SuiteError, WazaError
-    from waza_core.suite.load import load_suite
-
     r = Report(eval_path)
     path = Path(eval_path)
     if not path.is_file():
@@ -103,8 +104,6 @@ def _problems(r: Report, eval_path: str, problems: list[str]) -> None:
 
 
 def _raw_executor(path: Path) -> str:
-    from waza_core.suite import yamlio
-
     try:
         data = yamlio.parse(yamlio.read_text(path))
     except Exception:  # the loader already reported why the file does not read
