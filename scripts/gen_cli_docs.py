@@ -37,16 +37,24 @@ DOC = Path(os.environ.get("WAZA_CLI_DOC") or ROOT / "docs" / "cli.md")
 WIDTH = 80
 BLOCK = re.compile(r"```console\n\$ waza(?P<path>(?: [a-z][a-z0-9-]*)*) --help\n(?P<body>.*?)```", re.S)
 FIX_HINT = "run `python scripts/gen_cli_docs.py` to regenerate docs/cli.md from the real --help text"
-#: ``waza --help`` served without importing typer (see waza_core.cli.main); written here too
+#: ``waza --help`` and each command's, served without importing typer (see waza_core.cli.main)
 TOP_HELP = ROOT / "waza_core" / "cli" / "top_help.py"
 
 
-def top_help_module(text: str) -> str:
-    """The source of waza_core/cli/top_help.py holding ``waza --help`` as ``text``."""
-    return ('"""``waza --help`` at 80 columns, written by scripts/gen_cli_docs.py: do not edit.\n\n'
-            "Printed by :func:`waza_core.cli.main` without importing typer (~100 ms); a test\n"
-            'keeps it equal to what typer prints."""\n\n'
-            "TEXT = (\n" + "".join(f"    {line!r}\n" for line in text.splitlines(True)) + ")\n")
+def top_help_module(helps: dict[tuple[str, ...], str]) -> str:
+    """The source of waza_core/cli/top_help.py: ``waza --help`` as ``TEXT`` and every
+    command's ``--help`` in ``HELPS`` (by the command's words, ``"optimize run"``)."""
+    out = ['"""``waza --help`` and every ``waza COMMAND --help`` at 80 columns, written by\n'
+           "scripts/gen_cli_docs.py: do not edit.\n\n"
+           "Printed by :func:`waza_core.cli.main` without importing typer (~100 ms); a test\n"
+           'keeps them equal to what typer prints."""\n\n',
+           "TEXT = (\n" + "".join(f"    {line!r}\n" for line in helps[()].splitlines(True)) + ")\n\n",
+           "HELPS = {\n"]
+    for path in sorted(p for p in helps if p):
+        lines = "".join(f"        {line!r}\n" for line in helps[path].splitlines(True))
+        out.append(f"    {' '.join(path)!r}: (\n{lines}    ),\n")
+    out.append("}\n")
+    return "".join(out)
 
 
 def command_helps() -> dict[tuple[str, ...], str]:
@@ -129,7 +137,7 @@ def main(argv: list[str]) -> int:
     text = DOC.read_text("utf-8")
     new = render(text, helps)
     if "--check" in argv:
-        if new == text and TOP_HELP.exists() and TOP_HELP.read_text("utf-8") == top_help_module(helps[()]):
+        if new == text and TOP_HELP.exists() and TOP_HELP.read_text("utf-8") == top_help_module(helps):
             return 0
         sys.stderr.writelines(difflib.unified_diff(text.splitlines(True), new.splitlines(True),
                                                    "docs/cli.md", "docs/cli.md (regenerated)"))
@@ -138,7 +146,7 @@ def main(argv: list[str]) -> int:
     if new != text:
         DOC.write_text(new, "utf-8")
         print("docs/cli.md updated")
-    module = top_help_module(helps[()])
+    module = top_help_module(helps)
     if not TOP_HELP.exists() or TOP_HELP.read_text("utf-8") != module:
         TOP_HELP.write_text(module, "utf-8")
         print("waza_core/cli/top_help.py updated")

@@ -1,12 +1,42 @@
 #!/usr/bin/env bash
-# The test command (README and CI): sets up .venv, the pinned AgentV oracle, then runs pytest.
+# The test command (README and CI). It installs what the tests need, then runs pytest on every core:
+#   - .venv: waza (editable) with the [test,ray] extras (Ray for the local-cluster tests),
+#   - the pinned npm oracles of tests/interop (AgentV: tests/interop/oracle/install.sh, promptfoo:
+#     tests/interop/promptfoo_oracle/install.sh; Node.js 20+ and npm),
+#   - Debian's chromium for the HTML report tests, when it is missing (apt-get; needs root).
+# Extra arguments go to pytest (e.g. `bash scripts/test.sh -q tests/suite`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test,ray]'
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test,ray]' 2>&1 \
+  | { grep -v '^WARNING: Location' || true; }
 if [ -f tests/interop/oracle/install.sh ]; then
   bash tests/interop/oracle/install.sh
 fi
-exec .venv/bin/python -m pytest "$@"
+if [ -f tests/interop/promptfoo_oracle/install.sh ]; then
+  bash tests/interop/promptfoo_oracle/install.sh
+fi
+
+deselect=()
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "test.sh: installing Debian's chromium for the HTML report tests" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "test.sh: no /usr/bin/chromium and no root to install it: the browser tests are left out" >&2
+    deselect=(-m "not browser")
+  fi
+fi
+
+# The tests start `python -m waza_core` a few hundred times: with bytecode caching off
+# (PYTHONDONTWRITEBYTECODE, set in some shells and CI images) each start compiles every module
+# again (about 0.35 s of CPU each). Compile once here, and let the workers read the caches.
+unset PYTHONDONTWRITEBYTECODE
+.venv/bin/python -m compileall -q -j 0 waza_core waza_graders waza_adapters waza_interop waza_reporters tests >/dev/null
+
+# one worker per core; tests that share a machine-wide resource (the Ray cluster) stay on one
+# worker through their xdist_group (tests/conftest.py)
+exec .venv/bin/python -m pytest -n auto --dist loadgroup "${deselect[@]}" "$@"

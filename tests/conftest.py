@@ -73,3 +73,12 @@ config:
   timeout_seconds: 30
 tasks: ["tasks/*.yaml"]
 """
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (scripts/test.sh runs ``-n auto --dist loadgroup``), keep the tests that
+    start a local Ray cluster on one worker: two clusters at once would fight over the machine's
+    cores and the cluster's default ports."""
+    for item in items:
+        if item.get_closest_marker("ray") is not None:
+            item.add_marker(pytest.mark.xdist_group("ray"))

@@ -156,6 +156,9 @@ _USAGE_KEYS = {
                           "cached_input_tokens", "cached_tokens"),
     "cache_write_tokens": ("cache_write_tokens", "cacheWriteTokens", "cache_creation_input_tokens"),
     "premium_requests": ("premium_requests", "premiumRequests"),
+    "ai_credits": ("ai_credits", "aiCredits"),
+    # what the run cost in USD, as the agent itself reports it (Claude Code: total_cost_usd)
+    "cost_usd": ("cost_usd", "total_cost_usd", "costUSD", "costUsd"),
 }
 
 
@@ -360,6 +363,8 @@ class CliExecutor(Executor):
                 evidence.usage["turns"] = len(prompts)
             elif stream is not None and evidence.usage is not None:
                 stream.finish_usage(evidence.usage)
+            if evidence.usage is not None and "cost_usd" in evidence.usage:
+                evidence.usage["cost_source"] = "agent"  # the agent's own figure, not a price table
         except _TurnFailed as exc:
             evidence.error = str(exc)
             evidence.transcript.append({"type": "session.error", "message": str(exc)})
@@ -568,6 +573,9 @@ class _EventLog:
 
     def _result_usage(self, doc: dict) -> None:
         usage = normalize_usage(doc.get("usage"))
+        cost = doc.get("total_cost_usd")  # Claude Code reports the cost beside usage, not in it
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool) and (usage is None or "cost_usd" not in usage):
+            usage = dict(usage or {}, cost_usd=cost)
         if usage is not None:
             self._usage = add_usage(self._usage, usage)
         turns = doc.get("num_turns")

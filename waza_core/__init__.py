@@ -52,6 +52,7 @@ _EXPORTS: dict[str, str] = {
     # interop dialects
     "Dialect": "waza_core.interop",
     "Conversion": "waza_core.interop",
+    "SuiteConversion": "waza_core.interop",
     "InteropError": "waza_core.interop",
     "find_template_marker": "waza_core.interop",
     "yaml_quote": "waza_core.interop",
@@ -138,7 +139,8 @@ __all__ = [
     "Executor", "ExecutionRequest", "RunEvidence", "Suite", "SuiteConfig", "TaskSpec", "FileInput",
     "OptimizerAdapter", "AdapterOptions", "AdapterReply", "AdapterFailure", "ADAPTER_STDOUT_LIMIT",
     "ADAPTER_RESPONSE_KIND", "HARNESS_CAPABILITIES", "StrictJSONError", "strict_json_loads", "Dialect",
-    "Conversion", "InteropError", "find_template_marker", "yaml_quote", "quote_for_message", "StrictDocument",
+    "Conversion", "SuiteConversion", "InteropError", "find_template_marker", "yaml_quote", "quote_for_message",
+    "StrictDocument",
     "StrictYamlError", "load_strict_yaml", "describe_yaml_type", "Reporter", "ResultsView",
     "results_json_bytes", "escape_markdown", "run_process", "ProcessResult", "ProcessStartError",
     "CancelEvent", "display_path", "resolve_inside", "PathEscape", "program_timeout", "child_environment",
@@ -192,6 +194,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from waza_core.interop import Conversion as Conversion
     from waza_core.interop import Dialect as Dialect
     from waza_core.interop import InteropError as InteropError
+    from waza_core.interop import SuiteConversion as SuiteConversion
     from waza_core.interop import find_template_marker as find_template_marker
     from waza_core.interop import quote as yaml_quote
     from waza_core.interop import show as quote_for_message

@@ -14,6 +14,7 @@ template-marker check, and the ``--assertion`` position parser.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import ClassVar
 
 import attrs
@@ -56,11 +57,35 @@ class Dialect:
 
     def import_assertion(self, source: bytes, test: str, position: int) -> Conversion:
         """Convert assertion ``position`` (1-based) of test ``test`` into one native grader."""
-        raise NotImplementedError
+        raise InteropError(f"dialect {show(self.name)} translates whole suites only: use "
+                           "`waza interop import-suite` / `export-suite`")
 
     def export_grader(self, source: bytes) -> Conversion:
         """Convert one native grader mapping into one foreign assertion."""
-        raise NotImplementedError
+        raise InteropError(f"dialect {show(self.name)} translates whole suites only: use "
+                           "`waza interop import-suite` / `export-suite`")
+
+    # ---- whole suites (waza interop import-suite / export-suite) ----------------------
+    def import_suite(self, config: Path, approximate: bool) -> SuiteConversion:
+        """Translate the foreign suite at ``config`` (it may read the files that config
+        names, nothing else) into the files of a waza suite. Refusals raise
+        :class:`waza_core.errors.SuiteError` with one ``file:line:col: message`` per problem."""
+        raise InteropError(f"dialect {show(self.name)} does not import whole suites")
+
+    def export_suite(self, suite: Path) -> SuiteConversion:
+        """Translate the waza suite at ``suite`` (its eval.yaml) into foreign files."""
+        raise InteropError(f"dialect {show(self.name)} does not export whole suites")
+
+
+@attrs.frozen
+class SuiteConversion:
+    """The complete result of a whole-suite translation, written all at once or not at all.
+
+    ``files`` maps relative paths (``/``-separated) to their bytes; ``notes`` are the
+    approximations taken (printed on stderr, one per line, after the files were written)."""
+
+    files: dict
+    notes: tuple = ()
 
 
 _POSITION = re.compile(r"[1-9][0-9]{0,8}")

@@ -60,10 +60,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import attrs
 
-__all__ = ["DEFAULT_MAX_OUTPUT", "CancelEvent", "ProcResult", "ProcessStartError", "run"]
+__all__ = ["DEFAULT_MAX_OUTPUT", "CancelEvent", "ProcResult", "ProcessStartError", "end", "run", "start"]
 
 #: default cap per stream (bytes kept of stdout, and of stderr)
 DEFAULT_MAX_OUTPUT = 1024 * 1024
@@ -199,6 +200,41 @@ def run(
                              stderr_tail)
     supervisor.tag = tag
     return supervisor.wait()
+
+
+def start(argv: Sequence[str | os.PathLike[str]], *, env: Mapping[str, str] | None = None,
+          **popen: Any) -> tuple[subprocess.Popen, str]:
+    """Start a long-lived child that the caller speaks to itself (the ``code`` grader's
+    evaluators, over pipes) under this module's rules: its own session and process group,
+    the :data:`TAG_VARIABLE` tag its descendants inherit, waza a subreaper, the group
+    killed at a forced exit (:func:`kill_everything`). Returns (process, tag); end it with
+    :func:`end`, which also reaps every descendant that left its group.
+    ``popen``: the other :class:`subprocess.Popen` arguments (pipes, ``cwd``)."""
+    enable_subreaper()
+    tag = _new_tag()
+    child_env = dict(env if env is not None else os.environ)
+    child_env[TAG_VARIABLE] = tag
+    proc = subprocess.Popen([os.fspath(a) for a in argv], env=child_env, start_new_session=True, close_fds=True,
+                            **popen)
+    with _state_lock:
+        _leaders.add(proc.pid)
+        _past_leaders.add(proc.pid)
+    return proc, tag
+
+
+def end(proc: subprocess.Popen, tag: str) -> None:
+    """Kill the group of a child of :func:`start` while its leader still reserves the
+    group id, reap the leader, then kill and reap what is left of its group, its session
+    or its tagged descendants (a daemon an assertion started, say)."""
+    if proc.returncode is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+    with _state_lock:
+        _leaders.discard(proc.pid)
+    _sweep_for(proc.pid, tag)
 
 
 def _start_error(argv0: str, cwd, exc: OSError) -> ProcessStartError:

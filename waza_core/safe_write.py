@@ -189,6 +189,23 @@ def write_file(path: str | os.PathLike[str], data: bytes, mode: int | None = Non
     write_stream(path, lambda fh: fh.write(data), mode, through_links=through_links)
 
 
+def replace_entry(path: str | os.PathLike[str], data: bytes, mode: int | None = None) -> None:
+    """Write a cache entry at ``path`` atomically, replacing **the name**, whatever it is:
+    a symbolic link, a FIFO or a device planted there (a cache folder is shared input,
+    docs/safety.md) is replaced, never followed, opened or chmodded. A folder is refused."""
+    p = os.fspath(path)
+    try:
+        st = os.lstat(p)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise WazaError(f"cannot write {p}: {exc.strerror}") from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise WazaError(f"cannot write {p}: it is a folder")
+    regular = st if st is not None and stat.S_ISREG(st.st_mode) else None
+    _write_replacing(p, p, lambda fh: fh.write(data), mode, regular)
+
+
 def write_stream(path: str | os.PathLike[str], fill: Callable[[BinaryIO], object], mode: int | None = None, *,
                  through_links: bool = True) -> None:
     """:func:`write_file` for content produced by ``fill(binary_file)`` (a reporter that
@@ -339,5 +356,5 @@ def is_special(path: str | os.PathLike[str]) -> bool:
     return not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode))
 
 
-__all__ = ["FIFO_WAIT_SECONDS", "check_target", "current_umask", "is_special", "open_append", "write_file",
-           "write_stream", "writes_in_place"]
+__all__ = ["FIFO_WAIT_SECONDS", "check_target", "current_umask", "is_special", "open_append", "replace_entry",
+           "write_file", "write_stream", "writes_in_place"]

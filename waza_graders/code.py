@@ -24,13 +24,12 @@ import json
 import os
 import selectors
 import shutil
-import signal
 import subprocess
 import threading
 import time
 from pathlib import Path
 
-from waza_core import Grader, GraderError, GraderResult, GradingContext, hookimpl
+from waza_core import Grader, GraderError, GraderResult, GradingContext, hookimpl, procs
 
 DEFAULT_TIMEOUT = 5.0
 #: address-space limit of the Python evaluator, MiB (node gets --max-old-space-size)
@@ -152,8 +151,10 @@ class _Evaluator:
     def __init__(self, argv: tuple[str, ...]) -> None:
         self.argv = argv
         try:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
+            # procs.start: its own group, tagged, waza a subreaper, so whatever an assertion
+            # starts (a daemon that calls setsid()) is reaped with the evaluator (docs/safety.md)
+            self.proc, self.tag = procs.start(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                              stderr=subprocess.PIPE)
         except OSError as exc:
             raise GraderError(f"cannot start {argv[0]}: {exc.strerror or exc}", "start_failed") from None
         for stream in (self.proc.stdout, self.proc.stderr):
@@ -247,13 +248,9 @@ class _Evaluator:
             time.sleep(0.002)
 
     def kill(self) -> None:
-        """SIGKILL the group while the leader still reserves its id, then reap it."""
-        if self.proc.returncode is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            self.proc.wait()
+        """SIGKILL the group while the leader still reserves its id, reap it, and reap every
+        descendant that left the group (:func:`waza_core.procs.end`)."""
+        procs.end(self.proc, self.tag)
         self.selector.close()
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             try:

@@ -2,4 +2,6 @@
 
 PLUGINS: tuple[str, ...] = (
     "waza_interop.agentv_contains",
+    "waza_interop.promptfoo",
+    "waza_interop.agentv",
 )

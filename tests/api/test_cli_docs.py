@@ -78,7 +78,7 @@ def test_the_fast_top_level_help_is_what_typer_prints(gen, helps):
     from waza_core.cli import top_help
 
     assert top_help.TEXT == helps[()], f"waza_core/cli/top_help.py is stale. Fix: {gen.FIX_HINT}"
-    assert gen.TOP_HELP.read_text("utf-8") == gen.top_help_module(helps[()])
+    assert gen.TOP_HELP.read_text("utf-8") == gen.top_help_module(helps)
     env = dict(os.environ)
     env.pop("COLUMNS", None)
     fast = subprocess.run([sys.executable, "-X", "importtime", "-m", "waza_core", "--help"], capture_output=True,
@@ -88,3 +88,22 @@ def test_the_fast_top_level_help_is_what_typer_prints(gen, helps):
     narrow = subprocess.run([sys.executable, "-m", "waza_core", "--help"], capture_output=True,
                             env=dict(env, COLUMNS="60"), cwd=REPO)
     assert narrow.returncode == 0 and b"Usage: waza" in narrow.stdout  # typer formats it for 60 columns
+
+
+def test_every_command_help_is_served_without_typer(gen, helps):
+    """`waza COMMAND --help` is printed from waza_core/cli/top_help.py too (start-up under
+    100 ms): the same text as typer's, for every command and group."""
+    from waza_core.cli import top_help
+
+    assert {tuple(k.split()) for k in top_help.HELPS} == {p for p in helps if p}
+    env = dict(os.environ)
+    env.pop("COLUMNS", None)
+    for path in [("run",), ("validate",), ("optimize",), ("optimize", "run"), ("interop", "import")]:
+        assert top_help.HELPS[" ".join(path)] == helps[path]
+        fast = subprocess.run([sys.executable, "-X", "importtime", "-m", "waza_core", *path, "--help"],
+                              capture_output=True, env=env, cwd=REPO)
+        assert fast.returncode == 0 and fast.stdout.decode() == helps[path]
+        assert b"| typer" not in fast.stderr
+    other = subprocess.run([sys.executable, "-m", "waza_core", "nosuchcommand", "--help"], capture_output=True,
+                           env=env, cwd=REPO)
+    assert other.returncode == 2  # not a command: typer says so

@@ -277,12 +277,12 @@ def test_export_rejects(text, message):
 
 
 # ---- list ---------------------------------------------------------------------------------
-def test_list_shows_the_builtin_dialect():
+def test_list_shows_the_builtin_dialects():
     res = cli("interop", "list")
     assert res.code == 0, res.err
     lines = res.out.decode().splitlines()
-    assert [line.split("  ")[0] for line in lines] == [ADAPTER]
-    assert "contains_cs" in lines[0]
+    assert [line.split("  ")[0] for line in lines] == ["agentv", ADAPTER, "promptfoo"]
+    assert "contains_cs" in lines[1]
 
 
 def test_help_lists_the_three_commands():

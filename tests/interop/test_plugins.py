@@ -20,7 +20,7 @@ def test_a_plugin_module_adds_a_dialect():
     res = cli("interop", "list", "-p", "tests.interop.fake_dialect")
     assert res.code == 0, res.err
     ids = [line.split("  ")[0] for line in res.out.decode().splitlines()]
-    assert ids == sorted([ADAPTER, "example-shout-v1"])
+    assert ids == sorted([ADAPTER, "agentv", "promptfoo", "example-shout-v1"])
     res = cli("interop", "import", "-p", "tests.interop.fake_dialect", "--adapter", "example-shout-v1",
               "--test", "t", "--assertion", "1", stdin=b"shout: HEY\n")
     assert res.code == 0, res.err

@@ -61,7 +61,7 @@ def test_stop_ends_the_conversation_and_the_run_is_an_error(waza, make_suite):
     assert run["error_msg"] == "checkpoint after_turn=2 failed (on_failure: stop): wants-never"
     assert [(c["after_turn"], c.get("stopped", False)) for c in run["checkpoints"]] == [(1, False), (2, True)]
     assert "third" not in run["final_output"]  # turn 3 never happened
-    assert doc["schemaVersion"] == "1.5"
+    assert doc["schemaVersion"] == "1.8"
 
 
 def test_skip_graders_runs_no_checkpoint(waza, make_suite):

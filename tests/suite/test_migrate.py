@@ -98,11 +98,21 @@ def test_refusals(suite_dir, name, text, message):
         migrate.plan(f)
 
 
-def test_results_are_checked_never_rewritten(tmp_path):
+def test_results_are_raised_to_1_8_changing_only_the_version(tmp_path):
     f = tmp_path / "r.json"
-    f.write_text(json.dumps({"schemaVersion": "1.4", "eval_id": "x", "tasks": []}))
+    text = '{\n  "eval_id": "x",\n  "schemaVersion": "1.4",\n  "tasks": [{"schemaVersion": "1.0"}]\n}\n'
+    f.write_text(text)
     m = migrate.plan(f)
-    assert not m.needed and m.target == "1.4"
+    assert m.changes == ("schemaVersion '1.4' -> \"1.8\"",)
+    assert m.new_text == text.replace('"1.4"', '"1.8"')  # the nested one is not the file's version
+    f.write_text('{"eval_id": "x", "tasks": []}')
+    m = migrate.plan(f)
+    assert m.new_text == '{"schemaVersion": "1.8", "eval_id": "x", "tasks": []}'
+    f.write_text('{\n  "eval_id": "x",\n  "tasks": []\n}')
+    assert migrate.plan(f).new_text == '{\n  "schemaVersion": "1.8",\n  "eval_id": "x",\n  "tasks": []\n}'
+    f.write_text(json.dumps({"schemaVersion": "1.9", "eval_id": "x", "tasks": []}))
+    m = migrate.plan(f)
+    assert not m.needed and m.target == "1.9"
     f.write_text(json.dumps({"schemaVersion": "2.0", "eval_id": "x", "tasks": []}))
     with pytest.raises(WazaError, match="results schemaVersion '2.0'"):
         migrate.plan(f)

@@ -47,10 +47,24 @@ def go_results(version: str | None) -> dict:
         task["stats"]["pass_rate_ci"] = {"lower": 0.2, "upper": 1, "mean": 1, "confidence_level": 0.95}
         summary["statistics"] = {"success_rate_ci": {"lower": 0.2, "upper": 1, "mean": 1, "confidence_level": 0.95},
                                  "pass_hat_k": [1.0]}
+    if minor >= 6:  # waza v0.40 evidence (which of 1.6-1.8 added each field is not published)
+        run["host_lifecycle"] = {"turns": [{"index": 1, "turn_id": "t1", "started_at": "2026-11-04T00:00:00Z",
+                                            "ended_at": "2026-11-04T00:00:01Z"}],
+                                 "shell_calls": [{"sequence": 1, "tool_call_id": "c1", "command": "ls"}]}
+        run["mcp_invocations"] = [{"server": "az", "tool": "list", "arguments": {}, "response_index": 0,
+                                   "is_error": False}]
+        run["user_input_requests"] = [{"sequence": 1, "session_id": "s", "question": "Which?", "choices": ["a"],
+                                       "source": "ask_user", "answer": "a", "was_freeform": False}]
+        run["command_invocations"].append({"command": "az", "response_index": -1})  # exit_code optional
+        usage = {"turns": 1, "input_tokens": 10, "output_tokens": 5, "premium_requests": 1, "ai_credits": 0.25,
+                 "model_metrics": {"gpt": {"input_tokens": 10, "output_tokens": 5, "request_count": 1,
+                                           "request_cost": 0.01, "ai_credits": 0.25}}}
+        run["session_digest"]["usage"] = usage
+        summary["usage"] = usage
     return doc
 
 
-@pytest.mark.parametrize("version", [None, "1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.9"])
+@pytest.mark.parametrize("version", [None, "1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6", "1.7", "1.8", "1.9"])
 def test_grade_reads_every_1x_file_and_keeps_its_fields(waza, make_suite, version):
     path = make_suite(EVAL, {"tasks/t.yaml": TASK})
     results = path.parent / "in.json"
@@ -63,7 +77,8 @@ def test_grade_reads_every_1x_file_and_keeps_its_fields(waza, make_suite, versio
     assert doc["tasks"][0]["runs"][0]["validations"]["g"]["passed"] is True
     for key in ("golden",):
         assert doc["tasks"][0].get(key) == original["tasks"][0].get(key)
-    for key in ("checkpoints", "snapshot_path", "command_invocations", "tool_events"):
+    for key in ("checkpoints", "snapshot_path", "command_invocations", "tool_events", "host_lifecycle",
+                "mcp_invocations", "user_input_requests"):
         assert doc["tasks"][0]["runs"][0].get(key) == original["tasks"][0]["runs"][0].get(key)
 
 
@@ -77,12 +92,12 @@ def test_another_major_or_a_bad_version_is_refused(waza, make_suite, version):
     assert b"waza migrate" in res.stderr or b"invalid schemaVersion" in res.stderr
 
 
-def test_our_own_results_are_1_5(waza, make_suite):
+def test_our_own_results_are_1_8(waza, make_suite):
     path = make_suite(EVAL, {"tasks/t.yaml": TASK})
     out = path.parent / "r.json"
     assert waza("run", str(path), "-q", "-o", str(out)).returncode == 0
     doc = json.loads(out.read_text())
-    assert doc["schemaVersion"] == "1.5"
+    assert doc["schemaVersion"] == "1.8"
     from waza_core.suite.schema import plain_validator
 
     assert not list(plain_validator("results").iter_errors(doc))

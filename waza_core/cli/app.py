@@ -18,12 +18,14 @@ def build_app() -> typer.Typer:
         cache,
         compare,
         gate,
+        get,
         grade,
         init,
         interop,
         migrate,
         optimize,
         plugins_cmd,
+        preflight,
         report,
         run,
         schema,
@@ -50,6 +52,8 @@ def build_app() -> typer.Typer:
     grade.register(app)
     validate.register(app)
     migrate.register(app)
+    get.register(app)
+    preflight.register(app)
     schema.register(app)
     plugins_cmd.register(app)
     report.register(app)

@@ -9,12 +9,16 @@ stops the command before anything is written (exit 2, naming the files).
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 
 import typer
 
+from waza_core._version import __version__
 from waza_core.cli.common import user_errors
+from waza_core.errors import WazaError
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -102,8 +106,10 @@ jobs:
       - uses: actions/setup-python@v5
         with:
           python-version: "3.12"
-      # Install waza for Python: a release, or your checkout (pip install ./path/to/waza).
-      - run: pip install waza
+      # waza for Python, pinned to the version that wrote this file. Until that version is on a
+      # package index, commit its wheel (python -m build --wheel) and install it instead:
+      #   pip install ./ci/waza-{version}-py3-none-any.whl    (see docs/ci.md, "Installing waza in CI")
+      - run: pip install "waza=={version}"
       # waza's own keys decide what is reused (docs/ci.md); this only carries the folder over
       - uses: actions/cache@v4
         with:
@@ -196,23 +202,97 @@ def _task_text(tid: str, title: str, description: str, prompt: str, file: str | 
                             grader=grader, expect=expect)
 
 
-def _write_all(files: dict[Path, str]) -> None:
-    """Write every file, or none: an existing one stops the command first."""
-    from waza_core.errors import WazaError
+def _write_all(files: dict[Path, str], root: Path) -> None:
+    """Write every file, or none: every target and every folder on its way is checked
+    before the first byte is written (:func:`check_targets`), and a write that fails
+    anyway (a full disk) removes the files this command already wrote."""
     from waza_core.paths import display_path
 
-    existing = [display_path(p) for p in files if p.exists() or p.is_symlink()]
-    if existing:
-        raise WazaError(f"not overwriting existing file(s): {', '.join(existing)}; "
-                        "move them away or pick another folder")
-    for path, text in files.items():
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise WazaError(f"cannot create folder {path.parent}: {exc.strerror}") from None
-        write_new(path, text.encode("utf-8"))
+    check_targets(files, root)
+    written: list[Path] = []
+    try:
+        for path, text in files.items():
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise WazaError(f"cannot create folder {path.parent}: {exc.strerror}") from None
+            write_new(path, text.encode("utf-8"))
+            written.append(path)
+    except BaseException:
+        for path in written:
+            try:
+                path.unlink()
+            except OSError:
+                pass
+        raise
     for path in files:
         typer.echo(f"created {display_path(path)}")
+
+
+def check_targets(files: dict[Path, str], root: Path) -> None:
+    """Exit 2 before anything is written when a file cannot be made as asked: it exists
+    (a dangling link too), or a folder on its way below ``root`` is a symbolic link
+    (dangling or not: waza writes nothing through a link), is not a folder, or cannot be
+    written. ``root`` itself may be a link to a folder (the user named it)."""
+    from waza_core.paths import display_path
+
+    problems: dict[str, str] = {}
+    existing: list[str] = []
+    folders: set[Path] = set()
+    for path in files:
+        try:
+            os.lstat(path)
+            existing.append(display_path(path))
+            continue
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            problems.setdefault(display_path(path), exc.strerror or str(exc))
+            continue
+        folder = _first_missing_or_problem(path.parent, root, problems)
+        if folder is not None:
+            folders.add(folder)
+    for folder in sorted(folders):
+        if not os.access(folder, os.W_OK | os.X_OK):
+            problems.setdefault(display_path(folder), "is not a writable folder")
+    listed = [f"{name} {why}" for name, why in problems.items()]
+    if existing:
+        listed.insert(0, f"not overwriting existing file(s): {', '.join(existing)}; "
+                         "move them away or pick another folder")
+    if listed:
+        raise WazaError(f"nothing written: {'; '.join(listed)}")
+
+
+def _first_missing_or_problem(folder: Path, root: Path, problems: dict[str, str]) -> Path | None:
+    """The deepest existing folder on the way to ``folder`` (where new folders or the file
+    will be made), or None after recording why the way is blocked."""
+    from waza_core.paths import display_path
+
+    chain = [folder, *folder.parents]
+    existing = None
+    for step in reversed(chain):  # from / down to the file's folder
+        try:
+            st = os.lstat(step)
+        except FileNotFoundError:
+            break
+        except OSError as exc:
+            problems.setdefault(display_path(step), exc.strerror or str(exc))
+            return None
+        below_root = step != root and root in step.parents
+        if stat.S_ISLNK(st.st_mode):
+            if below_root:
+                problems.setdefault(display_path(step), "is a symbolic link (waza writes nothing through a link)")
+                return None
+            try:
+                st = os.stat(step)
+            except OSError:
+                problems.setdefault(display_path(step), "is a dangling symbolic link")
+                return None
+        if not stat.S_ISDIR(st.st_mode):
+            problems.setdefault(display_path(step), "is not a folder")
+            return None
+        existing = step
+    return existing
 
 
 def write_new(path: Path, data: bytes, mode: int = 0o644) -> None:
@@ -298,8 +378,8 @@ def init(
     files[root / ".waza.yaml"] = WAZA_YAML
     files[root / ".gitignore"] = GITIGNORE
     if not no_workflow:
-        files[root / ".github" / "workflows" / "waza.yml"] = WORKFLOW.format(suite_dir=".")
-    _write_all(files)
+        files[root / ".github" / "workflows" / "waza.yml"] = WORKFLOW.format(suite_dir=".", version=__version__)
+    _write_all(files, root)
     where = "" if root == Path.cwd() else f"cd {directory} && "
     typer.echo(f"\nnext: {where}waza run eval.yaml -o results.json")
 
@@ -311,7 +391,8 @@ def new_eval(
 ) -> None:
     """Create NAME/eval.yaml with two starter tasks and a fixture. Never overwrites."""
     _check_name(name, "suite name")
-    _write_all(suite_files((directory or Path(".")).absolute() / name, name))
+    parent = (directory or Path(".")).absolute()
+    _write_all(suite_files(parent / name, name), parent / name)
 
 
 @user_errors
@@ -329,7 +410,7 @@ def new_task(
         raise WazaError(f"{suite / 'eval.yaml'}: no such file; give the suite's folder with --suite")
     text = _task_text(task_id, task_id.replace("-", " ").capitalize(), "What this task checks.", prompt,
                       None, "answers", '"mock response"')
-    _write_all({suite.absolute() / "tasks" / f"{task_id}.yaml": text})
+    _write_all({suite.absolute() / "tasks" / f"{task_id}.yaml": text}, suite.absolute())
 
 
 def _slug(text: str) -> str:

@@ -1,12 +1,14 @@
-"""`waza interop`: translate one assertion between a foreign eval format and a native grader.
+"""`waza interop`: translate between foreign eval formats (dialects) and waza.
 
-stdin in, stdout out. The whole output is built in memory and written once, so a
-validation or conversion error leaves stdout empty (exit 2, one line on stderr).
+``import``/``export``: one assertion, stdin in, stdout out. ``import-suite``/``export-suite``:
+whole suites, files in, files out. Either way the whole output is built in memory and
+written once, so a validation or conversion error writes nothing (exit 2).
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -14,7 +16,7 @@ import typer
 from waza_core.cli.common import PLUGIN_OPTION_HELP, fail, user_errors
 
 app = typer.Typer(
-    help="Translate one assertion between a foreign eval format (a dialect) and a native grader.",
+    help="Translate between foreign eval formats (dialects) and waza: one assertion, or whole suites.",
     no_args_is_help=True,
 )
 
@@ -72,6 +74,103 @@ def export_cmd(
     _deliver(result.output, result.notice)
 
 
+@app.command("import-suite")
+@user_errors
+def import_suite_cmd(
+    config: Path = typer.Argument(..., help="The foreign suite: a promptfooconfig.yaml or an AgentV eval file."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="The folder to write the waza suite into "
+                                          "(must not exist, or be empty)."),
+    dialect: str = typer.Option("promptfoo", "--dialect", help="promptfoo, agentv, or a plugin's dialect."),
+    approximate: bool = typer.Option(False, "--approximate", help="Translate what has no exact equivalent "
+                                     "as closely as possible; record and print each approximation."),
+    plugin: Optional[list[str]] = typer.Option(None, "--plugin", "-p", help=PLUGIN_OPTION_HELP),
+) -> None:
+    """Translate a whole foreign suite into a waza suite (exit 2, nothing written, when refused)."""
+    _require(output=None if output is None else str(output))
+    target = _check_output_folder(output)
+    if not config.is_file():
+        raise fail(f"{config}: no such file")
+    instance = _dialect(dialect, plugin)
+    result = _convert_suite(dialect, lambda: instance.import_suite(config, approximate))
+    _write_suite_folder(target, result.files)
+    for note in result.notes:
+        sys.stderr.write(f"APPROXIMATION: {note}\n")
+    sys.stderr.write(f"waza: wrote {len(result.files)} file(s) to {target}"
+                     + (f" with {len(result.notes)} approximation(s)" if result.notes else "") + "\n")
+
+
+@app.command("export-suite")
+@user_errors
+def export_suite_cmd(
+    suite: Path = typer.Argument(..., help="The waza suite's eval.yaml (or its folder)."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="The file to write (promptfooconfig.yaml)."),
+    dialect: str = typer.Option("promptfoo", "--dialect", help="promptfoo, or a plugin's dialect."),
+    plugin: Optional[list[str]] = typer.Option(None, "--plugin", "-p", help=PLUGIN_OPTION_HELP),
+) -> None:
+    """Translate a waza suite whose graders all have exact equivalents (exit 2, nothing written, otherwise)."""
+    from waza_core.safe_write import write_file
+
+    _require(output=None if output is None else str(output))
+    instance = _dialect(dialect, plugin)
+    eval_file = suite / "eval.yaml" if suite.is_dir() else suite
+    result = _convert_suite(dialect, lambda: instance.export_suite(eval_file))
+    if len(result.files) != 1:
+        raise fail(f"dialect {dialect!r} wrote {len(result.files)} files; export-suite writes one")
+    (data,) = result.files.values()
+    write_file(output, data)
+    sys.stderr.write(f"waza: wrote {output}\n")
+
+
+def _check_output_folder(output: Path) -> Path:
+    if output.exists() and (not output.is_dir() or any(output.iterdir())):
+        raise fail(f"{output}: already exists and is not an empty folder; choose a new folder")
+    return output
+
+
+def _write_suite_folder(target: Path, files: dict) -> None:
+    """Write every file into a new folder beside ``target``, then rename it into place:
+    a failure leaves no half-written suite."""
+    import os
+    import shutil
+    import tempfile
+
+    parent = target.absolute().parent
+    if not parent.is_dir():
+        raise fail(f"{target.parent}: no such folder")
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=parent))
+    try:
+        for rel, data in files.items():
+            path = staging.joinpath(*rel.split("/"))
+            if staging not in path.resolve().parents:
+                raise fail(f"the dialect named a file outside the suite folder: {rel!r}")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        staging.chmod(0o777 & ~_umask())
+        if target.is_dir():
+            target.rmdir()
+        os.rename(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _umask() -> int:
+    from waza_core.safe_write import current_umask
+
+    return current_umask()
+
+
+def _convert_suite(adapter: str, run):
+    """Run one whole-suite conversion, checked like :func:`_convert`."""
+    from waza_core.interop import SuiteConversion
+
+    def complete(result) -> bool:
+        return isinstance(result, SuiteConversion) and all(
+            isinstance(k, str) and isinstance(v, bytes) for k, v in result.files.items())
+
+    return _convert(adapter, run, complete, "a SuiteConversion of bytes")
+
+
 def _require(**options: Optional[str]) -> None:
     from waza_core.interop import InteropError
 
@@ -106,7 +205,7 @@ def _instantiate(cls, adapter: str):
         raise InteropError(f"dialect {show(adapter)} failed: {type(exc).__name__}: {exc}") from None
 
 
-def _convert(adapter: str, run):
+def _convert(adapter: str, run, complete=None, expected: str = "a Conversion with bytes"):
     """Run one conversion; a dialect that crashes is reported in one line, like any error,
     so a third-party plugin cannot print a traceback or half an output."""
     from waza_core.errors import WazaError
@@ -118,9 +217,9 @@ def _convert(adapter: str, run):
         raise
     except Exception as exc:
         raise InteropError(f"dialect {show(adapter)} failed: {type(exc).__name__}: {exc}") from None
-    if not isinstance(result, Conversion) or not isinstance(result.output, bytes):
-        raise InteropError(f"dialect {show(adapter)} returned {type(result).__name__}, "
-                           "not a Conversion with bytes")
+    ok = complete(result) if complete else isinstance(result, Conversion) and isinstance(result.output, bytes)
+    if not ok:
+        raise InteropError(f"dialect {show(adapter)} returned {type(result).__name__}, not {expected}")
     return result
 
 

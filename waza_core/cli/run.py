@@ -62,6 +62,13 @@ def run(
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster to use (else RAY_ADDRESS)."),
     journal: Optional[Path] = typer.Option(None, "--journal", help="Append each finished run to this file."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Run only what this journal lacks; append."),
+    max_spend: Optional[float] = typer.Option(None, "--max-spend", metavar="USD", min=0,
+                                              help="Never start a run that could take the spend past this "
+                                                   "(else .waza.yaml defaults.maxSpend); the rest are skipped, "
+                                                   "exit 1."),
+    max_run_cost: Optional[float] = typer.Option(None, "--max-run-cost", metavar="USD", min=0,
+                                                 help="Worst-case cost of one run for --max-spend (else the "
+                                                      "dearest run so far)."),
 ) -> None:
     """Run an eval suite. Exit 0 when every task passed, 1 when one failed or errored, 2 on bad input."""
     from waza_core.run.command import RunCommand, run_command
@@ -97,4 +104,6 @@ def run(
         ray_address=ray_address,
         journal=journal,
         resume=resume,
+        max_spend=max_spend,
+        max_run_cost=max_run_cost,
     )))

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from waza_core.errors import WazaError
 from waza_core.gofmt import go_quote
-from waza_core.mocks.records import read_records
+from waza_core.mocks.records import COMMAND_FIELDS, read_records
 from waza_core.mocks.spec import CommandMock
 
 ROOT_ENV = "WAZA_COMMAND_MOCK_ROOT"
@@ -147,13 +147,14 @@ class CommandMockSession:
     def path_prepend(self) -> tuple[str, ...]:
         return (str(self.runtime.bin),)
 
-    def invocations(self) -> list[dict]:
-        """The recorded calls in the order they happened (record time, then file name)."""
-        return read_records(self.folder / "calls")
+    def invocations(self, skipped: list[str] | None = None) -> list[dict]:
+        """The recorded calls in the order they happened (record time, then file name);
+        a malformed record is skipped, its reason appended to ``skipped``."""
+        return read_records(self.folder / "calls", COMMAND_FIELDS, skipped)
 
-    def close(self) -> tuple[list[dict], str | None]:
+    def close(self, skipped: list[str] | None = None) -> tuple[list[dict], str | None]:
         """(invocations, the first ``expect_calls`` mismatch or None); removes the session."""
-        calls = self.invocations() if not self.closed else []
+        calls = self.invocations(skipped) if not self.closed else []
         problem = None
         for mock in self.mocks:
             if mock.expect_calls is None:

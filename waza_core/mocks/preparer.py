@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import sys
 
+from waza_core.results.console import escape
+
 
 def mocks_and_repos(prepared):
     """The preparer, or None when no task uses any of these keys."""
@@ -43,6 +45,8 @@ def mocks_and_repos(prepared):
                 evidence.mcp_invocations = mcp
             if problem and not evidence.error:
                 evidence.error = problem
+            for reason in run.skipped:  # the agent's folder: its file names are escaped
+                sys.stderr.write(f"waza: warning: task {escape(setup.task.id)}: {escape(reason)}\n")
 
         setup.collect_evidence(collect)
         setup.add_cleanup(run.finish)  # also when the executor raised before collecting

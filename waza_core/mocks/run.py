@@ -23,7 +23,7 @@ import attrs
 from waza_core.errors import WazaError
 from waza_core.mocks import spec as mock_spec
 from waza_core.mocks.command import CommandMockSession, MockRuntime
-from waza_core.mocks.records import read_records
+from waza_core.mocks.records import MCP_FIELDS, read_records
 from waza_core.paths import display_path
 
 MCP_ENTRY = Path(__file__).with_name("_mcp_entry.py")
@@ -172,6 +172,8 @@ class RunInputs:
     command_session: CommandMockSession | None = None
     mcp_dir: Path | None = None
     finished: bool = False
+    #: why call records were skipped (written by the agent's reach: docs/safety.md)
+    skipped: list = attrs.field(factory=list)
 
     def finish(self) -> tuple[list | None, list | None, str | None]:
         """(command_invocations, mcp_invocations, error): ``None`` evidence when no mock of
@@ -181,9 +183,9 @@ class RunInputs:
         self.finished = True
         commands = problem = mcp = None
         if self.command_session is not None:
-            commands, problem = self.command_session.close()
+            commands, problem = self.command_session.close(self.skipped)
         if self.mcp_dir is not None:
-            mcp = read_records(self.mcp_dir / "calls")
+            mcp = read_records(self.mcp_dir / "calls", MCP_FIELDS, self.skipped)
             shutil.rmtree(self.mcp_dir, ignore_errors=True)
         if self.runtime is not None:
             self.runtime.close()

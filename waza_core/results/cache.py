@@ -26,11 +26,17 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable
 
+from waza_core import untrusted
+from waza_core._version import __version__
 from waza_core.errors import WazaError
+from waza_core.results.codec import decode_run_strictly
+from waza_core.safe_write import replace_entry
 
 ENTRY_KIND = "waza.run-cache"
 ENTRY_VERSION = 1
 DEFAULT_DIR = ".waza-cache"
+#: the largest entry read back: a bigger file in the folder is ignored, not read
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
 _ENTRY = re.compile(r"^[0-9a-f]{64}\.json$")
 _TEMP = re.compile(r"^\.[0-9a-f]{64}\.json\..+\.tmp$")
 #: attributes of specs that say where a thing was written, not what it is
@@ -48,39 +54,37 @@ class ResultCache:
         return self.dir / f"{key}.json"
 
     def get(self, key: str) -> dict[str, Any] | None:
+        """The run stored for ``key``, or None. The folder is shared input (CI restores it
+        from a cache others write to): an entry that is a link, a FIFO, a device, larger
+        than :data:`MAX_ENTRY_BYTES`, not JSON, too deep, or a run with a field of the wrong
+        type is ignored with a warning, and the run runs again (docs/safety.md)."""
         path = self._path(key)
         try:
-            data = path.read_bytes()
+            entry = untrusted.read_json(path, limit=MAX_ENTRY_BYTES)
+            if not (isinstance(entry, dict) and entry.get("kind") == ENTRY_KIND and entry.get("key") == key
+                    and untrusted.is_int(entry.get("version")) and entry.get("version") == ENTRY_VERSION):
+                raise untrusted.UntrustedInput(f"{path}: not a cache entry of this key")
+            decode_run_strictly(entry.get("run"), f"{path}: run")
         except FileNotFoundError:
             return None
-        except OSError as exc:
-            self.warn(f"result cache: cannot read {path}: {exc.strerror}; running it again")
-            return None
-        try:
-            entry = json.loads(data)
-            if not (isinstance(entry, dict) and entry.get("kind") == ENTRY_KIND and entry.get("key") == key
-                    and entry.get("version") == ENTRY_VERSION and isinstance(entry.get("run"), dict)
-                    and isinstance(entry["run"].get("status"), str)):
-                raise ValueError("not a cache entry of this key")
-        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-            self.warn(f"result cache: ignoring corrupt entry {path} ({exc}); running it again")
+        except untrusted.UntrustedInput as exc:
+            self.warn(f"result cache: ignoring corrupt entry ({exc}); running it again")
             return None
         self.hits += 1
         return entry["run"]
 
     def put(self, key: str, run: dict[str, Any]) -> None:
-        """Store a finished run (not an errored one); a failure to store only warns."""
+        """Store a finished run (not an errored one); a failure to store only warns. The
+        entry's name is replaced whatever is there: a link planted in the folder is
+        replaced, never written through (nor an outside file chmodded)."""
         if run.get("status") == "error":
             return
-        from waza_core._version import __version__
-        from waza_core.results.io import write_atomic
-
         entry = {"kind": ENTRY_KIND, "version": ENTRY_VERSION, "key": key, "waza_version": __version__, "run": run}
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             # ASCII JSON: a lone surrogate in an agent's output is kept as its \u escape and
             # reads back exactly (as raw bytes it would not be UTF-8, and the entry unreadable)
-            write_atomic(self._path(key), json.dumps(entry).encode("ascii"))
+            replace_entry(self._path(key), json.dumps(entry).encode("ascii"))
             self.stored += 1
         except (OSError, WazaError) as exc:
             self.warn(f"result cache: cannot store a run in {self.dir}: {exc}")
@@ -172,8 +176,6 @@ def tree_digest(folder: Path | None) -> str | None:
 def run_key(*, config: Any, task: Any, graders: list[Any], files: Any, fixture: Path | None, model: str | None,
             executor: str, trials: int, run_number: int, extra: dict[str, Any] | None = None) -> str:
     """The cache key of one run: see the module docstring for what goes in."""
-    from waza_core._version import __version__
-
     material = {
         "waza_version": __version__,
         "config": canonical(config),

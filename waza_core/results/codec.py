@@ -29,6 +29,7 @@ from waza_core.results.model import (
     Summary,
     TaskResult,
 )
+from waza_core.untrusted import RUN_STATUSES, UntrustedInput
 
 # -- encoding -------------------------------------------------------------------------
 
@@ -458,3 +459,21 @@ def _fresh(default: Any) -> Any:
 def _short(value: Any) -> str:
     text = json.dumps(value, default=str)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def decode_run_strictly(obj: Any, where: str) -> RunResult:
+    """A run someone else wrote (a journal line, a result-cache entry), checked field by
+    field before it joins a results document: every known field of its type (a boolean is
+    not an integer), a known status, no field taken as a default. ``obj`` comes from
+    :func:`waza_core.untrusted.loads` (finite numbers, 64-bit integers, bounded depth).
+    Raises :class:`~waza_core.untrusted.UntrustedInput` naming ``where`` and the field."""
+    warnings: list[str] = []
+    run = decode_run(obj, where, warnings)
+    if run is None:
+        raise UntrustedInput(f"{where}: the run is not a JSON object")
+    if warnings:
+        raise UntrustedInput(warnings[0])
+    if run.status not in RUN_STATUSES:
+        raise UntrustedInput(f"{where}.status: {_short(run.status)} is not a run status "
+                             f"({', '.join(sorted(RUN_STATUSES))})")
+    return run

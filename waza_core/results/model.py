@@ -25,7 +25,7 @@ import attrs
 from waza_core.model import GraderResult, RunEvidence
 
 #: the ``schemaVersion`` this writer puts in results files
-RESULTS_SCHEMA_VERSION = "1.5"
+RESULTS_SCHEMA_VERSION = "1.8"  # the same as waza_core.suite.versions.CURRENT_RESULTS
 
 
 @attrs.define
@@ -184,6 +184,9 @@ def exit_code(doc: ResultsDocument) -> int:
     if doc.extra.get("is_baseline") and isinstance(doc.extra.get("baseline_outcome"), dict):
         base = (doc.extra["baseline_outcome"].get("summary") or {}).get("success_rate", 0.0)
         return 1 if s is None or s.success_rate <= base else 0
+    spend = doc.extra.get("spend")
+    if isinstance(spend, dict) and spend.get("runs_skipped"):  # --max-spend held runs back
+        return 1
     trigger = doc.metrics.get("trigger_accuracy") if isinstance(doc.metrics, dict) else None
     if isinstance(trigger, dict) and trigger.get("passed") is False:
         return 1

@@ -206,6 +206,7 @@ class SummaryTally:
         self.wavgs = array("d", bytes(8 * size))
         self.seen = bytearray(size)
         self.usages: dict[int, tuple[dict, ...]] = {}  # only tasks with usage
+        self.runs_without_usage = 0  # they make a sum of AI credits unknown
 
     def add(self, t: TaskResult, position: int) -> None:
         if t.status in self.count:
@@ -226,6 +227,7 @@ class SummaryTally:
             usages = tuple(r.usage for r in runs if r.usage)
         if usages:
             self.usages[position] = usages
+        self.runs_without_usage += len(runs) - len(usages)
 
     def summary(self, duration_ms: int) -> Summary:
         from waza_core.results.model import Summary
@@ -249,18 +251,72 @@ class SummaryTally:
             max_score=max(avgs) if avgs else 0.0,
             std_dev=_std(avgs),
             duration_ms=duration_ms,
-            usage=sum_usage(u for k in sorted(self.usages) for u in self.usages[k]),
+            usage=sum_usage((u for k in sorted(self.usages) for u in self.usages[k]),
+                            missing=self.runs_without_usage),
         )
 
 
-def sum_usage(parts: Iterable[dict | None]) -> dict | None:
-    """Add up per-run usage; ``None`` when no run reported any (never a fake zero)."""
+def sum_usage(parts: Iterable[dict | None], missing: int = 0) -> dict | None:
+    """Add up per-run usage; ``None`` when no run reported any (never a fake zero).
+
+    Token and request counters are summed over the runs that report them. AI credits (and,
+    beyond waza, ``cost_usd``, with ``cost_source`` ``agent``/``table``/``estimate``, or
+    ``mixed`` when runs differ) follow waza (Go) 1.8 (``AggregateUsageStats``): a total is known only when every run
+    reported it, so one run without usage (``None`` in ``parts``, or counted in
+    ``missing``) or without ``ai_credits`` makes the sum ``null`` ("unavailable"), never
+    a partial sum that looks complete. Per model (``model_metrics``), a model's credits
+    are known only when every run attributes its usage to models and every run that used
+    that model reported its credits.
+    """
+    parts = list(parts)
     known = [p for p in parts if p]
     if not known:
         return None
+    complete = missing == 0 and len(known) == len(parts)
     total: dict[str, Any] = {}
     for p in known:
         for k, v in p.items():
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
+            if k not in _ALL_OR_NOTHING and _is_number(v):
                 total[k] = total.get(k, 0) + v
+    for key in _ALL_OR_NOTHING:
+        if any(key in p for p in known):
+            values = [p.get(key) for p in known]
+            total[key] = sum(values) if complete and all(_is_number(c) for c in values) else None
+    sources = {p.get("cost_source") for p in known if "cost_usd" in p}
+    if sources:
+        total["cost_source"] = sources.pop() if len(sources) == 1 and None not in sources else "mixed"
+    models = _sum_model_metrics(known, complete)
+    if models is not None:
+        total["model_metrics"] = models
     return total
+
+
+#: usage keys whose sum is only given when every run reported them (else ``null``): a
+#: partial sum of money would read as the whole bill
+_ALL_OR_NOTHING = ("ai_credits", "cost_usd")
+
+
+def _sum_model_metrics(known: list[dict], complete: bool) -> dict | None:
+    per_run = [p.get("model_metrics") for p in known]
+    if not any(isinstance(m, dict) and m for m in per_run):
+        return None
+    attributed = complete and all(isinstance(m, dict) for m in per_run)
+    out: dict[str, dict[str, Any]] = {}
+    for metrics in per_run:
+        for model, usage in (metrics or {}).items() if isinstance(metrics, dict) else ():
+            if not isinstance(usage, dict):
+                continue
+            entry = out.setdefault(str(model), {})
+            for k, v in usage.items():
+                if k != "ai_credits" and _is_number(v):
+                    entry[k] = entry.get(k, 0) + v
+    for model, entry in out.items():
+        reports = [m[model] for m in per_run if isinstance(m, dict) and isinstance(m.get(model), dict)]
+        if any("ai_credits" in r for r in reports):
+            credits = [r.get("ai_credits") for r in reports]
+            entry["ai_credits"] = sum(credits) if attributed and all(_is_number(c) for c in credits) else None
+    return out
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -26,6 +27,7 @@ from waza_core.results.codec import results_to_json
 from waza_core.results.model import ResultsDocument, TaskResult, exit_code
 from waza_core.results.reports import STDOUT, machine_stdout, plan_for_run
 from waza_core.results.writer import StreamingResultsWriter
+from waza_core.run import collisions
 from waza_core.run import journal as journal_mod
 from waza_core.run.engine import Engine
 from waza_core.run.plan import RunOptions
@@ -67,6 +69,10 @@ class RunCommand:
     ray_address: str | None = None  # --ray-address; else RAY_ADDRESS, .waza.yaml defaults.rayAddress
     journal: Path | None = None  # --journal: append each finished run here
     resume: Path | None = None  # --resume: rerun only what this journal lacks, keep appending
+    max_spend: float | None = None  # --max-spend USD; else .waza.yaml defaults.maxSpend
+    max_run_cost: float | None = None  # --max-run-cost USD; else .waza.yaml defaults.maxRunCost
+    #: the one budget of this command (shared by every model and A/B pass), made on first use
+    budget: Any = None
 
 
 def run_command(cmd: RunCommand) -> int:
@@ -104,6 +110,8 @@ def run_command(cmd: RunCommand) -> int:
     check_model_targets(cmd, suite.name, models)
     backend = pick_backend(cmd, suite)
     reports = plan_for_run(cmd.reporters, cmd.reporter_options, registry, cmd.output)
+    collisions.check_outputs(collisions.run_targets(cmd.output, models, cmd.journal, cmd.resume, reports.requests),
+                             suite)
     code, done, failures = ExitCode.OK, [], []
     journal = journal_mod.Session(cmd.journal, cmd.resume, models, ab_run=bool(cmd.baseline or suite.baseline))
     with machine_stdout(reports.uses_stdout) as machine, contextlib.closing(journal):
@@ -183,6 +191,11 @@ def run_model(cmd: RunCommand, suite, registry, reporter, model: str, backend: t
             journal.pass_ended()
         if finished.cache is not None:
             finished.cache.mark(doc)
+        spend = doc.extra.get("spend")
+        if isinstance(spend, dict) and spend.get("runs_skipped"):
+            _print_warning(f"--max-spend {spend['max_spend']:g}: spent {spend['spent_usd']:g} USD; "
+                           f"{spend['runs_skipped']} run(s) skipped for budget"
+                           + (f" ({spend['reason']})" if spend.get("reason") else ""))
         if engine.cancel.is_set():
             raise _Interrupted(doc)  # no second pass after Ctrl-C
         return doc
@@ -407,8 +420,27 @@ def run_options(cmd: RunCommand, on_task_done) -> RunOptions:
         keep_workspaces=cmd.keep_workspaces, skip_graders=cmd.skip_graders,
         update_snapshots=cmd.update_snapshots, judge_model=cmd.judge_model,
         fail_fast=True if cmd.fail_fast else None, on_task_done=on_task_done,
-        on_warning=_print_warning,
+        on_warning=_print_warning, budget=command_budget(cmd),
     )
+
+
+def command_budget(cmd: RunCommand):
+    """The budget of ``--max-spend`` (else ``.waza.yaml`` ``defaults.maxSpend``), or None."""
+    if cmd.budget is None:
+        from waza_core.run.budget import Budget
+        from waza_core.suite.project_config import run_default
+
+        cap = cmd.max_spend if cmd.max_spend is not None else run_default("maxSpend")
+        per_run = cmd.max_run_cost if cmd.max_run_cost is not None else run_default("maxRunCost")
+        if cap is None:
+            if per_run is not None and cmd.max_run_cost is not None:
+                raise WazaError("--max-run-cost needs --max-spend (or defaults.maxSpend in .waza.yaml)")
+            return None
+        for name, value in (("max spend", cap), ("max run cost", per_run)):
+            if value is not None and not (0 <= value < float("inf")):
+                raise WazaError(f"{name} must be a finite amount >= 0, got {value!r}")
+        cmd.budget = Budget(float(cap), None if per_run is None else float(per_run))
+    return cmd.budget
 
 
 def _print_warning(message: str) -> None:

@@ -129,6 +129,11 @@ class Engine:
         local_runs = backend.local_runs
         if self.wrap_backend is not None:
             backend = self.wrap_backend(backend)
+        budget = self.options.budget
+        if budget is not None:  # in front of everything: a cache hit costs nothing and is never held back
+            from waza_core.run.budget import BudgetBackend
+
+            backend = BudgetBackend(backend, budget)
         try:
             todo = self._take_prior()
             if todo and local_runs:
@@ -154,9 +159,12 @@ class Engine:
             return units
         todo = {(u.task_id, u.trial, u.model): u for u in units}
         prior, self.prior = self.prior, []  # read once (a resumed journal decodes them one by one)
+        budget = self.options.budget
         for run in prior:  # runs of other tasks or trials, and repeats, are left out
             if todo.pop((run.unit.task_id, run.unit.trial, run.unit.model), None) is not None:
                 self.aggregator.add(run)
+                if budget is not None:  # paid for in the earlier session: counts against the cap
+                    budget.record_prior(run.run)
         if todo and self.plan.fail_fast and self.aggregator.saw_failure:
             self.incomplete = True
             return []
@@ -195,6 +203,10 @@ class Engine:
         """The results document of the runs finished so far."""
         from waza_core.run import triggers
 
-        doc = self.aggregator.document(self.suite, started, duration_ms, self.incomplete)
+        budget = self.options.budget
+        skipped = budget is not None and budget.skipped > 0
+        doc = self.aggregator.document(self.suite, started, duration_ms, self.incomplete or skipped)
         triggers.attach(doc, self.suite, self.trigger_results)
+        if budget is not None:
+            doc.extra["spend"] = budget.account()
         return doc

@@ -49,7 +49,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from waza_core import untrusted
 from waza_core.errors import WazaError
+from waza_core.results.codec import decode_run_strictly
 from waza_core.run.backend import CompletedRun
 from waza_core.run.plan import RunUnit
 
@@ -57,6 +59,8 @@ from waza_core.run.plan import RunUnit
 JOURNAL_VERSION = 1
 #: at most this many seconds between two flushes to disk (``fdatasync``)
 SYNC_INTERVAL = 1.0
+#: the longest journal line read back (a run with its transcript); a longer one is exit 2
+MAX_LINE_BYTES = 64 * 1024 * 1024
 #: the settings that must be equal to resume a journal: they change what a run means
 CHECKED_SETTINGS = ("executor", "model", "judge_model", "skip_graders", "baseline")
 
@@ -278,25 +282,25 @@ def read(path: Path, fingerprint: str, settings: dict[str, Any]) -> tuple[PriorR
     runs; what is kept of each run is only where its line is: the runs are decoded again,
     one at a time, as the engine aggregates them (:class:`PriorRuns`), so resuming a
     journal of 100,000 runs does not hold 100,000 transcripts (~3 KB each) at once."""
-    from waza_core.results.codec import decode_run
-
     spans = array("q")  # offset, length, line number and pass (1: baseline) of the first line of each unit
     seen: set[tuple[str, int, str, bool]] = set()
     complete = 0  # bytes up to the end of the last complete line
     try:
-        with open(path, "rb") as fh:
-            for number, raw in enumerate(fh, start=1):
+        with untrusted.open_regular(path, follow=True) as fh:
+            for number, raw in untrusted.iter_lines(fh, limit=MAX_LINE_BYTES, where=str(path)):
                 if not raw.endswith(b"\n"):
                     break  # a write the crash cut short: ignored, cut off by resume()
                 start, complete = complete, complete + len(raw)
                 if number == 1:
                     _check_header(path, raw, fingerprint, settings)
                     continue
-                key, baseline, _run = _entry(path, number, raw, decode_run)
+                key, baseline, _run = _entry(path, number, raw)
                 if (*key, baseline) not in seen:
                     seen.add((*key, baseline))
                     spans.extend((start, len(raw), number, baseline))
             size = fh.tell()
+    except untrusted.UntrustedInput as exc:
+        raise WazaError(f"--resume {exc}") from None
     except OSError as exc:
         raise WazaError(f"--resume {path}: cannot read: {exc.strerror}") from None
     if complete == 0:
@@ -325,45 +329,50 @@ class PriorRuns:
         return sum(1 for _ in self._chosen())
 
     def __iter__(self) -> Iterator[CompletedRun]:
-        from waza_core.results.codec import decode_run
-
         spans = self.spans
         try:
             with open(self.path, "rb") as fh:
                 for i in self._chosen():
                     fh.seek(spans[i])
-                    key, _baseline, run = _entry(self.path, spans[i + 2], fh.read(spans[i + 1]), decode_run)
+                    key, _baseline, run = _entry(self.path, spans[i + 2], fh.read(spans[i + 1]))
                     yield CompletedRun(RunUnit(*key), run)
         except OSError as exc:
             raise WazaError(f"--resume {self.path}: cannot read: {exc.strerror}") from None
 
 
-def _entry(path: Path, number: int, raw: bytes, decode_run) -> tuple[tuple[str, int, str], bool, Any]:
-    """(unit key, of the baseline pass, run) of one journal line."""
+def _entry(path: Path, number: int, raw: bytes) -> tuple[tuple[str, int, str], bool, Any]:
+    """(unit key, of the baseline pass, run) of one journal line, checked field by field
+    before the run may join a results document (docs/safety.md): strict JSON (no NaN, no
+    Infinity, 64-bit integers, at most 100 levels), ``task_id`` and ``model`` strings,
+    ``trial`` an integer >= 1 and not a boolean, a known ``pass``, and a run whose every
+    field has its type and whose status is known. Anything else is exit 2 at FILE:LINE."""
+    where = f"{path}:{number}"
     try:
-        obj = json.loads(raw)
-        key = (obj["task_id"], obj["trial"], obj["model"])
-        if not (isinstance(key[0], str) and isinstance(key[1], int) and isinstance(key[2], str)):
-            raise TypeError
-        if obj.get("pass", BASELINE_PASS) != BASELINE_PASS:
-            raise TypeError
-        run = decode_run(obj["run"], f"{path}:{number}")
-    except (ValueError, KeyError, TypeError):
-        raise WazaError(f"{path}:{number}: not a journal entry (the journal is damaged; "
+        obj = untrusted.loads(raw, where)
+        if not isinstance(obj, dict):
+            raise untrusted.UntrustedInput(f"{where}: not a JSON object")
+        key = (untrusted.field(obj, "task_id", lambda v: isinstance(v, str), "a string", where),
+               untrusted.field(obj, "trial", lambda v: untrusted.is_int(v) and v >= 1, "an integer >= 1", where),
+               untrusted.field(obj, "model", lambda v: isinstance(v, str), "a string", where))
+        untrusted.field(obj, "pass", lambda v: v == BASELINE_PASS, repr(BASELINE_PASS), where, optional=True)
+        if "run" not in obj:
+            raise untrusted.UntrustedInput(f"{where}: 'run' is missing")
+        run = decode_run_strictly(obj["run"], f"{where}: run")
+    except untrusted.UntrustedInput as exc:
+        problem = str(exc).removeprefix(f"{where}: ")
+        raise WazaError(f"{where}: not a journal entry: {problem} (the journal is damaged; "
                         "remove the line to resume without it)") from None
-    if run is None:
-        raise WazaError(f"{path}:{number}: the run is not a JSON object")
     return key, "pass" in obj, run
 
 
 def _check_header(path: Path, raw: bytes, fingerprint: str, settings: dict[str, Any]) -> None:
     try:
-        head = json.loads(raw)
-    except ValueError:
+        head = untrusted.loads(raw, f"{path}:1")
+    except untrusted.UntrustedInput:
         head = None
     if not isinstance(head, dict) or "waza_journal" not in head:
         raise WazaError(f"--resume {path}: not a waza run journal (line 1 is not its header)")
-    if head["waza_journal"] != JOURNAL_VERSION:
+    if not untrusted.is_int(head["waza_journal"]) or head["waza_journal"] != JOURNAL_VERSION:
         raise WazaError(f"--resume {path}: journal format {head['waza_journal']!r}; "
                         f"this waza reads format {JOURNAL_VERSION}")
     if head.get("suite") != fingerprint:

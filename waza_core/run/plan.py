@@ -16,7 +16,7 @@ import fnmatch
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import attrs
 
@@ -58,6 +58,9 @@ class RunOptions:
     on_task_done: Callable[[int, int, TaskResult], None] | None = None
     #: called with each warning of the run (a hook that failed without error_on_fail)
     on_warning: Callable[[str], None] | None = None
+    #: ``--max-spend``: a :class:`waza_core.run.budget.Budget` shared by every suite run of
+    #: one ``waza run`` (models, A/B passes); None = no cap
+    budget: Any = None
 
 
 class RunUnit(NamedTuple):

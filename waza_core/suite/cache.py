@@ -50,6 +50,10 @@ from typing import Any
 
 import msgspec
 
+from waza_core import untrusted
+from waza_core.safe_write import replace_entry
+from waza_core.suite import schema
+
 FORMAT = 2
 #: a checked document is cached only if its JSON is at most this many times the size
 #: of its source (plus :data:`GROWTH_SLACK` bytes): a file whose aliases multiply it
@@ -57,8 +61,43 @@ FORMAT = 2
 MAX_GROWTH = 4
 GROWTH_SLACK = 64 * 1024
 
+#: the largest suite cache file read back (a bigger one is ignored and written again)
+MAX_FILE_BYTES = 1 << 30
+
 _encode = msgspec.json.encode
 _decode = msgspec.json.decode
+
+
+_STR, _BOOL, _DICT = str, bool, dict
+_NUM = (int, float)
+_STRS = [str]
+_GRADERS = [{"type": str, "name": str, "config": dict, "weight": _NUM}]
+#: what a cached task document must look like (key -> type, [item shape] or {nested
+#: shape}): every field the loader reads, of the type the task schema gives it
+TASK_SHAPE: dict[str, Any] = {
+    "id": _STR, "name": _STR, "description": _STR, "tags": _STRS, "enabled": _BOOL,
+    "timeout_seconds": _NUM, "first_event_timeout_seconds": _NUM, "context_dir": _STR,
+    "skill_directories": _STRS, "golden": _BOOL, "requirements": list, "instruction_files": _STRS,
+    "expected": _DICT, "graders": _GRADERS,
+    "checkpoints": [{"after_turn": int, "on_failure": _STR, "graders": _GRADERS}],
+    "inputs": {"prompt": _STR, "prompt_file": _STR, "files": [{"path": _STR, "content": _STR}],
+               "context": _DICT, "follow_up_prompts": _STRS, "responder": _DICT},
+}
+_REQUIRED = {id(TASK_SHAPE): ("id", "inputs")}
+
+
+def _fits(value: Any, shape: Any) -> bool:
+    """Whether ``value`` has ``shape``: a type (a bool is not a number), a one-item list
+    (a list of that shape) or a mapping of optional keys (other keys are not looked at)."""
+    if isinstance(shape, dict):
+        if not isinstance(value, dict) or not all(k in value for k in _REQUIRED.get(id(shape), ())):
+            return False
+        return all(k not in value or _fits(value[k], sub) for k, sub in shape.items())
+    if isinstance(shape, list):
+        return isinstance(value, list) and all(_fits(item, shape[0]) for item in value)
+    if value is None:
+        return shape is not _STR and shape is not _BOOL and shape is not list and shape is not dict
+    return isinstance(value, shape) and not (isinstance(value, bool) and shape is not _BOOL)
 
 
 def cache_dir() -> Path | None:
@@ -89,7 +128,6 @@ def fingerprint(registry) -> str:
     from importlib.metadata import version
 
     from waza_core._version import __version__
-    from waza_core.suite import schema
 
     parts: list[Any] = [FORMAT, __version__, version("ruamel.yaml"),
                         schema.composed("eval", registry), schema.composed("task", registry)]
@@ -101,14 +139,34 @@ def fingerprint(registry) -> str:
 
 def json_exact(value: Any) -> bool:
     """True when a JSON round trip gives ``value`` back unchanged (no dates, no
-    non-string keys): only such documents may be cached."""
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and json_exact(v) for k, v in value.items())
-    if isinstance(value, list):
-        return all(json_exact(v) for v in value)
-    if isinstance(value, float):
-        return value == value and value not in (float("inf"), float("-inf"))
-    return value is None or isinstance(value, (str, int, bool))
+    non-string keys): only such documents may be cached. Iterative (a cold load asks
+    it of every task file); a loaded document has no cycles (yamlio refuses them), and
+    a walk past :data:`_EXACT_LIMIT` values answers False all the same."""
+    stack = [value]
+    budget = _EXACT_LIMIT
+    while stack:
+        budget -= 1
+        if budget < 0:
+            return False
+        v = stack.pop()
+        if isinstance(v, dict):
+            for k in v:
+                if not isinstance(k, str):
+                    return False
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, float):
+            if v != v or v in (_INF, -_INF):
+                return False
+        elif not (v is None or isinstance(v, (str, int, bool))):
+            return False
+    return True
+
+
+_INF = float("inf")
+#: the most values :func:`json_exact` looks at (far more than any suite file holds)
+_EXACT_LIMIT = 10_000_000
 
 
 def _head(file: str, kind: str, key: list[int]) -> bytes:
@@ -139,6 +197,7 @@ class SuiteCache:
 
     def __init__(self, eval_file: Path, registry) -> None:
         self.dir = cache_dir()
+        self.registry = registry
         self.dirty = False
         self._buf = b""  # the cache file as read: header line, then one line per file
         self._view = memoryview(self._buf)
@@ -160,9 +219,9 @@ class SuiteCache:
         self.path = self.dir / "suites" / (hashlib.sha256(os.fsencode(eval_file)).hexdigest() + ".json")
         self.fp = fingerprint(registry)
         self._header = _encode({"fingerprint": self.fp}) + b"\n"
-        try:
-            buf = self.path.read_bytes()
-        except OSError:
+        try:  # a link, a FIFO or a huge file planted in the cache folder is not read
+            buf = untrusted.read_bytes(self.path, limit=MAX_FILE_BYTES)
+        except (OSError, untrusted.UntrustedInput):
             return
         if buf.startswith(self._header):
             self._buf, self._pos, self._view = buf, len(self._header), memoryview(buf)
@@ -186,7 +245,7 @@ class SuiteCache:
             if end < 0:
                 return None  # a last line cut short
             self._pos = end + 1
-            return self._document(head, pos, end + 1)
+            return self._document(head, pos, end + 1, kind)
         if self._line_head(pos) == (file, kind):  # the next line, of this file before it changed
             self._pos = buf.find(b"\n", pos) + 1
             return None
@@ -195,21 +254,36 @@ class SuiteCache:
             return None  # not cached, or changed since
         self._pos = span[1]  # the next files are most likely the ones after it
         self._reordered = True
-        return self._document(head, *span)
+        return self._document(head, *span, kind)
 
-    def _document(self, head: bytes, start: int, end: int) -> Any | None:
+    def _document(self, head: bytes, start: int, end: int, kind: str) -> Any | None:
         """The document of the line ``buf[start:end]`` (which starts with ``head`` and a tab)."""
         blob = self._view[start + len(head) + 1:end - 1]
         try:
             data = _decode(blob)
         except (msgspec.DecodeError, ValueError):
             return None
-        if not isinstance(data, dict):
+        if not (isinstance(data, dict) and self._trusted(kind, data)):
             return None
         self.last_blob = bytes(blob)
         self._visits.append(start)
         self._visits.append(end)
         return data
+
+    def _trusted(self, kind: str, data: dict) -> bool:
+        """Whether a cached document may be used as if it had just been checked. The cache
+        file lives in a user folder others may write, so the right header with the wrong
+        types must not reach the loader: the eval document (one per suite) is checked
+        against its schema again; a task document (thousands: the schema would cost most
+        of what the cache saves) against the shape of every field the loader reads
+        (:data:`TASK_SHAPE`). A line that fails is a miss: the file is read and checked again."""
+        try:
+            untrusted.check_plain(data, "suite cache")
+        except untrusted.UntrustedInput:
+            return False
+        if kind == "task":
+            return _fits(data, TASK_SHAPE)
+        return kind == "eval" and schema.validator(kind, self.registry).is_valid(data)
 
     def _line_head(self, pos: int) -> tuple[str, str] | None:
         """(path, kind) of the line that starts at ``pos``, when it reads as one."""
@@ -267,8 +341,6 @@ class SuiteCache:
         stale = self._buf and self._pos < len(self._buf)
         if not (self.dirty or self._reordered or stale):
             return
-        from waza_core.results.io import write_atomic
-
         try:
             for folder in (self.dir, self.dir / "suites"):
                 try:
@@ -281,7 +353,7 @@ class SuiteCache:
             for i in range(0, len(visits), 2):
                 start = visits[i]
                 out += view[start:visits[i + 1]] if start >= 0 else self._new[-1 - start]
-            write_atomic(self.path, bytes(out), 0o600)
+            replace_entry(self.path, bytes(out), 0o600)  # a planted link is replaced, not followed
         except Exception:  # a cache that cannot be written is only a slower next load
             pass
 

@@ -16,8 +16,9 @@ there is no migration path to or from it yet.
 The rewrite is a minimal text edit at the positions the YAML parser reports, so
 comments, quoting, indentation and key order stay byte-for-byte; the result is parsed
 again and must equal the original document plus exactly the intended changes, or
-nothing is written. Results files are checked (any 1.x reads as is) but never rewritten:
-every 1.x results field is optional and additive, as in waza (Go).
+nothing is written. A results file older than :data:`versions.CURRENT_RESULTS` gets only
+its ``schemaVersion`` rewritten: every 1.x results field is optional and additive, as in
+waza (Go), so the rest is already valid.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import attrs
 
 from waza_core.errors import WazaError
 from waza_core.paths import display_path
-from waza_core.suite import versions, yamlio
+from waza_core.suite import globs, migrate_graders, versions, yamlio
 
 EVAL_NAMES = ("eval.yaml", "eval.yml")
 EVAL_KEYS = {"name", "skill", "scenario", "tasks", "tasks_from", "config", "graders", "metrics", "schemaVersion"}
@@ -76,7 +77,7 @@ def plan(path: str | os.PathLike[str]) -> Migration:
         raise _unsupported(file)
     try:
         text = raw.decode("utf-8-sig")
-        data = yamlio.parse(text)
+        data = yamlio.parse(text, fast=False)
     except UnicodeDecodeError as exc:
         raise WazaError(f"{display_path(file)}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except yamlio.YamlProblem as exc:
@@ -96,8 +97,12 @@ def _unsupported(file: Path) -> WazaError:
 
 
 def _plan_results(file: Path, raw: bytes) -> Migration:
+    """Raise an older results file to :data:`versions.CURRENT_RESULTS` by rewriting only
+    its ``schemaVersion`` (every 1.x field is optional and additive, so the content is
+    already valid 1.8; ``is_significant`` of files up to 1.4 stays, as waza still reads it)."""
     try:
-        doc = json.loads(raw)
+        text = raw.decode("utf-8-sig")
+        doc = json.loads(text)
     except (ValueError, UnicodeDecodeError) as exc:
         raise WazaError(f"{display_path(file)} is not valid JSON: {exc}") from None
     if not isinstance(doc, dict) or not {"eval_id", "eval_name", "summary", "tasks"} & set(doc):
@@ -107,8 +112,55 @@ def _plan_results(file: Path, raw: bytes) -> Migration:
     except versions.VersionError as exc:
         raise WazaError(f"{display_path(file)}: {exc}") from None
     declared = doc.get("schemaVersion")
-    notes = ("results files are read as written: every 1.x field is optional, so nothing is rewritten",)
-    return Migration(file, "results", declared, version, (), notes)
+    target = versions.CURRENT_RESULTS
+    if declared is not None and versions.parse(version) >= versions.parse(target):
+        notes = () if version == target else (f"schemaVersion {declared!r} is newer than this waza ({target}); "
+                                              "left as is",)
+        return Migration(file, "results", declared, version, (), notes)
+    span = _top_level_value_span(text, "schemaVersion")
+    if span is not None:
+        edit = (span[0], span[1], f'"{target}"')
+        change = f"schemaVersion {declared!r} -> \"{target}\"" if declared else f'set schemaVersion "{target}"'
+    else:
+        brace = text.index("{")
+        after = text[brace + 1:]
+        indent = after[:len(after) - len(after.lstrip(" \t\r\n"))]
+        edit = (brace + 1, brace + 1, f'{indent or ""}"schemaVersion": "{target}",' + ("" if indent else " "))
+        change = f'set schemaVersion "{target}" (none was declared: it read as the current version)'
+    new_text = _apply(text, [edit])
+    expected = dict(doc, schemaVersion=target)
+    if json.loads(new_text) != expected:
+        raise WazaError(f"{display_path(file)}: the migrated text would change more than intended; nothing was "
+                        "written (please report this)")
+    return Migration(file, "results", declared, target, (change,), (), new_text, bom=raw.startswith(codecs.BOM_UTF8))
+
+
+def _top_level_value_span(text: str, key: str) -> tuple[int, int] | None:
+    """(start, end) of the value of ``key`` in the top-level JSON object of ``text``, or None."""
+    depth, i, n = 0, 0, len(text)
+    decoder = json.JSONDecoder()
+    while i < n:
+        c = text[i]
+        if c == '"':
+            value, end = decoder.raw_decode(text, i)
+            if depth == 1 and value == key:
+                j = end
+                while text[j] in " \t\r\n":
+                    j += 1
+                if text[j] == ":":
+                    j += 1
+                    while text[j] in " \t\r\n":
+                        j += 1
+                    _, value_end = decoder.raw_decode(text, j)
+                    return j, value_end
+            i = end
+            continue
+        if c in "{[":
+            depth += 1
+        elif c in "}]":
+            depth -= 1
+        i += 1
+    return None
 
 
 def _plan_eval(file: Path, text: str, data: dict) -> Migration:
@@ -151,11 +203,65 @@ def _plan_eval(file: Path, text: str, data: dict) -> Migration:
             edits.append((key.start_mark.index, key.end_mark.index, "workers"))
             changes.append("config.max_workers -> config.workers")
             expected["config"] = {("workers" if k == "max_workers" else k): v for k, v in expected["config"].items()}
+    graders = migrate_graders.rewrite(file, text, data, root, task=False)
+    if graders.edits:
+        edits += graders.edits
+        changes += graders.changes
+        expected = migrate_graders.expected(expected, task=False)
+    notes += graders.notes
     if not edits:
         return Migration(file, "eval", version.declared, target, (), tuple(notes))
     new_text = _apply(text, edits)
     _verify(file, new_text, expected)
     return Migration(file, "eval", version.declared, target, tuple(changes), tuple(notes), new_text)
+
+
+def plan_suite(path: str | os.PathLike[str]) -> list[Migration]:
+    """:func:`plan` of ``path`` and, for an eval suite, of every task file its ``tasks``
+    globs load (task files are listed only when they change)."""
+    first = plan(path)
+    if first.kind != "eval":
+        return [first]
+    data = yamlio.parse(first.file.read_bytes().decode("utf-8-sig"), fast=False)
+    out = [first]
+    patterns = data.get("tasks") if isinstance(data, dict) and not data.get("tasks_from") else None
+    seen: set[Path] = set()
+    for pattern in patterns if isinstance(patterns, list) else ():
+        if not isinstance(pattern, str) or os.path.isabs(pattern):
+            continue  # the loader reports these; nothing to migrate
+        for task_file in globs.task_files(first.file.parent, pattern).paths:
+            if task_file not in seen:
+                seen.add(task_file)
+                m = plan_task(task_file)
+                if m.needed or m.notes:
+                    out.append(m)
+    return out
+
+
+def plan_task(file: Path) -> Migration:
+    """The grader rewrite of one task file (task files are unversioned: only old grader
+    kinds and dropped keys change)."""
+    try:
+        raw = file.read_bytes()
+        text = raw.decode("utf-8-sig")
+        data = yamlio.parse(text, fast=False)
+    except OSError as exc:
+        raise WazaError(f"cannot read {display_path(file)}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise WazaError(f"{display_path(file)}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except yamlio.YamlProblem as exc:
+        where = f":{exc.line}:{exc.col}" if exc.line else ""
+        raise WazaError(f"{display_path(file)}{where}: {exc.message}") from None
+    if not isinstance(data, dict):
+        return Migration(file, "task", None, "")
+    root = yamlio._yaml().compose(text)
+    graders = migrate_graders.rewrite(file, text, data, root, task=True)
+    if not graders.edits:
+        return Migration(file, "task", None, "", (), graders.notes)
+    new_text = _apply(text, list(graders.edits))
+    _verify(file, new_text, json.loads(json.dumps(migrate_graders.expected(data, task=True), default=str)))
+    return Migration(file, "task", None, "", graders.changes, graders.notes, new_text,
+                     bom=raw.startswith(codecs.BOM_UTF8))
 
 
 def _key_node(mapping, key: str):
@@ -200,7 +306,7 @@ def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
 def _verify(file: Path, new_text: str, expected: Any) -> None:
     """The edited text must parse to exactly the intended document, or nothing is written."""
     try:
-        got = json.loads(json.dumps(yamlio.parse(new_text), default=str))
+        got = json.loads(json.dumps(yamlio.parse(new_text, fast=False), default=str))
     except yamlio.YamlProblem as exc:
         raise WazaError(f"{display_path(file)}: the migrated text does not parse ({exc.message}); "
                         "nothing was written") from None

@@ -106,7 +106,8 @@ def _program_timeout(path: Path) -> float | None:
 
 
 #: ``.waza.yaml`` ``defaults`` keys ``waza run`` reads, and the type of each
-RUN_DEFAULTS = {"backend": str, "rayAddress": str}
+RUN_DEFAULTS: dict[str, type | tuple[type, ...]] = {"backend": str, "rayAddress": str, "maxSpend": (int, float),
+                                                    "maxRunCost": (int, float)}
 
 
 def run_default(key: str, start: str | os.PathLike[str] | None = None) -> Any:
@@ -120,8 +121,10 @@ def run_default(key: str, start: str | os.PathLike[str] | None = None) -> Any:
     if not isinstance(defaults, dict):
         raise WazaError(f"{path}: 'defaults' must be a mapping")
     value = defaults.get(key)
-    if value is not None and not isinstance(value, RUN_DEFAULTS[key]):
-        raise WazaError(f"{path}: defaults.{key} must be a {RUN_DEFAULTS[key].__name__}, got {value!r}")
+    want = RUN_DEFAULTS[key]
+    if value is not None and (not isinstance(value, want) or isinstance(value, bool)):
+        what = "number" if isinstance(want, tuple) else want.__name__
+        raise WazaError(f"{path}: defaults.{key} must be a {what}, got {value!r}")
     if key == "backend" and value is not None:
         from waza_core.run.backend import BACKENDS
 

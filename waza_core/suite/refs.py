@@ -2,16 +2,15 @@
 
 A grader defined once in a *grader module* (a Git repository with a
 ``waza.registry.yaml`` manifest) is reused by reference, as waza (Go) does it
-(``internal/registry``): ``waza get`` (waza Go) pins each ref in ``waza.lock`` beside
+(``internal/registry``): ``waza get`` (:mod:`waza_core.suite.get`) pins each ref in ``waza.lock`` beside
 eval.yaml (commit and content digest) and unpacks the module into the module cache
 (``$WAZA_MODULE_CACHE``, default ``~/.waza/cache``) as ``host/owner/repo/<commit>/``.
 Loading a suite resolves every ref offline from that lock and cache, checks the digest,
 reads the grader preset the ref selects and merges the entry's own fields over it:
 ``name``/``weight`` replace the preset's, ``config`` is deep-merged (the entry wins, lists
 are replaced), a ``type`` must equal the preset's. Every problem is reported at the
-entry's ``ref`` with what to do. waza for Python has no ``waza get``: the lock and cache
-are the ones waza (Go) writes (docs/eval-suites.md#grader-references says how to make
-them by hand).
+entry's ``ref`` with what to do. The lock and cache are the same files waza (Go) writes,
+so either tool's ``waza get`` serves both.
 """
 
 from __future__ import annotations
@@ -89,7 +88,7 @@ def load_lock(eval_file: Path) -> dict[str, dict]:
         text = yamlio.read_text(path)
     except FileNotFoundError:
         raise RefError(f"eval contains remote grader refs but {path} is missing; run `waza get {eval_file}` "
-                       "(waza Go) first, or write it by hand (see docs/eval-suites.md#grader-references)") from None
+                       "first") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise RefError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
     try:
@@ -144,7 +143,7 @@ def resolve(entry: dict, lock: dict[str, dict]) -> tuple[dict, Path]:
     ref = Ref(entry["ref"])
     locked = lock.get(entry["ref"])
     if locked is None:
-        raise RefError(f"remote grader ref {entry['ref']!r} is not present in {LOCKFILE}; run `waza get` (waza Go)")
+        raise RefError(f"remote grader ref {entry['ref']!r} is not present in {LOCKFILE}; run `waza get`")
     root = cache_root()
     module = root / ref.host / ref.owner / ref.repo / locked["commit"]
     if not module.resolve().is_relative_to(root.resolve()):
@@ -153,15 +152,17 @@ def resolve(entry: dict, lock: dict[str, dict]) -> tuple[dict, Path]:
         if module.exists():
             raise RefError(f"cache path {module} exists and is not a directory")
         raise RefError(f"module not available offline for ref {entry['ref']!r} at {module}; run `waza get` "
-                       "(waza Go) while online")
+                       "while online")
     digest = digest_directory(module)
     if digest != locked["digest"]:
         raise RefError(f"digest mismatch for ref {entry['ref']!r}: lock has {locked['digest']}, cache has {digest}")
-    preset, source = _preset(ref, module)
+    preset, source = load_preset(ref, module)
     return merge(preset, entry), source
 
 
-def _preset(ref: Ref, module: Path) -> tuple[dict, Path]:
+def load_preset(ref: Ref, module: Path) -> tuple[dict, Path]:
+    """The grader preset ``ref`` selects in an unpacked module, and its file (``waza get``
+    loads it once before pinning, so a bad ref fails there)."""
     if ref.export:
         folder = _join(module, ref.path) if ref.path else module
         exports = _manifest(folder)

@@ -27,7 +27,7 @@ CURRENT_EVAL = "1.5"
 #: the version of scenario suites (``scenario:`` key)
 SCENARIO = "2.0"
 #: the newest results.json version this waza writes
-CURRENT_RESULTS = "1.5"
+CURRENT_RESULTS = "1.8"
 #: the one major version of legacy evals and of results files
 SUPPORTED_MAJOR = 1
 

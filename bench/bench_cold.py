@@ -1,0 +1,94 @@
+"""The first run of a suite (cold) against the next ones (warm), with and without the suite cache.
+
+    python bench/bench_cold.py [--sizes 2000,20000,100000] [--repeat 3]
+
+The suite is bench/bench_scale.py's (mock executor, one ``contains`` check per task). Each
+line is a whole ``waza run`` process, timed from spawn to exit, CPU (user + system) and
+peak RSS from ``os.wait4``:
+
+* **cold**: a fresh HOME and an empty cache folder for every run (as a CI machine starts):
+  every task file is read, parsed and checked, and the suite cache is written;
+* **warm**: the same suite again with the cache the cold run left (every task from the
+  suite cache);
+* **no cache**: ``WAZA_NO_CACHE=1``: every task file parsed and checked on every run, nothing
+  written (what a cold run costs without writing the cache).
+
+Each line prints the median over ``--repeat`` runs and its ratio to the previous release's
+figure (:data:`PREVIOUS`, per task: issue 15's closing figures, docs/architecture.md) where
+there is one. Targets (issue 24): cold 20,000 tasks at most 150 us per task and 200 MB;
+warm 100,000 tasks at most 40 us per task and 150 MB.
+
+On a shared machine wall time follows the load of the others; CPU time is steadier, and
+callgrind's instruction counts (docs/architecture.md) steadier still.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import tempfile
+from pathlib import Path
+
+from bench_scale import make_suite, measure
+from common import table, waza_argv
+
+#: (mode, tasks) -> wall us per task of the previous release (docs/architecture.md, issue 15/24)
+PREVIOUS = {("cold", 20_000): 496.0, ("warm", 2_000): 126.0, ("warm", 20_000): 62.0, ("warm", 100_000): 53.0}
+TARGETS = {("cold", 20_000): (150.0, 200.0), ("warm", 100_000): (40.0, 150.0)}
+
+
+def _env(tmp: Path, mode: str, run: int) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "WAZA_NO_CACHE",
+                                                            "WAZA_CACHE_DIR", "XDG_CACHE_HOME")}
+    home = tmp / f"home-{mode}-{run}"
+    if mode == "cold":  # a new HOME, no cache: ~/.cache/waza does not exist yet
+        shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(exist_ok=True)
+    env["HOME"] = str(home)
+    env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")  # compiled modules cached, as an install has them
+    if mode == "no cache":
+        env["WAZA_NO_CACHE"] = "1"
+    return env
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="2000,20000,100000")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--modes", default="cold,warm,no cache")
+    args = ap.parse_args()
+    waza = waza_argv()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        for n in [int(s) for s in args.sizes.split(",")]:
+            suite = make_suite(tmp / f"s{n}", n)
+            out = tmp / f"out{n}.json"
+            argv = waza + ["run", str(suite), "-q", "-o", str(out)]
+            measure(argv, _env(tmp, "no cache", 0))  # compiles the modules once
+            for mode in args.modes.split(","):
+                runs = []
+                for r in range(args.repeat):
+                    env = _env(tmp, mode, 0 if mode == "warm" else r)
+                    if mode == "warm" and r == 0:
+                        measure(argv, env)  # writes the cache the warm runs read
+                    wall, cpu, rss, code = measure(argv, env)
+                    assert code == 0, f"waza run exited {code}"
+                    runs.append((wall, cpu, rss))
+                wall = statistics.median(r[0] for r in runs) / n * 1e6
+                cpu = statistics.median(r[1] for r in runs) / n * 1e6
+                rss = max(r[2] for r in runs)
+                prev = PREVIOUS.get((mode, n))
+                target = TARGETS.get((mode, n))
+                rows.append((f"{n} tasks", mode, f"{wall:.0f} us", f"{cpu:.0f} us", f"{rss:.0f} MiB",
+                             f"{wall / prev:.2f}" if prev else "-",
+                             f"<= {target[0]:.0f} us, <= {target[1]:.0f} MB" if target else ""))
+            shutil.rmtree(tmp / f"s{n}")
+    print(table(rows, ("suite", "run", "wall/task", "CPU/task", "peak RSS", "wall / previous", "target")))
+    print(f"load average after: {os.getloadavg()[0]:.2f} (2 cores; wall time grows with it, CPU less)")
+
+
+if __name__ == "__main__":
+    main()

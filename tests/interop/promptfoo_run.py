@@ -1,0 +1,101 @@
+"""Running the real promptfoo (the pinned oracle) and waza on the same config, offline.
+
+promptfoo runs with ``--providers echo`` (its built-in provider that answers with the
+prompt), ``--no-write`` (no results database), no cache, no sharing, telemetry and update
+checks off, its config folder in a temporary directory, and inside an empty network
+namespace (``unshare -n``) where the system allows it. waza imports the config with
+``waza interop import-suite`` and runs it with ``--executor echo``. Verdicts are compared
+test by test: promptfoo's (promptIdx, testIdx) is waza's task ``t<j>`` (one prompt) or
+``p<i>-t<j>``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.interop.helpers import REPO  # noqa: F401 (used by the tests through this module)
+
+ORACLE = Path(__file__).resolve().parent / "promptfoo_oracle"
+FIXTURES = Path(__file__).resolve().parent / "promptfoo_fixtures"
+ENTRY = ORACLE / "node_modules" / "promptfoo" / "dist" / "src" / "entrypoint.js"
+PF_ENV = {
+    "PROMPTFOO_DISABLE_TELEMETRY": "1",
+    "PROMPTFOO_DISABLE_UPDATE": "1",
+    "PROMPTFOO_CACHE_ENABLED": "false",
+    "PROMPTFOO_DISABLE_SHARING": "1",
+    "PROMPTFOO_DISABLE_REMOTE_GENERATION": "1",
+    "PROMPTFOO_DISABLE_RUNTIME_WARNINGS": "1",
+    "PROMPTFOO_DISABLE_REDTEAM_REMOTE_GENERATION": "1",
+    "PROMPTFOO_SELF_HOSTED": "1",
+}
+
+
+def install() -> str:
+    """The node binary, after the pinned promptfoo is installed (fails, never skips)."""
+    node = shutil.which("node")
+    assert node, "node is not on PATH: the promptfoo oracle tests need Node.js >= 20 and npm"
+    proc = subprocess.run(["bash", str(ORACLE / "install.sh")], capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, f"promptfoo_oracle/install.sh failed:\n{proc.stderr[-3000:]}"
+    assert ENTRY.is_file(), ENTRY
+    return node
+
+
+def _offline() -> list[str]:
+    exe = shutil.which("unshare")
+    if exe and subprocess.run([exe, "-n", "true"], capture_output=True).returncode == 0:
+        return [exe, "-n"]
+    return []
+
+
+def promptfoo_verdicts(node: str, config: Path, home: Path) -> dict[tuple[int, int], bool]:
+    """{(promptIdx, testIdx): success} from ``promptfoo eval`` with the echo provider."""
+    out = home / "promptfoo-out.json"
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
+           "PROMPTFOO_CONFIG_DIR": str(home / "pf-config"), "PROMPTFOO_CACHE_PATH": str(home / "pf-cache"),
+           **PF_ENV}
+    argv = _offline() + [node, str(ENTRY), "eval", "-c", str(config), "--providers", "echo", "--no-write",
+                         "--no-cache", "--no-table", "--no-progress-bar", "--no-share", "-j", "1",
+                         "-o", str(out)]
+    proc = subprocess.run(argv, cwd=config.parent, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode in (0, 100), f"promptfoo eval failed ({proc.returncode}):\n{proc.stdout[-3000:]}" \
+                                        f"\n{proc.stderr[-3000:]}"
+    data = json.loads(out.read_text(encoding="utf-8"))
+    results = data["results"]["results"]
+    errors = [r for r in results if r.get("error") and not r.get("gradingResult")]
+    assert not errors, f"promptfoo reported errors: {[r['error'] for r in errors][:3]}"
+    return {(r["promptIdx"], r["testIdx"]): bool(r["success"]) for r in results}
+
+
+def waza(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO), WAZA_DISABLE_PLUGIN_AUTOLOAD="1")
+    return subprocess.run([sys.executable, "-m", "waza_core", *args], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=600)
+
+
+def waza_verdicts(suite: Path, home: Path) -> dict[str, bool]:
+    """{task id: passed} from ``waza run SUITE --executor echo``."""
+    out = home / "waza-out.json"
+    proc = waza("run", str(suite), "--executor", "echo", "-q", "-o", str(out), "--cache-dir",
+                str(home / "waza-cache"), cwd=home)
+    assert proc.returncode in (0, 1), f"waza run failed ({proc.returncode}):\n{proc.stderr[-3000:]}"
+    data = json.loads(out.read_text(encoding="utf-8"))
+    return {t["test_id"]: t["status"] == "passed" for t in data["tasks"]}
+
+
+def task_id(prompt_idx: int, test_idx: int, prompts: int) -> str:
+    return f"t{test_idx + 1}" if prompts == 1 else f"p{prompt_idx + 1}-t{test_idx + 1}"
+
+
+def compare(pf: dict[tuple[int, int], bool], wz: dict[str, bool]) -> list[str]:
+    """The differences, one line each (empty when every test has the same verdict)."""
+    prompts = len({p for p, _ in pf})
+    expected = {task_id(p, t, prompts): ok for (p, t), ok in pf.items()}
+    diffs = [f"{k}: promptfoo {'pass' if v else 'fail'}, waza {wz.get(k)}" for k, v in sorted(expected.items())
+             if wz.get(k) is not v]
+    diffs += [f"{k}: only in waza" for k in sorted(set(wz) - set(expected))]
+    return diffs

@@ -1,0 +1,111 @@
+"""Every output of `waza run` is checked against every other and against the suite's own
+files before the first run (exit 2, naming both): paths compared by identity, not spelling."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import BASIC_EVAL, run_waza
+from waza_core.errors import WazaError
+from waza_core.run import collisions
+
+TASK = """
+id: t1
+inputs:
+  prompt: hello
+  files:
+    - path: data.txt
+graders:
+  - type: text
+    name: t
+    config: {contains: ["hello"]}
+"""
+
+
+@pytest.fixture
+def suite(make_suite):
+    return make_suite(BASIC_EVAL, {"tasks/t1.yaml": TASK}, {"fixtures/data.txt": "data\n"}).parent
+
+
+@pytest.mark.parametrize("args, said", [
+    (["-o", "J", "--journal", "J"], "--journal J and -o J name the same file"),
+    (["--journal", "J", "--reporter", "junit:J"], "--reporter junit:J and --journal J name the same file"),
+    (["-o", "./J", "--reporter", "junit:J"], "J is already written by -o"),
+    (["-o", "sub/../J", "--journal", "J"], "--journal J and -o sub/../J name the same file"),
+    (["-o", "eval.yaml"], "-o eval.yaml would overwrite the eval file"),
+    (["--reporter", "junit:tasks/t1.yaml"], "would overwrite the task file"),
+    (["-o", "fixtures/data.txt"], "would overwrite"),
+    (["-o", "fixtures/new.json"], "the fixtures folder"),
+    (["--reporter", "html:tasks/../eval.yaml"], "would overwrite the eval file"),
+])
+def test_colliding_outputs_are_exit_2_before_anything_runs(suite, args, said):
+    before = {p: p.read_bytes() for p in suite.rglob("*") if p.is_file()}
+    proc = run_waza("run", ".", *args, cwd=suite)
+    assert proc.returncode == 2, proc.stderr.decode()
+    assert said.encode() in proc.stderr, proc.stderr.decode()
+    after = {p: p.read_bytes() for p in suite.rglob("*") if p.is_file()}
+    assert after == before  # nothing written, nothing replaced
+
+
+def test_resume_and_o_of_one_journal(suite):
+    assert run_waza("run", ".", "--journal", "J", "-q", cwd=suite).returncode == 0
+    journal = (suite / "J").read_bytes()
+    proc = run_waza("run", ".", "--resume", "J", "-o", "J", cwd=suite)
+    assert proc.returncode == 2 and b"--resume J and -o J name the same file" in proc.stderr
+    assert (suite / "J").read_bytes() == journal
+
+
+def test_links_and_hard_links_are_the_same_file(suite):
+    (suite / "link.yaml").symlink_to("eval.yaml")
+    os.link(suite / "tasks" / "t1.yaml", suite / "hard.yaml")
+    for target in ("link.yaml", "hard.yaml"):
+        proc = run_waza("run", ".", "-o", target, cwd=suite)
+        assert proc.returncode == 2 and b"a file of the suite" in proc.stderr, proc.stderr
+    (suite / "dangling").symlink_to("out.json")
+    proc = run_waza("run", ".", "-o", "out.json", "--reporter", "junit:dangling", cwd=suite)
+    assert proc.returncode == 2 and b"name the same file" in proc.stderr
+
+
+def test_separate_outputs_run(suite):
+    proc = run_waza("run", ".", "-o", "r.json", "--journal", "j.jsonl", "--reporter", "junit:r.xml", cwd=suite)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert {"r.json", "j.jsonl", "r.xml"} <= {p.name for p in suite.iterdir()}
+
+
+def test_two_models_whose_files_would_be_one(suite):
+    proc = run_waza("run", ".", "-o", "r.json", "-m", "a/b", "-m", "a b", cwd=suite)  # both r_a-b.json
+    assert proc.returncode == 2 and b"name the same file" in proc.stderr, proc.stderr.decode()
+
+
+_spellings = st.lists(st.sampled_from(["x", "./x", "sub/../x", "lnk", "hard", "y", "sub/y", "sub/../sub/y",
+                                       "dangling"]), min_size=2, max_size=4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_spellings)
+def test_identity_is_by_file_not_spelling(tmp_path_factory, names):
+    root = tmp_path_factory.mktemp("ids")
+    (root / "sub").mkdir()
+    (root / "x").write_text("x")
+    (root / "lnk").symlink_to("x")
+    os.link(root / "x", root / "hard")
+    (root / "dangling").symlink_to("sub/y")  # names sub/y, which does not exist yet
+    same = {"x": "X", "./x": "X", "sub/../x": "X", "lnk": "X", "hard": "X",
+            "y": "Y", "sub/y": "SY", "sub/../sub/y": "SY", "dangling": "SY"}
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        clash = len({same[n] for n in names}) < len(names)
+        try:
+            collisions.check_outputs([(f"out{i} {n}", n) for i, n in enumerate(names)])
+            assert not clash
+        except WazaError as exc:
+            assert clash and "name the same file" in str(exc)
+    finally:
+        os.chdir(cwd)
+    assert Path(root / "x").read_text() == "x"

@@ -1,0 +1,153 @@
+"""Output targets that collide: checked before the first run (exit 2, naming both).
+
+``waza run`` may write many files: the results (``-o``, one per model in a multi-model
+run), the journal (``--journal`` / ``--resume``), every ``--reporter FORMAT:PATH``. Two of
+them naming one file lose one of the two (``-o J --journal J`` replaced the journal), and
+one naming a file of the suite itself (``-o eval.yaml``, ``--reporter junit:tasks/t1.yaml``,
+a fixture, a grader's script, a diff snapshot) destroys the suite. So every target is
+compared with every other and with the suite's own files before anything runs.
+
+Paths are compared by what they are, not how they are spelled: an existing file by its
+device and inode (a hard link, a symbolic link, ``./x`` and ``x`` are one file), a new one by
+its resolved path (``os.path.realpath``, which also follows a dangling link to the file it
+would create). A character device (a terminal, ``-o /dev/stdout``) and stdout (``-``) are
+not files and are left to the checks of their own.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from waza_core.errors import WazaError
+from waza_core.run.multimodel import per_model_path
+
+STDOUT = "-"
+#: strings of a suite document longer than this are not file names (prompts, scripts)
+_MAX_NAME = 4096
+
+
+def identity(path: str | os.PathLike[str]) -> tuple | None:
+    """What names one file: ``("inode", dev, ino)`` for an existing file, ``("path",
+    realpath)`` for one to be created; None for stdout and character devices."""
+    text = os.fspath(path)
+    if text == STDOUT:
+        return None
+    try:
+        st = os.stat(text)
+    except (FileNotFoundError, NotADirectoryError):
+        return ("path", os.path.realpath(text))
+    except OSError:
+        return ("path", os.path.realpath(text))
+    if stat.S_ISCHR(st.st_mode):
+        return None
+    return ("inode", st.st_dev, st.st_ino)
+
+
+def check_outputs(targets: Iterable[tuple[str, str | os.PathLike[str]]], suite: Any = None) -> None:
+    """Exit 2 (WazaError naming both) when two ``(label, path)`` targets name one file, or
+    a target names a file of ``suite`` (a loaded SuiteSpec) or lies inside one of its
+    folders (a fixture folder, a task folder named by a document)."""
+    seen: dict[tuple, str] = {}
+    existing: list[tuple[str, str, tuple]] = []
+    for label, path in targets:
+        ident = identity(path)
+        if ident is None:
+            continue
+        if ident in seen:
+            raise WazaError(f"{label} and {seen[ident]} name the same file; give each output its own file")
+        seen[ident] = label
+        existing.append((label, os.fspath(path), ident))
+    if suite is None or not existing:
+        return
+    for label, path, ident in existing:
+        owner = _suite_file_of(path, ident, suite)
+        if owner is not None:
+            raise WazaError(f"{label} would overwrite {owner}, a file of the suite; write outputs elsewhere")
+
+
+def _suite_file_of(path: str, ident: tuple, suite: Any) -> str | None:
+    """What of the suite ``path`` is (eval.yaml, a task file, a file a document names) or
+    lies in (the fixtures folder, a task's ``context_dir``), or None."""
+    real = os.path.realpath(path)
+    parts = set(Path(real).parts)
+    for name, candidate, folder in _suite_paths(suite, parts):
+        if folder:
+            inside = os.path.realpath(candidate).rstrip(os.sep) + os.sep
+            if real.startswith(inside):
+                return name
+            continue
+        if ident[0] == "inode":
+            try:
+                st = os.stat(candidate)
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) == ident[1:]:
+                return name
+        elif real == os.path.realpath(candidate):
+            return name
+    return None
+
+
+def _suite_paths(suite: Any, parts: set[str]) -> Iterator[tuple[str, str, bool]]:
+    """(how to name it, path, whether it is a folder whose whole content is the suite's)
+    of the suite's own files: eval.yaml and ``.waza.yaml`` beside it, the fixtures folder,
+    every task file and ``context_dir``, and every string of a document that names a file
+    relative to the eval's folder, the task's folder or the fixtures folder. Only strings
+    whose last part is a part of the target's resolved path are looked at (a cheap filter:
+    a 100,000-task suite has millions of strings)."""
+    root = Path(suite.file).parent
+    fixtures = root / "fixtures"
+    yield f"the eval file {suite.file}", os.fspath(suite.file), False
+    yield ".waza.yaml", os.fspath(root / ".waza.yaml"), False
+    yield f"the fixtures folder {fixtures}", os.fspath(fixtures), True
+    yield from _named(suite.raw, (root, fixtures), "eval.yaml", parts)
+    for task in suite.tasks:
+        yield f"the task file {task.file}", os.fspath(task.file), False
+        bases = (Path(task.file).parent, root, fixtures)
+        if task.context_dir:
+            for base in (Path(task.file).parent, root):
+                yield f"the context_dir of task {task.id!r}", os.fspath(base / task.context_dir), True
+        yield from _named(task.raw, bases, f"task {task.id!r}", parts)
+
+
+def _named(doc: Any, bases: tuple[Path, ...], where: str, parts: set[str]) -> Iterator[tuple[str, str, bool]]:
+    stack = [doc]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, str) and 0 < len(value) <= _MAX_NAME and "\n" not in value and "\0" not in value:
+            last = os.path.basename(value.rstrip("/"))
+            if last and last in parts:
+                for base in bases:
+                    yield f"{value} (named by {where})", os.fspath(base / value), False
+
+
+def run_targets(output: Path | None, models: list[str], journal: Path | None, resume: Path | None,
+                reports: Iterable[Any]) -> list[tuple[str, str]]:
+    """(label, path) of every file a ``waza run`` will write: ``-o`` (one file per model in a
+    multi-model run, unless it is a device), the journal, every reporter's file."""
+    targets: list[tuple[str, str]] = []
+    if output is not None and str(output) != STDOUT:
+        if len(models) > 1 and identity(output) is not None:
+            targets.extend((f"-o {output} (model {model!r}: {per_model_path(output, model)})",
+                            os.fspath(per_model_path(output, model))) for model in models)
+        else:
+            targets.append((f"-o {output}", os.fspath(output)))
+    if resume is not None:
+        targets.append((f"--resume {resume}", os.fspath(resume)))
+    elif journal is not None:
+        targets.append((f"--journal {journal}", os.fspath(journal)))
+    for request in reports:
+        if request.target != STDOUT:
+            targets.append((f"--reporter {request.label}", request.target))
+    return targets
+
+
+__all__ = ["check_outputs", "identity", "run_targets"]
