@@ -120,9 +120,13 @@ class Reader:
 
     def file_ref(self, text: str, doc: Doc, path: tuple) -> Path | None:
         name = text[7:] if text.startswith("file://") else text
-        if any(c in name for c in "*?[{"):
-            self.refuse(doc.where(path), f"the file reference {text!r} is a glob; list the files instead")
-            return None
+        if _has_magic(name):
+            matches = self.glob(name)
+            if len(matches) != 1:
+                self.refuse(doc.where(path), f"the file reference {text!r} is a glob that matches {len(matches)} "
+                            "files; promptfoo takes them in the file system's order, so list the files instead")
+                return None
+            return matches[0]
         if ":" in name.replace("\\", "/").split("/")[-1]:
             self.refuse(doc.where(path), f"{text!r} names a function in a file; functions are not run")
             return None
@@ -131,6 +135,16 @@ class Reader:
             self.refuse(doc.where(path), f"the file {name!r} does not exist (relative to the config's folder)")
             return None
         return target
+
+    def glob(self, pattern: str) -> list[Path]:
+        """The files a glob names, relative to the config's folder (brace sets and absolute
+        patterns are not expanded here: they count as no match)."""
+        if pattern.startswith("/") or "{" in pattern or ".." in Path(pattern).parts:
+            return []
+        try:
+            return sorted(p.resolve() for p in self.base.glob(pattern) if p.is_file())
+        except (ValueError, OSError):
+            return []
 
     # ---- the config ---------------------------------------------------------------
     def read(self) -> SuiteModel | None:
@@ -225,11 +239,11 @@ class Reader:
             return [(raw, doc, path)]
         name = raw[7:] if raw.startswith("file://") else raw
         if not (self.base / name).is_file():
-            if _has_magic(name):
-                if any(self.base.glob(name)) if not name.startswith("/") else True:
-                    self.refuse(doc.where(path), f"the prompt {raw!r} is a glob of prompt files; list the files")
-                    return []
+            if _has_magic(name) and not self.glob(name):
                 return [(raw, doc, path)]  # promptfoo: a glob that matches nothing is the prompt text
+            if _has_magic(name):
+                target = self.file_ref(raw, doc, path)
+                return [] if target is None else self.prompt_file(raw, target, doc, path)
             self.refuse(doc.where(path), f"promptfoo reads the prompt {raw[:60]!r} as a file path (it has no "
                         "newline and contains / or a file extension), and there is no such file, so promptfoo "
                         "stops with 'There are no prompts'")
@@ -237,6 +251,9 @@ class Reader:
         target = self.file_ref(raw, doc, path)
         if target is None:
             return []
+        return self.prompt_file(raw, target, doc, path)
+
+    def prompt_file(self, raw: str, target: Path, doc: Doc, path: tuple):
         suffix = target.suffix.lower()
         text = target.read_text(encoding="utf-8")
         if suffix == ".txt":

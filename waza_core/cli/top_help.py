@@ -99,11 +99,10 @@ HELPS = {
         '                                  fail.  [default: warn]\n'
         '  -f, --format <str>              human, json, markdown or github-actions.\n'
         '                                  [default: human]\n'
-        '  --significance ALPHA            Beyond waza: keep a regression as a failure\n'
-        '                                  only when a one-sided Fisher exact test on\n'
-        '                                  the passed runs says it is more than noise\n'
-        '                                  (p < ALPHA, e.g. 0.05). Needs scipy\n'
-        '                                  (waza[stats]).\n'
+        '  --significance ALPHA            Beyond waza: let a paired test over tasks\n'
+        '                                  decide what is a regression (p < ALPHA, e.g.\n'
+        '                                  0.05): a drop within noise is a warning, a\n'
+        '                                  significant one fails (docs/statistics.md).\n'
         '  --help                          Show this message and exit.\n'
     ),
     'get': (

@@ -18,9 +18,11 @@ from __future__ import annotations
 from typing import Any
 
 from waza_core.results import reading
+from waza_core.results import significance as paired
 from waza_core.results.markdown_text import escape_markdown, terminal_text
 
 BUCKETS = ("0", "1", "2", "3+")
+ALPHA = 0.05  # the level of compare's significance verdict (first file against the last)
 
 
 def _delta(values: list[float | int | None]) -> float | int | None:
@@ -66,6 +68,8 @@ def build_report(files: list[str], docs: list[dict[str, Any]]) -> dict[str, Any]
     report["tool_metrics"] = [tool_metrics(d) for d in docs]
     report["tokens"] = [reading.tokens_of([r for t in d["tasks"] for r in t["runs"]]) for d in docs]
     report["token_delta"] = _delta(report["tokens"])
+    # beyond waza: is the change from the first file to the last more than noise? (tasks paired)
+    report["significance"] = paired.compare(docs[0], docs[-1], ALPHA)
     return report
 
 
@@ -136,6 +140,8 @@ def render_table(r: dict[str, Any]) -> str:
                 "%"),
             row("Duration (ms)", r["durations_ms"], "d", r["duration_delta_ms"], "+d"),
             row("Tokens", r["tokens"], "d", r["token_delta"], "+d"), ""]
+    if r.get("significance"):
+        out += [f"  {terminal_text(paired.describe(r['significance']))}", ""]
     if has_tool_data(r):
         tm = r["tool_metrics"]
         out += [thin, " TOOL USE", thin,
@@ -183,6 +189,8 @@ def render_markdown(r: dict[str, Any]) -> str:
                 "+.1f", "%"),
             row("Duration (ms)", r["durations_ms"], "d", r["duration_delta_ms"], "+d"),
             row("Tokens", r["tokens"], "d", r["token_delta"], "+d")]
+    if r.get("significance"):
+        out += ["", escape_markdown(paired.describe(r["significance"]))]
     if has_tool_data(r):
         tm = r["tool_metrics"]
         out += ["", "### Tool use", "", f"| Metric | {cols} | Delta |", "|---|" + "---:|" * (n + 1),
