@@ -32,6 +32,10 @@ def read_agentv(config: Path, approximate: bool) -> tuple[SuiteModel | None, lis
         if not isinstance(items, list):
             reader.refuse(doc.where(path + ("assert",)), "assert must be a list")
             continue
+        if not items:
+            reader.refuse(doc.where(path), f"test {test.get('id', j)!r} has no assert list: AgentV grades it with "
+                          "its default LLM judge (criteria, expected output) or scores it 0; waza would pass it")
+            continue
         threshold = test.get("threshold", root.get("threshold", DEFAULT_THRESHOLD))
         weights = []
         for k, item in enumerate(items):

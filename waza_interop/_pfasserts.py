@@ -30,6 +30,7 @@ import math
 import attrs
 
 from waza_interop import _jsassert, _jsregex
+from waza_interop._csvsplit import split_values
 from waza_interop._js import NotJs, to_string
 from waza_interop._nunjucks import Unrenderable, render
 
@@ -129,7 +130,9 @@ def map_assertion(item, where, variables: dict, approximate: bool, label: str) -
         return Refusal(where(("value",)), f"{label}: the value is read from a file (file://); inline it")
     result = handler(value, inverse, item.get("threshold")) if base == "javascript" else handler(value, inverse)
     if isinstance(result, str):
-        return Refusal(where(("value",) if "value" in item else ("type",)), f"{label} ({kind}): {result}")
+        return _refuse_or(approximate, where(("value",) if "value" in item else ("type",)),
+                          f"{label} ({kind}): {result}",
+                          lambda: _approximate_other(item, base, inverse, where, variables, label))
     if weight > 0 and weight != 1:
         for g in result:
             g["weight"] = weight
@@ -167,12 +170,6 @@ def _strip(item, key, where, variables, label):
 
 def _approximate_other(item, base, inverse, where, variables, label) -> Mapped | Refusal:
     value = item.get("value")
-    if base in _EXACT:
-        rest = {k: v for k, v in item.items() if k != "threshold"}
-        result = map_assertion(rest, where, variables, True, label)
-        if isinstance(result, Mapped):
-            result.notes.append(f"{label}: threshold dropped; the assertion must pass outright")
-        return result
     if base == "javascript" and isinstance(value, str) and not value.startswith("file://"):
         body = value if "\n" in value else f"return {value}"
         expr = f"(function () {{ const r = (function () {{ {body} }})(); " \
@@ -219,8 +216,6 @@ def _icontains(value, inverse):
 
 
 def _list_value(value):
-    from waza_interop._csvsplit import split_values
-
     if isinstance(value, str):
         try:
             value = split_values(value)

@@ -15,6 +15,7 @@ from pathlib import Path
 import attrs
 
 from waza_interop import _js
+from waza_interop._csv import CsvError, read_csv
 from waza_interop._csvsplit import js_trim, split_values
 from waza_interop._nunjucks import Unrenderable, references_undefined, render, render_or_raw, resolve_variables
 from waza_interop._pfasserts import Mapped, Refusal, map_assertion
@@ -42,11 +43,15 @@ _TEST_REFUSED = {
     "assertScoringFunction": "a custom scoring function decides the test",
     "providerOutput": "the output is given in the file instead of produced by a provider",
 }
+#: file variables promptfoo runs (code) or encodes (media) instead of reading as text
+_CODE_OR_MEDIA = {".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".py", ".pdf", ".jpg", ".jpeg", ".png", ".gif",
+                  ".bmp", ".webp", ".svg", ".tif", ".tiff", ".ico", ".avif", ".heic", ".heif", ".mp4", ".webm",
+                  ".mov", ".avi", ".mkv", ".m4v", ".mp3", ".wav", ".ogg", ".flac", ".m4a", ".aac", ".opus"}
 _OPTIONS_REFUSED = {"transform", "postprocess", "prefix", "suffix", "transformVars", "storeOutputAs"}
 _TOP_REFUSED = {
     "scenarios": "scenarios multiply tests with their own variables",
     "extensions": "extension hooks can change tests and outputs",
-    "redteam": "red-team configs generate their tests",
+    "redteam": "red-team configs generate their tests (and promptfoo eval stops to ask for an e-mail address)",
     "nunjucksFilters": "custom Nunjucks filters run JavaScript",
 }
 
@@ -115,9 +120,13 @@ class Reader:
 
     def file_ref(self, text: str, doc: Doc, path: tuple) -> Path | None:
         name = text[7:] if text.startswith("file://") else text
-        if any(c in name for c in "*?[{"):
-            self.refuse(doc.where(path), f"the file reference {text!r} is a glob; list the files instead")
-            return None
+        if _has_magic(name):
+            matches = self.glob(name)
+            if len(matches) != 1:
+                self.refuse(doc.where(path), f"the file reference {text!r} is a glob that matches {len(matches)} "
+                            "files; promptfoo takes them in the file system's order, so list the files instead")
+                return None
+            return matches[0]
         if ":" in name.replace("\\", "/").split("/")[-1]:
             self.refuse(doc.where(path), f"{text!r} names a function in a file; functions are not run")
             return None
@@ -126,6 +135,16 @@ class Reader:
             self.refuse(doc.where(path), f"the file {name!r} does not exist (relative to the config's folder)")
             return None
         return target
+
+    def glob(self, pattern: str) -> list[Path]:
+        """The files a glob names, relative to the config's folder (brace sets and absolute
+        patterns are not expanded here: they count as no match)."""
+        if pattern.startswith("/") or "{" in pattern or ".." in Path(pattern).parts:
+            return []
+        try:
+            return sorted(p.resolve() for p in self.base.glob(pattern) if p.is_file())
+        except (ValueError, OSError):
+            return []
 
     # ---- the config ---------------------------------------------------------------
     def read(self) -> SuiteModel | None:
@@ -136,11 +155,11 @@ class Reader:
                               f"{type(root).__name__}")
         for key, why in _TOP_REFUSED.items():
             if key in root:
-                self.refuse(doc.where((key,), key=True), f"{key} is not translated: {why}")
+                self.approx(doc.where((key,), key=True), f"{key} is not translated: {why}", "left out")
         prompts = self.prompts(doc, root)
         providers = self.providers(root)
         default = self.default_test(doc, root)
-        tests = self.tests(doc, root)
+        tests = self.tests(doc, root) or [_Test({}, doc, ("tests",))]  # promptfoo runs one empty test
         tasks: list[Task] = []
         if not prompts:  # refused: go on with a stand-in, so the assertions are checked too
             prompts = [(DEFAULT_PROMPT, doc, ("prompts",))]
@@ -220,11 +239,11 @@ class Reader:
             return [(raw, doc, path)]
         name = raw[7:] if raw.startswith("file://") else raw
         if not (self.base / name).is_file():
-            if _has_magic(name):
-                if any(self.base.glob(name)) if not name.startswith("/") else True:
-                    self.refuse(doc.where(path), f"the prompt {raw!r} is a glob of prompt files; list the files")
-                    return []
+            if _has_magic(name) and not self.glob(name):
                 return [(raw, doc, path)]  # promptfoo: a glob that matches nothing is the prompt text
+            if _has_magic(name):
+                target = self.file_ref(raw, doc, path)
+                return [] if target is None else self.prompt_file(raw, target, doc, path)
             self.refuse(doc.where(path), f"promptfoo reads the prompt {raw[:60]!r} as a file path (it has no "
                         "newline and contains / or a file extension), and there is no such file, so promptfoo "
                         "stops with 'There are no prompts'")
@@ -232,6 +251,9 @@ class Reader:
         target = self.file_ref(raw, doc, path)
         if target is None:
             return []
+        return self.prompt_file(raw, target, doc, path)
+
+    def prompt_file(self, raw: str, target: Path, doc: Doc, path: tuple):
         suffix = target.suffix.lower()
         text = target.read_text(encoding="utf-8")
         if suffix == ".txt":
@@ -325,8 +347,6 @@ class Reader:
         return _Test({}, fdoc, (k,))
 
     def csv_tests(self, target: Path, shown: str) -> list[_Test]:
-        from waza_interop._csv import CsvError, read_csv
-
         try:
             header, rows = read_csv(target.read_text(encoding="utf-8"))
         except CsvError as exc:
@@ -438,11 +458,40 @@ class Reader:
             name = base if base not in names else f"{base}-{n}"
             names.add(name)
             g["name"] = name
-        self.notes.extend(n for n in notes if n not in self.notes)
+        self.notes.extend(n for n in map(_general, notes) if n not in self.notes)
         if not ok:
             return None
         desc = t.get("description") if isinstance(t.get("description"), str) else None
         return Task(task_id, desc or task_id, prompt, graders, where_test, notes)
+
+    def var_file(self, ref: str, where: str, key: str):
+        """The value promptfoo puts in a ``file://`` variable: a text file's content, trimmed;
+        a YAML file's data as compact JSON. Code, media and globs are refused (None)."""
+        name = ref[7:]
+        suffix = Path(name).suffix.lower()
+        if _has_magic(name):
+            self.refuse(where, f"the variable {key!r} names a glob of files: promptfoo runs the test once per "
+                        "file; list the tests")
+            return None
+        if suffix in _CODE_OR_MEDIA:
+            self.refuse(where, f"the variable {key!r} is loaded from a {suffix} file, which promptfoo runs or "
+                        "encodes; inline the value")
+            return None
+        target = self.base / name
+        if not target.is_file():
+            self.refuse(where, f"the variable {key!r} names {name!r}, which does not exist")
+            return None
+        if suffix in (".yaml", ".yml"):
+            data = load_yaml(target, self.rel(target)).data
+            if _has_foreign(data):
+                self.refuse(where, f"the variable {key!r}: the YAML file holds dates or other non-JSON values")
+                return None
+            return _js.stringify(data, 0)
+        try:
+            return js_trim(target.read_text(encoding="utf-8"))
+        except UnicodeDecodeError:
+            self.refuse(where, f"the variable {key!r} names a file that is not UTF-8 text")
+            return None
 
     def threshold_is_all_pass(self, threshold, items) -> bool:
         """Whether promptfoo's "weighted mean >= threshold" is "every assertion passes" for
@@ -549,9 +598,16 @@ class Reader:
                 return None
             for key, v in value.items():
                 where = owner.doc.where(owner.path + ("vars", key))
-                if isinstance(v, str) and (v.startswith("file://") or v.startswith("package:")):
-                    self.refuse(where, f"the variable {key!r} is loaded from a file; inline it")
+                if isinstance(v, list) and any(isinstance(x, str) and x.startswith("file://") for x in v):
+                    self.refuse(where, f"the variable {key!r} lists files: promptfoo runs the test once per file "
+                                "and loads each; list the tests")
                     bad = True
+                elif isinstance(v, str) and v.startswith("package:"):
+                    self.refuse(where, f"the variable {key!r} is computed by a package's code")
+                    bad = True
+                elif isinstance(v, str) and v.startswith("file://"):
+                    v = self.var_file(v, where, key)
+                    bad = bad or v is None
                 elif _has_foreign(v):
                     self.refuse(where, f"the variable {key!r} holds a value JavaScript reads differently "
                                 "(a date, binary...); quote it")
@@ -586,7 +642,7 @@ def _combinations(variables: dict) -> list[dict]:
 def _general(message: str) -> str:
     """A refusal message without the task id, so the same assertion refused for every task
     (a defaultTest assertion, or several prompts) is reported once."""
-    return re.sub(r"^assertion (\d+(?:\.\d+)*) of (?:p\d+-)?t\d+", r"assertion \1", message)
+    return re.sub(r"(^|: )assertion (\d+(?:\.\d+)*) of (?:p\d+-)?t\d+", r"\1assertion \2", message)
 
 
 def render_prompt(raw: str, variables: dict) -> str:
@@ -638,8 +694,8 @@ def _maybe_file_path(text: str) -> bool:
         return False
     if text.startswith("file://"):
         return True
-    exts = (".txt", ".json", ".jsonl", ".yaml", ".yml", ".csv", ".md", ".j2", ".py", ".js", ".cjs", ".mjs",
-            ".ts", ".cts", ".mts", ".sh", ".bash", ".rb", ".pl", ".exe", ".bat", ".cmd", ".ps1")
+    exts = (".cjs", ".cts", ".j2", ".js", ".json", ".jsonl", ".md", ".mjs", ".mts", ".py", ".ts", ".txt", ".yml",
+            ".yaml")  # promptfoo's VALID_FILE_EXTENSIONS
     tokens = text.split(":")
     last = tokens[-1]
     before = tokens[-2] if len(tokens) > 1 else None

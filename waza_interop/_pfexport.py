@@ -22,6 +22,8 @@ from pathlib import Path
 
 from waza_core import yaml_quote as quote
 from waza_core.errors import SuiteError
+from waza_core.plugins import get_registry
+from waza_core.suite.load import load_suite
 from waza_interop._jsassert import unknown_names
 from waza_interop._jsregex import NotRe2
 from waza_interop._re2js import to_js
@@ -30,9 +32,6 @@ _MARKERS = ("{{", "{%", "{#", "}}")
 
 
 def export(eval_file: Path) -> bytes:
-    from waza_core.plugins import get_registry
-    from waza_core.suite.load import load_suite
-
     suite = load_suite(eval_file, get_registry([]))
     problems: list[str] = []
     if suite.config.trials_per_task != 1:

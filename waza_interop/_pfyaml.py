@@ -14,6 +14,9 @@ import io
 from pathlib import Path
 
 import attrs
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from waza_core.errors import WazaError
 
@@ -48,9 +51,6 @@ class Doc:
 
 def load_yaml(path: Path, shown: str) -> Doc:
     """Read one YAML (or JSON) document with positions; a syntax error names its position."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -82,8 +82,6 @@ def doc_from_value(value, shown: str, line: int = 1, col: int = 1) -> Doc:
 
 
 def _plain(node, path: tuple, doc: Doc):
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
     if isinstance(node, CommentedMap):
         out = {}
         for key in node:

@@ -24,6 +24,7 @@ class AgentVDialect(Dialect):
     name = "agentv"
     summary = "Whole AgentV eval files -> waza suites (import-suite; exact verdicts or refused)"
 
+    # imported on use, as in waza_interop.promptfoo: every waza command loads this module
     def import_suite(self, config: Path, approximate: bool) -> SuiteConversion:
         from waza_interop._agentv import read_agentv
         from waza_interop._emit import suite_files

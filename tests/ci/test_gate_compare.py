@@ -204,29 +204,48 @@ def test_significance_keeps_a_noisy_drop_as_a_warning(tmp_path):
     report = json.loads(proc.stdout)
     sig = report["significance"]
     assert list(report)[-1] == "significance"
-    assert sig["test"] == "fisher_exact_one_sided" and sig["significant"] is False
+    assert sig["test"] == "paired_sign_flip_permutation" and sig["significant"] is False
     assert (sig["baseline_runs_passed"], sig["baseline_runs"], sig["current_runs_passed"]) == (10, 12, 6)
-    assert 0.05 < sig["p_value"] < 1
+    # three tasks moved, all down: the exact sign-flip p-value is 2 ** -3
+    assert sig["p_value"] == pytest.approx(1 / 8) and sig["tasks_with_evidence"] == 3
     assert proc.returncode == 0 and report["warnings"][0]["kind"] == "regression_not_significant"
-    # a real collapse is significant and still fails
-    bad = results([(t, t.upper(), ["failed"] * 3) for t in "abcd"])
-    good = results([(t, t.upper(), ["passed"] * 3) for t in "abcd"])
+    # every one of six tasks collapsing is significant (2 ** -6) and fails
+    bad = results([(t, t.upper(), ["failed"] * 3) for t in "abcdef"])
+    good = results([(t, t.upper(), ["passed"] * 3) for t in "abcdef"])
     proc = gate(tmp_path, good, bad, "-f", "json", "--significance", "0.05")
     report = json.loads(proc.stdout)
     assert proc.returncode == 1 and report["significance"]["significant"] is True
-    assert report["significance"]["p_value"] < 0.001
+    assert report["significance"]["p_value"] == pytest.approx(1 / 64)
+    # four tasks can never show a regression at 0.05 (2 ** -4 > 0.05), however many trials they ran
+    proc = gate(tmp_path, results([(t, t.upper(), ["passed"] * 9) for t in "abcd"]),
+                results([(t, t.upper(), ["failed"] * 9) for t in "abcd"]), "-f", "json", "--significance", "0.05")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["significance"]["p_value"] == pytest.approx(1 / 16)
 
 
-def test_significance_p_value_is_scipys_fisher_exact():
-    from scipy.stats import fisher_exact
+def test_significance_p_value_is_scipys_sign_flip_permutation_test():
+    import numpy as np
+    from scipy.stats import permutation_test
 
     from waza_core.results.gate import significance
     from waza_core.results.reading import normalize
 
-    base = normalize(results([("a", "A", ["passed"] * 5), ("b", "B", ["passed"] * 4 + ["failed"])]), "b")
-    cur = normalize(results([("a", "A", ["passed"] * 2 + ["failed"] * 3), ("b", "B", ["passed"] * 5)]), "c")
+    rates_b = [5, 4, 3, 5, 2, 4, 5, 1, 3, 5, 4, 2, 5, 3, 4, 5]
+    rates_c = [2, 4, 1, 5, 3, 1, 4, 0, 3, 2, 4, 1, 2, 3, 5, 1]
+    def doc(rates: list[int], name: str) -> dict:
+        return normalize(results([(f"t{i}", "T", ["passed"] * k + ["failed"] * (5 - k)) for i, k in enumerate(rates)]),
+                         name)
+
+    base, cur = doc(rates_b, "b"), doc(rates_c, "c")
     sig = significance(base, cur, 0.1)
-    assert sig["p_value"] == pytest.approx(fisher_exact([[9, 1], [7, 3]], alternative="greater")[1])
+    diffs = np.array([(c - b) / 5 for b, c in zip(rates_b, rates_c, strict=True) if c != b])
+    want = permutation_test((diffs,), lambda x, axis=-1: np.mean(x, axis=axis), permutation_type="samples",
+                            alternative="less", vectorized=True, n_resamples=9999,
+                            random_state=np.random.default_rng(sig["seed"])).pvalue
+    assert sig["p_value"] == pytest.approx(want) and sig["exact"] is (2 ** len(diffs) <= 9999)
+    assert sig["tasks_compared"] == 16 and sig["tasks_with_evidence"] == len(diffs)
+    assert sig["mean_task_delta"] == pytest.approx(sum(rates_c) / 80 - sum(rates_b) / 80)
+    assert sig["ci_low"] < sig["mean_task_delta"] < sig["ci_high"]
+    assert significance(base, cur, 0.1) == sig  # seeded: the same files give the same verdict
 
 
 # -- compare -------------------------------------------------------------------------

@@ -167,3 +167,14 @@ def test_example_folder_behaves_as_its_readme_says(waza, tmp_path):
         ran = sum(1 for t in doc["tasks"] for r in t["runs"] if r["status"] == "passed")
         out.append((res.returncode, ran))
     assert out == [(0, 6), (1, 4), (1, 3)]
+
+
+def test_runs_taken_from_a_journal_count_against_the_cap(waza, tmp_path):
+    suite, ledger = make_suite(tmp_path, 6, {"COST": "0.25"})
+    journal = tmp_path / "j.jsonl"
+    res, _ = run(waza, suite, "--journal", str(journal), "--task", "t0[0-3]")
+    assert res.returncode == 0 and ledger_of(ledger)[1] == 4  # 1.00 spent in the first session
+    res, doc = run(waza, suite, "--resume", str(journal), "--max-spend", "1.25", "--max-run-cost", "0.25")
+    total, runs, _ = ledger_of(ledger)
+    assert runs == 5 and total <= 1.25 + 1e-9  # one more run fitted; the journal's 1.00 was counted
+    assert doc["spend"]["spent_usd"] == pytest.approx(1.25) and doc["spend"]["runs_skipped"] == 1

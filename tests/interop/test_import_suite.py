@@ -100,7 +100,7 @@ tests:
 def test_templates_that_cannot_be_rendered_exactly_are_refused(tmp_path):
     config = write(tmp_path, "promptfooconfig.yaml", """\
 prompts:
-  - "Hi {{ name | upper }}"
+  - "Hi {{ name | title }}"
   - "{% if x %}yes{% endif %}"
 tests:
   - vars: {name: a, x: 1}
@@ -211,3 +211,26 @@ def test_echo_executor_answers_with_the_prompt(tmp_path):
     assert proc.returncode == 0, proc.stderr
     run = json.loads((tmp_path / "r.json").read_text())["tasks"][0]["runs"][0]
     assert run["final_output"] == "again" and run["usage"] is None
+
+
+def test_approximate_translates_what_the_exact_handlers_refuse(tmp_path):
+    config = write(tmp_path, "promptfooconfig.yaml", """\
+prompts: ["{{q}}"]
+tests:
+  - vars: {q: '{"a": 1}'}
+    assert:
+      - type: javascript
+        value: context.vars.q.length > 0
+      - type: is-json
+        value: {type: object, required: [a]}
+      - type: equals
+        value: {a: 1}
+""")
+    assert imp(config, tmp_path / "exact").returncode == 2
+    out = tmp_path / "suite"
+    proc = imp(config, out, "--approximate")
+    assert proc.returncode == 0, proc.stderr
+    notes = [line for line in proc.stderr.splitlines() if line.startswith("APPROXIMATION: ")]
+    assert [n.split(": ")[1].split(" ")[0] for n in notes] == [f"{config}:6:16", f"{config}:8:16", f"{config}:10:16"]
+    (task_file,) = (out / "tasks").glob("*.yaml")
+    assert [g["type"] for g in load(task_file)["graders"]] == ["code", "json_schema"]

@@ -247,3 +247,13 @@ YAMLISH = st.text(alphabet=list("ab1 0.:-[]{},'\"#&*!|>?%<=~\n\t\\eEyYnNoOtT_+x"
 @given(text=YAMLISH)
 def test_yaml_like_noise_reads_the_same(text):
     check(text)
+
+
+def test_non_finite_numbers_are_still_found_after_either_path():
+    assert fastyaml.load("a: 1.0e999\n") is fastyaml.MISS  # inf: ruamel.yaml's path
+    doc = yamlio.parse("a: 1.0e999\nb: -1.0e999\n")
+    assert [p for p, _ in yamlio.non_finite(doc)] == [("a",), ("b",)]
+    doc = yamlio.parse("a: 1.5\nb: [.inf]\n")
+    assert [p for p, _ in yamlio.non_finite(doc)] == [("b", 0)]
+    doc = yamlio.parse("a: 1\nb: text\n")  # no fraction in the text: nothing to walk
+    assert yamlio.non_finite(doc) == [] and yamlio.non_finite({"x": float("nan")}) != []

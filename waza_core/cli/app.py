@@ -25,6 +25,7 @@ def build_app() -> typer.Typer:
         migrate,
         optimize,
         plugins_cmd,
+        preflight,
         report,
         run,
         schema,
@@ -52,6 +53,7 @@ def build_app() -> typer.Typer:
     validate.register(app)
     migrate.register(app)
     get.register(app)
+    preflight.register(app)
     schema.register(app)
     plugins_cmd.register(app)
     report.register(app)

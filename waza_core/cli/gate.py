@@ -55,8 +55,8 @@ def gate(
     output_format: str = typer.Option("human", "--format", "-f", help="human, json, markdown or github-actions."),
     significance: Optional[float] = typer.Option(
         None, "--significance", metavar="ALPHA",
-        help="Beyond waza: keep a regression as a failure only when a one-sided Fisher exact test on the "
-             "passed runs says it is more than noise (p < ALPHA, e.g. 0.05). Needs scipy (waza[stats])."),
+        help="Beyond waza: let a paired test over tasks decide what is a regression (p < ALPHA, e.g. 0.05): "
+             "a drop within noise is a warning, a significant one fails (docs/statistics.md)."),
 ) -> None:
     """Gate current results against a baseline for CI.
 
@@ -64,7 +64,7 @@ def gate(
     """
     from waza_core.errors import WazaError
     from waza_core.results import gate as g
-    from waza_core.results.reading import read_results
+    from waza_core.results.load import read_results
 
     def config_error(message: str) -> typer.Exit:
         sys.stderr.write(f"waza: error: {message}\n")

@@ -161,20 +161,14 @@ def _umask() -> int:
 
 
 def _convert_suite(adapter: str, run):
-    from waza_core.errors import WazaError
-    from waza_core.interop import InteropError, SuiteConversion, show
+    """Run one whole-suite conversion, checked like :func:`_convert`."""
+    from waza_core.interop import SuiteConversion
 
-    try:
-        result = run()
-    except WazaError:
-        raise
-    except Exception as exc:
-        raise InteropError(f"dialect {show(adapter)} failed: {type(exc).__name__}: {exc}") from None
-    if not isinstance(result, SuiteConversion) or not all(
-            isinstance(k, str) and isinstance(v, bytes) for k, v in result.files.items()):
-        raise InteropError(f"dialect {show(adapter)} returned {type(result).__name__}, "
-                           "not a SuiteConversion of bytes")
-    return result
+    def complete(result) -> bool:
+        return isinstance(result, SuiteConversion) and all(
+            isinstance(k, str) and isinstance(v, bytes) for k, v in result.files.items())
+
+    return _convert(adapter, run, complete, "a SuiteConversion of bytes")
 
 
 def _require(**options: Optional[str]) -> None:
@@ -211,7 +205,7 @@ def _instantiate(cls, adapter: str):
         raise InteropError(f"dialect {show(adapter)} failed: {type(exc).__name__}: {exc}") from None
 
 
-def _convert(adapter: str, run):
+def _convert(adapter: str, run, complete=None, expected: str = "a Conversion with bytes"):
     """Run one conversion; a dialect that crashes is reported in one line, like any error,
     so a third-party plugin cannot print a traceback or half an output."""
     from waza_core.errors import WazaError
@@ -223,9 +217,9 @@ def _convert(adapter: str, run):
         raise
     except Exception as exc:
         raise InteropError(f"dialect {show(adapter)} failed: {type(exc).__name__}: {exc}") from None
-    if not isinstance(result, Conversion) or not isinstance(result.output, bytes):
-        raise InteropError(f"dialect {show(adapter)} returned {type(result).__name__}, "
-                           "not a Conversion with bytes")
+    ok = complete(result) if complete else isinstance(result, Conversion) and isinstance(result.output, bytes)
+    if not ok:
+        raise InteropError(f"dialect {show(adapter)} returned {type(result).__name__}, not {expected}")
     return result
 
 

@@ -18,21 +18,22 @@ TEXT = (
     '  --help                Show this message and exit.\n'
     '\n'
     'Commands:\n'
-    '  run       Run an eval suite.\n'
-    "  grade     Grade saved runs with a suite's graders and print a JSON...\n"
-    '  validate  Check a suite as `waza run` would before its first run,...\n'
-    '  migrate   Rewrite older eval suites (eval.yaml and the task files it...\n'
-    '  get       Resolve remote grader refs and update waza.lock.\n'
-    '  schema    Print a JSON Schema.\n'
-    '  plugins   List every plugin: name, distribution, version, what it...\n'
-    '  report    Write reports of a saved results file: the same bytes `waza...\n'
-    '  gate      Gate current results against a baseline for CI.\n'
-    '  compare   Compare results files: per-task and summary deltas of score,...\n'
-    '  init      Create a starter project: suite (mock executor), .waza.yaml,...\n'
-    '  new       Create a new eval suite or task from a template (never...\n'
-    '  cache     Manage the result cache of `waza run --cache`.\n'
-    '  interop   Translate between foreign eval formats (dialects) and waza:...\n'
-    '  optimize  Optimize a skill or context with an optimizer adapter,...\n'
+    '  run        Run an eval suite.\n'
+    "  grade      Grade saved runs with a suite's graders and print a JSON...\n"
+    '  validate   Check a suite as `waza run` would before its first run,...\n'
+    '  migrate    Rewrite older eval suites (eval.yaml and the task files it...\n'
+    '  get        Resolve remote grader refs and update waza.lock.\n'
+    "  preflight  Inspect a suite's prerequisites offline, without starting an...\n"
+    '  schema     Print a JSON Schema.\n'
+    '  plugins    List every plugin: name, distribution, version, what it...\n'
+    '  report     Write reports of a saved results file: the same bytes `waza...\n'
+    '  gate       Gate current results against a baseline for CI.\n'
+    '  compare    Compare results files: per-task and summary deltas of score,...\n'
+    '  init       Create a starter project: suite (mock executor), .waza.yaml,...\n'
+    '  new        Create a new eval suite or task from a template (never...\n'
+    '  cache      Manage the result cache of `waza run --cache`.\n'
+    '  interop    Translate between foreign eval formats (dialects) and waza:...\n'
+    '  optimize   Optimize a skill or context with an optimizer adapter,...\n'
 )
 
 HELPS = {
@@ -98,11 +99,10 @@ HELPS = {
         '                                  fail.  [default: warn]\n'
         '  -f, --format <str>              human, json, markdown or github-actions.\n'
         '                                  [default: human]\n'
-        '  --significance ALPHA            Beyond waza: keep a regression as a failure\n'
-        '                                  only when a one-sided Fisher exact test on\n'
-        '                                  the passed runs says it is more than noise\n'
-        '                                  (p < ALPHA, e.g. 0.05). Needs scipy\n'
-        '                                  (waza[stats]).\n'
+        '  --significance ALPHA            Beyond waza: let a paired test over tasks\n'
+        '                                  decide what is a regression (p < ALPHA, e.g.\n'
+        '                                  0.05): a drop within noise is a warning, a\n'
+        '                                  significant one fails (docs/statistics.md).\n'
         '  --help                          Show this message and exit.\n'
     ),
     'get': (
@@ -423,6 +423,30 @@ HELPS = {
         '                      (repeatable; also WAZA_PLUGINS=a,b and\n'
         '                      WAZA_DISABLED_PLUGINS=a,b).\n'
         '  --help              Show this message and exit.\n'
+    ),
+    'preflight': (
+        'Usage: waza preflight [OPTIONS] {eval_file}\n'
+        '\n'
+        "  Inspect a suite's prerequisites offline, without starting an agent, a model,\n"
+        '  a grader, a hook or a mock server: task files, paths, graders, locks, mocks,\n'
+        "  requirements and the executor's static capabilities. Exit 1 for an invalid\n"
+        '  configuration (with --strict also for unresolved or unsupported\n'
+        '  prerequisites), 0 otherwise, 2 for a bad option.\n'
+        '\n'
+        'Arguments:\n'
+        "  eval_file  The suite's eval.yaml.  [required]\n"
+        '\n'
+        'Options:\n'
+        '  --format <str>        human or json (a waza.preflight 1.0 report).\n'
+        '                        [default: human]\n'
+        '  --context-dir <path>  Fixtures folder (relative to the current folder;\n'
+        '                        default: <suite>/fixtures).\n'
+        '  --strict              Exit 1 for unresolved or unsupported prerequisites\n'
+        '                        too.\n'
+        '  -p, --plugin <str>    Load a plugin module, or disable one with no:NAME\n'
+        '                        (repeatable; also WAZA_PLUGINS=a,b and\n'
+        '                        WAZA_DISABLED_PLUGINS=a,b).\n'
+        '  --help                Show this message and exit.\n'
     ),
     'report': (
         'Usage: waza report [OPTIONS] {results_file}\n'

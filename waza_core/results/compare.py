@@ -18,10 +18,13 @@ from __future__ import annotations
 from typing import Any
 
 from waza_core.results import reading
+from waza_core.results import significance as paired
+from waza_core.results.load import read_results
 from waza_core.results.markdown_text import escape_markdown, terminal_text
 from waza_core.results.stream import StreamedResults, open_stream
 
 BUCKETS = ("0", "1", "2", "3+")
+ALPHA = 0.05  # the level of compare's significance verdict (first file against the last)
 
 
 def _delta(values: list[float | int | None]) -> float | int | None:
@@ -45,10 +48,12 @@ def build_report(files: list[str], docs: list[Any]) -> dict[str, Any]:
     report["success_rate_delta"] = report["success_rates"][-1] - report["success_rates"][0]
     order: dict[str, str] = {}
     indexes: list[dict[str, tuple]] = []
+    counts: list[dict[str, tuple[int, int]]] = []  # what the significance test reads of each task
     tools: list[dict[str, Any]] = []
     tokens: list[int | None] = []
     for d in docs:
         index: dict[str, tuple] = {}
+        passed_graded: dict[str, tuple[int, int]] = {}
         metrics = _ToolMetrics()
         total_tokens: int | None = None
         for t in _tasks_of(d):
@@ -56,9 +61,11 @@ def build_report(files: list[str], docs: list[Any]) -> dict[str, Any]:
             figures = _task_figures(t)
             index.setdefault(t["test_id"], figures)
             metrics.add(t)
+            passed_graded.update(paired.task_counts({"tasks": [t]}))
             if figures[3] is not None:
                 total_tokens = (total_tokens or 0) + figures[3]
         indexes.append(index)
+        counts.append(passed_graded)
         tools.append(metrics.result())
         tokens.append(total_tokens)
     deltas = []
@@ -83,7 +90,19 @@ def build_report(files: list[str], docs: list[Any]) -> dict[str, Any]:
     report["tool_metrics"] = tools
     report["tokens"] = tokens
     report["token_delta"] = _delta(report["tokens"])
+    # beyond waza: is the change from the first file to the last more than noise? (tasks paired)
+    report["significance"] = paired.compare(_counted(counts[0]), _counted(counts[-1]), ALPHA)
     return report
+
+
+_PASSED, _FAILED = {"status": "passed"}, {"status": "failed"}
+
+
+def _counted(counts: dict[str, tuple[int, int]]) -> dict[str, Any]:
+    """A document of only what :func:`~waza_core.results.significance.task_counts` reads:
+    each task's passed and graded runs (shared run objects: a few bytes a run)."""
+    return {"tasks": [{"test_id": tid, "runs": [_PASSED] * passed + [_FAILED] * (graded - passed)}
+                      for tid, (passed, graded) in counts.items()]}
 
 
 def _summary_of(doc: Any) -> dict[str, Any]:
@@ -185,6 +204,8 @@ def render_table(r: dict[str, Any]) -> str:
                 "%"),
             row("Duration (ms)", r["durations_ms"], "d", r["duration_delta_ms"], "+d"),
             row("Tokens", r["tokens"], "d", r["token_delta"], "+d"), ""]
+    if r.get("significance"):
+        out += [f"  {terminal_text(paired.describe(r['significance']))}", ""]
     if has_tool_data(r):
         tm = r["tool_metrics"]
         out += [thin, " TOOL USE", thin,
@@ -232,6 +253,8 @@ def render_markdown(r: dict[str, Any]) -> str:
                 "+.1f", "%"),
             row("Duration (ms)", r["durations_ms"], "d", r["duration_delta_ms"], "+d"),
             row("Tokens", r["tokens"], "d", r["token_delta"], "+d")]
+    if r.get("significance"):
+        out += ["", escape_markdown(paired.describe(r["significance"]))]
     if has_tool_data(r):
         tm = r["tool_metrics"]
         out += ["", "### Tool use", "", f"| Metric | {cols} | Delta |", "|---|" + "---:|" * (n + 1),
@@ -262,5 +285,5 @@ def load_all(paths: list[str]) -> list[Any]:
     docs: list[Any] = []
     for path in paths:
         streamed = open_stream(path)
-        docs.append(streamed if streamed is not None else reading.read_results(path))
+        docs.append(streamed if streamed is not None else read_results(path))
     return docs

@@ -13,9 +13,9 @@ Two traps of waza fixed: the regression is rounded to 9 decimals before it is co
 messages escape only ``%``, CR and LF (waza also escapes ``:`` and ``,``, which GitHub
 does not unescape in a message, so they showed as ``%3A`` and ``%2C``).
 
-Beyond waza, an optional significance test (``--significance ALPHA``): with trials,
-every run is a pass/fail sample, so a drop can be weighed against noise. See
-:func:`significance`.
+Beyond waza, an optional significance test (``--significance ALPHA``): the change is
+weighed against noise by a paired test over tasks (:mod:`waza_core.results.significance`),
+and the test then decides what counts as a regression (:func:`_weigh_regression`).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any
 
 import attrs
 
+from waza_core.results import significance as paired
 from waza_core.results.markdown_text import escape_markdown, terminal_text
 from waza_core.results.reading import number
 
@@ -119,18 +120,9 @@ def build_report(opts: GateOptions, baseline: dict[str, Any], current: dict[str,
                 golden_failures.append(entry)
             elif cur[tid]["status"] != "passed":
                 golden_failures.append(_task_entry(cur[tid], golden=True))
-    significance_note = None
     if opts.significance_alpha is not None:
         report["significance"] = significance(baseline, current, opts.significance_alpha)
-        sig = report["significance"]
-        if failures and failures[0]["kind"] == "regression" and sig.get("significant") is False:
-            failures.pop(0)
-            significance_note = {"kind": "regression_not_significant", "severity": "warning",
-                                 "message": f"aggregate pass rate regressed by {report['regression_pct']:.2f} "
-                                            f"percentage points, but the drop in passed runs is within noise "
-                                            f"(one-sided Fisher exact test p={sig['p_value']:.4f} >= "
-                                            f"alpha {sig['alpha']})"}
-            warnings.insert(0, significance_note)
+        _weigh_regression(report, failures, warnings, opts.max_regression_pct)
     if golden_failures:
         report["golden_failures"] = golden_failures
     if new_tasks:
@@ -172,6 +164,36 @@ def build_report(opts: GateOptions, baseline: dict[str, Any], current: dict[str,
     return report
 
 
+def _weigh_regression(report: dict[str, Any], failures: list, warnings: list, max_pct: float) -> None:
+    """With ``--significance`` the paired test decides what counts as a regression: a drop it
+    finds within noise is a warning, not a failure; a drop it finds significant fails the gate
+    when the mean per-task drop exceeds ``--max-regression-pct``, even if the aggregate success
+    rate (tasks whose every trial passed) did not move that much."""
+    sig = report["significance"]
+    aggregate = bool(failures) and failures[0]["kind"] == "regression"
+    if sig.get("p_value") is None:
+        return
+    drop_pct = -sig["mean_task_delta_pct"]
+    if sig["significant"] and drop_pct > max_pct:
+        message = (f"pass rate regressed significantly: tasks lost {drop_pct:.2f} percentage points on average "
+                   f"({sig['confidence_level'] * 100:.0f}% CI {-sig['ci_high'] * 100:.2f} to "
+                   f"{-sig['ci_low'] * 100:.2f}), exceeding {max_pct:.2f}; paired test over "
+                   f"{sig['tasks_compared']} tasks p={sig['p_value']:.4f} < alpha {sig['alpha']}")
+        if aggregate:
+            failures[0]["message"] += f"; {message}"
+        else:
+            failures.insert(0, {"kind": "regression", "severity": "error", "message": message})
+    elif aggregate:
+        failures.pop(0)
+        words = "within noise" if sig["verdict"] == "within noise" else "not significant"
+        warnings.insert(0, {"kind": "regression_not_significant", "severity": "warning",
+                            "message": f"aggregate pass rate regressed by {report['regression_pct']:.2f} "
+                                       f"percentage points, but the change is {words} (paired test over "
+                                       f"{sig['tasks_compared']} tasks p={sig['p_value']:.4f} >= alpha "
+                                       f"{sig['alpha']}; minimum detectable effect "
+                                       f"{(sig['minimum_detectable_effect_pct'] or 0):.1f} pp)"})
+
+
 def _go_quote(text: str) -> str:
     """A Go ``%q`` of a display name, as in waza's messages (JSON quoting is close enough)."""
     import json
@@ -190,37 +212,10 @@ def _apply_policy(warnings: list, failures: list, policy: str, kind: str, task: 
 
 
 def significance(baseline: dict[str, Any], current: dict[str, Any], alpha: float) -> dict[str, Any]:
-    """Is the drop in passed runs more than noise? A one-sided Fisher exact test.
-
-    Over the tasks both files hold, every graded run (each trial) is a pass or a
-    fail; the 2x2 table baseline/current x passed/not passed is tested for "the
-    baseline passes more often" (``scipy.stats.fisher_exact``, alternative
-    ``greater``). ``significant`` is ``p_value < alpha``. Runs of one task are not
-    independent of each other, so read the p-value as a guide for flaky suites, not
-    as a proof; with one trial per task it weighs tasks instead of runs.
-    """
-    try:
-        from scipy.stats import fisher_exact
-    except ImportError:
-        raise ValueError("--significance needs scipy: pip install 'waza[stats]'") from None
-    common = set(_index(baseline)) & set(_index(current))
-
-    def counts(doc: dict[str, Any]) -> tuple[int, int]:
-        graded = [r for t in doc["tasks"] if t["test_id"] in common for r in t["runs"]
-                  if r["status"] not in ("n/a", "skipped")]
-        return sum(1 for r in graded if r["status"] == "passed"), len(graded)
-
-    b_pass, b_total = counts(baseline)
-    c_pass, c_total = counts(current)
-    out: dict[str, Any] = {"test": "fisher_exact_one_sided", "alpha": alpha,
-                           "baseline_runs_passed": b_pass, "baseline_runs": b_total,
-                           "current_runs_passed": c_pass, "current_runs": c_total}
-    if not b_total or not c_total:
-        out.update(p_value=None, significant=None, note="no graded runs of common tasks in one of the files")
-        return out
-    _, p = fisher_exact([[b_pass, b_total - b_pass], [c_pass, c_total - c_pass]], alternative="greater")
-    out.update(p_value=float(p), significant=bool(p < alpha))
-    return out
+    """Is the change more than noise? The paired, task-clustered test of
+    :mod:`waza_core.results.significance` (tasks are the unit; trials of one task are not
+    independent evidence). ``significant`` is "the current file regressed" at ``alpha``."""
+    return paired.compare(baseline, current, alpha)
 
 
 # -- rendering ------------------------------------------------------------------------
@@ -248,12 +243,7 @@ def render_human(report: dict[str, Any]) -> str:
 
 
 def _significance_line(sig: dict[str, Any]) -> str:
-    runs = (f"{sig['baseline_runs_passed']}/{sig['baseline_runs']} runs passed -> "
-            f"{sig['current_runs_passed']}/{sig['current_runs']}")
-    if sig.get("p_value") is None:
-        return f"Significance: not computed ({sig.get('note')}); {runs}"
-    verdict = "significant" if sig["significant"] else "within noise"
-    return f"Significance: p={sig['p_value']:.4f} (alpha {sig['alpha']}, {verdict}); {runs}"
+    return paired.describe(sig)
 
 
 def render_markdown(report: dict[str, Any]) -> str:

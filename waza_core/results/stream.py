@@ -25,6 +25,7 @@ from typing import Any
 import msgspec
 
 from waza_core.results import reading
+from waza_core.results.io import read_bytes
 from waza_core.results.outline import _TOP
 
 _DECODE = msgspec.json.Decoder()
@@ -114,7 +115,7 @@ def stream(data: bytes, where: str) -> StreamedResults | None:
 
 def open_stream(path: str | Path) -> StreamedResults | None:
     """:func:`stream` of the file at ``path`` (read whole: its bytes are what is kept)."""
-    return stream(reading.read_bytes(path), str(path))
+    return stream(read_bytes(path), str(path))
 
 
 def summarize(tasks: Iterator[dict[str, Any]]) -> dict[str, Any]:

@@ -20,7 +20,8 @@ The numbers:
   its own ``--max-budget-usd``), else the most any finished run has cost so far; before any
   run has finished with a known cost, only one run is in flight at a time;
 * a finished run whose cost is unknown is counted at the worst case when there is one; with no
-  worst case at all nothing else starts (the cap could not be checked), and the account says so.
+  worst case at all nothing else starts (the cap could not be checked), and the account says so;
+* runs a ``--resume`` takes from the journal count as spent, as if they had just finished.
 
 Without ``--max-run-cost`` the guarantee rests on no run costing more than the dearest one
 seen; with it, on no run costing more than it (a run that does is flagged ``over_max_run_cost``).
@@ -36,6 +37,7 @@ from typing import Any
 import attrs
 
 from waza_core.results.model import RunResult
+from waza_core.run.backend import CompletedRun
 
 _EPS = 1e-9  # float sums of cents must not refuse a run that fits exactly
 
@@ -108,6 +110,15 @@ class Budget:
                 self.over_run_cost += 1
                 run.extra["over_max_run_cost"] = True
 
+    def record_prior(self, run: RunResult) -> None:
+        """Count a run finished by an earlier session of this suite run (``--resume``): its money
+        was spent too, so it counts against the cap like a run finished now."""
+        if run.extra.get("skipped_for_budget"):
+            return
+        with self.lock:
+            self.in_flight += 1
+        self.finish(run)
+
     def account(self) -> dict[str, Any]:
         """The ``spend`` entry of the results document."""
         return {
@@ -158,8 +169,6 @@ class BudgetBackend:
             self.inner.submit(batch)
 
     def results(self) -> Iterator:
-        from waza_core.run.backend import CompletedRun
-
         self._admit()
         if self.submitted:
             for done in self.inner.results():

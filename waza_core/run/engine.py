@@ -159,9 +159,12 @@ class Engine:
             return units
         todo = {(u.task_id, u.trial, u.model): u for u in units}
         prior, self.prior = self.prior, []  # read once (a resumed journal decodes them one by one)
+        budget = self.options.budget
         for run in prior:  # runs of other tasks or trials, and repeats, are left out
             if todo.pop((run.unit.task_id, run.unit.trial, run.unit.model), None) is not None:
                 self.aggregator.add(run)
+                if budget is not None:  # paid for in the earlier session: counts against the cap
+                    budget.record_prior(run.run)
         if todo and self.plan.fail_fast and self.aggregator.saw_failure:
             self.incomplete = True
             return []

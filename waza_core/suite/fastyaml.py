@@ -119,14 +119,19 @@ def load(text: str) -> Any:
 
 
 def _scalar(node) -> Any:
-    tag, value = node.tag, node.value
+    tag = node.tag
     if type(tag) is not slice:
         raise _Giveup  # a tag written in the file (`!!str`, `!x`)
     plain, quoted = tag.step
-    if not plain:
-        if quoted:
-            return value
-        raise _Giveup  # the non-specific tag `!`
+    if plain:
+        return _plain(node.value)
+    if quoted:
+        return node.value
+    raise _Giveup  # the non-specific tag `!`
+
+
+def _plain(value: str) -> Any:
+    """A plain scalar's value, as YAML 1.2 (ruamel.yaml) reads it, or give up."""
     if not value or value[0] in _SPECIAL_START:
         if value in _WORDS:
             return _WORDS[value]
@@ -135,7 +140,10 @@ def _scalar(node) -> Any:
                 raise _Giveup  # Python's digit limit; ruamel.yaml reports it
             return int(value)
         if _FLOAT.match(value):
-            return float(value)
+            number = float(value)
+            if number - number != 0.0:  # 1.0e999 is inf: ruamel.yaml's path reports it
+                raise _Giveup
+            return number
         raise _Giveup
     word = _WORDS.get(value, _Giveup)
     return value if word is _Giveup else word
@@ -149,7 +157,7 @@ def _build(root, anchors: bool) -> Any:
     seen: set[int] | None = set() if anchors else None
     out = _new(root, seen)
     stack = [(root, out)]
-    scalar_node, mapping_node = _ScalarNode, _MappingNode
+    scalar_node, mapping_node, special_start, words = _ScalarNode, _MappingNode, _SPECIAL_START, _WORDS
     while stack:
         node, value = stack.pop()
         flow = node.flow_style
@@ -171,9 +179,17 @@ def _build(root, anchors: bool) -> Any:
             if type(child) is scalar_node:
                 if seen is not None:
                     _once(child, seen)
-                if flow and not child.style and (":" in child.value or "?" in child.value):
-                    raise _Giveup  # see _FLOW_PLAIN
-                item = _scalar(child)
+                tag, item = child.tag, child.value
+                if type(tag) is not slice:
+                    raise _Giveup  # a tag written in the file
+                plain, quoted = tag.step
+                if plain:
+                    if flow and (":" in item or "?" in item):
+                        raise _Giveup  # see _FLOW_PLAIN
+                    if not item or item[0] in special_start or item in words:
+                        item = _plain(item)
+                elif not quoted:
+                    raise _Giveup  # the non-specific tag `!`
             else:
                 item = _new(child, seen)
                 stack.append((child, item))

@@ -29,7 +29,10 @@ the commit, and a difference is an error naming the folder.
 from __future__ import annotations
 
 import hashlib
+import io
+import json
 import os
+import re
 import shutil
 import tarfile
 import tempfile
@@ -40,7 +43,10 @@ import attrs
 
 from waza_core.errors import WazaError
 from waza_core.paths import display_path
-from waza_core.suite import refs
+from waza_core.procs import ProcessStartError
+from waza_core.procs import run as run_process
+from waza_core.safe_write import write_file
+from waza_core.suite import refs, yamlio
 
 GIT_TIMEOUT = 600.0
 
@@ -70,8 +76,6 @@ def parse_sources(items: list[str]) -> dict[str, str]:
 
 def refs_of_eval(eval_file: Path) -> list[str]:
     """The distinct ``graders[].ref`` values of an eval file, in order."""
-    from waza_core.suite import yamlio
-
     try:
         doc = yamlio.parse(yamlio.read_text(eval_file))
     except FileNotFoundError:
@@ -108,7 +112,7 @@ def resolve(raw: str, sources: dict[str, str], cache: Path | None = None) -> Loc
         commit, folder = _from_git(ref, url, root)
     digest = refs.digest_directory(folder)
     try:
-        refs._preset(ref, folder)
+        refs.load_preset(ref, folder)
     except refs.RefError as exc:
         raise WazaError(f"loading {raw}: {exc}") from None
     return LockEntry(raw, commit, digest, url)
@@ -121,9 +125,6 @@ def _is_git(folder: Path) -> bool:
 
 
 def _git(args: list[str], cwd: str | None = None, check: bool = True):
-    from waza_core.procs import ProcessStartError
-    from waza_core.procs import run as run_process
-
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_TERMINAL_PROMPT="0", GIT_LFS_SKIP_SMUDGE="1")
     try:
@@ -169,8 +170,6 @@ def _from_git(ref: refs.Ref, url: str, root: Path) -> tuple[str, Path]:
 
 
 def _untar(data: bytes, dest: str) -> None:
-    import io
-
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         tar.extractall(dest, filter="data")  # no absolute paths, no '..', no device files
 
@@ -214,18 +213,13 @@ def lock_text(entries: list[LockEntry]) -> str:
 
 
 def _scalar(value: str) -> str:
-    import json
-    import re
-
     if re.fullmatch(r"[A-Za-z0-9_./][A-Za-z0-9_./@#:+~-]*", value) and " #" not in value:
         return value
     return json.dumps(value)
 
 
 def write_lock(path: Path, entries: list[LockEntry]) -> None:
-    from waza_core.results.io import write_atomic
-
-    write_atomic(path, lock_text(entries).encode("utf-8"))
+    write_file(path, lock_text(entries).encode("utf-8"))
 
 
 def run_get(target: str, sources: dict[str, str], cwd: Path) -> tuple[int, Path]:

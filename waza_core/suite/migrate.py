@@ -33,7 +33,8 @@ import attrs
 
 from waza_core.errors import WazaError
 from waza_core.paths import display_path
-from waza_core.suite import migrate_graders, versions, yamlio
+from waza_core.safe_write import write_file
+from waza_core.suite import globs, migrate_graders, versions, yamlio
 
 EVAL_NAMES = ("eval.yaml", "eval.yml")
 EVAL_KEYS = {"name", "skill", "scenario", "tasks", "tasks_from", "config", "graders", "metrics", "schemaVersion"}
@@ -77,7 +78,7 @@ def plan(path: str | os.PathLike[str]) -> Migration:
         raise _unsupported(file)
     try:
         text = raw.decode("utf-8-sig")
-        data = yamlio.parse(text)
+        data = yamlio.parse(text, fast=False)
     except UnicodeDecodeError as exc:
         raise WazaError(f"{display_path(file)}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except yamlio.YamlProblem as exc:
@@ -222,15 +223,13 @@ def plan_suite(path: str | os.PathLike[str]) -> list[Migration]:
     first = plan(path)
     if first.kind != "eval":
         return [first]
-    data = yamlio.parse(first.file.read_bytes().decode("utf-8-sig"))
+    data = yamlio.parse(first.file.read_bytes().decode("utf-8-sig"), fast=False)
     out = [first]
     patterns = data.get("tasks") if isinstance(data, dict) and not data.get("tasks_from") else None
     seen: set[Path] = set()
     for pattern in patterns if isinstance(patterns, list) else ():
         if not isinstance(pattern, str) or os.path.isabs(pattern):
             continue  # the loader reports these; nothing to migrate
-        from waza_core.suite import globs
-
         for task_file in globs.task_files(first.file.parent, pattern).paths:
             if task_file not in seen:
                 seen.add(task_file)
@@ -246,7 +245,7 @@ def plan_task(file: Path) -> Migration:
     try:
         raw = file.read_bytes()
         text = raw.decode("utf-8-sig")
-        data = yamlio.parse(text)
+        data = yamlio.parse(text, fast=False)
     except OSError as exc:
         raise WazaError(f"cannot read {display_path(file)}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
@@ -308,7 +307,7 @@ def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
 def _verify(file: Path, new_text: str, expected: Any) -> None:
     """The edited text must parse to exactly the intended document, or nothing is written."""
     try:
-        got = json.loads(json.dumps(yamlio.parse(new_text), default=str))
+        got = json.loads(json.dumps(yamlio.parse(new_text, fast=False), default=str))
     except yamlio.YamlProblem as exc:
         raise WazaError(f"{display_path(file)}: the migrated text does not parse ({exc.message}); "
                         "nothing was written") from None
@@ -319,10 +318,9 @@ def _verify(file: Path, new_text: str, expected: Any) -> None:
 
 def write(migration: Migration) -> None:
     """Write the migrated text atomically, keeping the file's permission bits."""
-    from waza_core.results.io import write_atomic
 
     if migration.new_text is None:
         return
     mode = migration.file.stat().st_mode & 0o7777
     data = migration.new_text.encode("utf-8")
-    write_atomic(migration.file, codecs.BOM_UTF8 + data if migration.bom else data, mode)
+    write_file(migration.file, codecs.BOM_UTF8 + data if migration.bom else data, mode)

@@ -38,6 +38,8 @@ import attrs
 
 from waza_core.errors import WazaError
 from waza_core.paths import display_path
+from waza_core.regex import RegexError, compile_regex
+from waza_core.suite.yamlio import _walk
 
 #: old kind -> {old config key: new config key}
 RENAMES: dict[str, dict[str, str]] = {
@@ -70,8 +72,6 @@ def grader_lists(data: Any, task: bool) -> list[tuple]:
 
 def rewrite(file: Path, text: str, data: Any, root, task: bool) -> GraderRewrite:
     """The grader edits of one parsed file (``root`` is its composed node tree)."""
-    from waza_core.suite.yamlio import _walk
-
     edits: list[tuple[int, int, str]] = []
     changes: list[str] = []
     notes: list[str] = []
@@ -152,8 +152,6 @@ def _grader(file: Path, text: str, entry: dict, node, where: str, edits: list, c
 
 def _old_kind(file: Path, text: str, kind: str, name: str, entry: dict, node, config: Any, config_node,
               where: str, edits: list, changes: list, notes: list) -> None:
-    from waza_core import RegexError, compile_regex
-
     renames = RENAMES[kind]
     if not isinstance(config, dict) or config_node is None:
         raise WazaError(f"{_where(file, node)}: grader {name!r} (type {kind}) has no config, so old waza passed "

@@ -156,11 +156,13 @@ def resolve(entry: dict, lock: dict[str, dict]) -> tuple[dict, Path]:
     digest = digest_directory(module)
     if digest != locked["digest"]:
         raise RefError(f"digest mismatch for ref {entry['ref']!r}: lock has {locked['digest']}, cache has {digest}")
-    preset, source = _preset(ref, module)
+    preset, source = load_preset(ref, module)
     return merge(preset, entry), source
 
 
-def _preset(ref: Ref, module: Path) -> tuple[dict, Path]:
+def load_preset(ref: Ref, module: Path) -> tuple[dict, Path]:
+    """The grader preset ``ref`` selects in an unpacked module, and its file (``waza get``
+    loads it once before pinning, so a bad ref fails there)."""
     if ref.export:
         folder = _join(module, ref.path) if ref.path else module
         exports = _manifest(folder)

@@ -81,6 +81,9 @@ def parse(text: str, fast: bool = True) -> Any:
     if fast:
         data = fastyaml.load(text)  # the common case, ~10x faster; MISS: anything it cannot read exactly
         if data is not fastyaml.MISS:
+            # the fast path reads a float only from digits '.' digits: without them in the
+            # text the document has none, and non_finite() need not walk it
+            _local.no_float = data if _FRACTION.search(text) is None else None
             return data
     y = _yaml()
     try:
@@ -115,6 +118,7 @@ def parse(text: str, fast: bool = True) -> Any:
     return data
 
 
+_FRACTION = re.compile(r"[0-9]\.[0-9]")
 _BLOCK_PREFIX = re.compile(r"(?m)^[ ]*(?:[-?:][ \t]+)*")
 _BRACKETS = re.compile(r"[\[\]{}]")
 
@@ -240,7 +244,7 @@ def non_finite(data: Any, limit: int = 10, skip: tuple[tuple, ...] = ()) -> list
     """
     import math
 
-    if not _has_float(data):  # most documents have none: skip the walk with paths
+    if data is getattr(_local, "no_float", None) or not _has_float(data):  # most documents have none
         return []
     found: list[tuple[tuple, float]] = []
     stack: list[tuple[tuple, Any]] = [((), data)]
