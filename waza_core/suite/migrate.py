@@ -33,7 +33,9 @@ import attrs
 
 from waza_core.errors import WazaError
 from waza_core.paths import display_path
+from waza_core.safe_write import write_file
 from waza_core.suite import globs, migrate_graders, versions, yamlio
+from waza_core.suite.problems import Problems
 
 EVAL_NAMES = ("eval.yaml", "eval.yml")
 EVAL_KEYS = {"name", "skill", "scenario", "tasks", "tasks_from", "config", "graders", "metrics", "schemaVersion"}
@@ -164,9 +166,9 @@ def _top_level_value_span(text: str, key: str) -> tuple[int, int] | None:
 
 
 def _plan_eval(file: Path, text: str, data: dict) -> Migration:
-    from waza_core.suite.load import _Problems, eval_version
+    from waza_core.suite.load import eval_version
 
-    problems = _Problems()
+    problems = Problems()
     version = eval_version(file, data, text, problems)
     if version is None:
         raise WazaError(problems.items[0] if problems.items else f"{display_path(file)}: unreadable schemaVersion")
@@ -317,10 +319,9 @@ def _verify(file: Path, new_text: str, expected: Any) -> None:
 
 def write(migration: Migration) -> None:
     """Write the migrated text atomically, keeping the file's permission bits."""
-    from waza_core.results.io import write_atomic
 
     if migration.new_text is None:
         return
     mode = migration.file.stat().st_mode & 0o7777
     data = migration.new_text.encode("utf-8")
-    write_atomic(migration.file, codecs.BOM_UTF8 + data if migration.bom else data, mode)
+    write_file(migration.file, codecs.BOM_UTF8 + data if migration.bom else data, mode)
