@@ -63,6 +63,8 @@ _EXPORTS: dict[str, str] = {
     "describe_yaml_type": "waza_core.suite.strict_yaml",
     # reporters
     "Reporter": "waza_core.results.reporting",
+    # agent event streams (config.cli.events)
+    "EventFormat": "waza_core.run.event_stream",
     "ResultsView": "waza_core.results.reporting",
     # the json reporter writes exactly the bytes of `waza run -o`
     "results_json_bytes": "waza_core.results.io",
@@ -141,7 +143,7 @@ __all__ = [
     "ADAPTER_RESPONSE_KIND", "HARNESS_CAPABILITIES", "StrictJSONError", "strict_json_loads", "Dialect",
     "Conversion", "SuiteConversion", "InteropError", "find_template_marker", "yaml_quote", "quote_for_message",
     "StrictDocument",
-    "StrictYamlError", "load_strict_yaml", "describe_yaml_type", "Reporter", "ResultsView",
+    "StrictYamlError", "load_strict_yaml", "describe_yaml_type", "Reporter", "EventFormat", "ResultsView",
     "results_json_bytes", "escape_markdown", "run_process", "ProcessResult", "ProcessStartError",
     "CancelEvent", "display_path", "resolve_inside", "PathEscape", "program_timeout", "child_environment",
     "check_env_allow_list", "project_env_allow_list", "escape_terminal", "escape_html", "write_file_safely",
@@ -230,6 +232,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from waza_core.results.markdown_text import escape_markdown as escape_markdown
     from waza_core.results.reporting import Reporter as Reporter
     from waza_core.results.reporting import ResultsView as ResultsView
+    from waza_core.run.event_stream import EventFormat as EventFormat
     from waza_core.run.execution import ExecutionRequest as ExecutionRequest
     from waza_core.run.execution import Executor as Executor
     from waza_core.safe_write import check_target as check_output_target
