@@ -112,7 +112,8 @@ def in_process(root: Path, suite: Path, repeat: int) -> tuple[float, float]:
     from waza_core.optimize.loop import Interrupts, OptimizeConfig, OptimizerRun, prepare_output_dir
     from waza_core.plugins import get_registry
     from waza_core.results.codec import results_to_json
-    from waza_core.results.io import dumps, write_atomic
+    from waza_core.results.io import write_atomic
+    from waza_core.results.jsonbytes import dumps
     from waza_core.run.engine import Engine, RunOptions
 
     registry = get_registry()

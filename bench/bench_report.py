@@ -67,8 +67,9 @@ def command_row(label: str, argv: list[str], repeat: int) -> tuple:
 
 def in_process_rows(src: Path, go_src: Path, doc: dict, repeat: int) -> list[tuple]:
     from waza_core.plugins import get_registry
+    from waza_core.results.io import read_bytes
+    from waza_core.results.load import open_results
     from waza_core.results.outline import outline
-    from waza_core.results.reading import open_results, read_bytes
     from waza_core.results.reporting import ResultsView
 
     reporter = get_registry([]).get("reporter", "html")({})

@@ -67,7 +67,7 @@ _EXPORTS: dict[str, str] = {
     "EventFormat": "waza_core.run.event_stream",
     "ResultsView": "waza_core.results.reporting",
     # the json reporter writes exactly the bytes of `waza run -o`
-    "results_json_bytes": "waza_core.results.io",
+    "results_json_bytes": "waza_core.results.jsonbytes",
     # reporters, gate and compare show foreign text in markdown the same safe way
     "escape_markdown": "waza_core.results.markdown_text",
     # child processes (argv, no shell, bounded output, whole-group kill)
@@ -228,7 +228,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from waza_core.regex import compile_regex as compile_regex
     from waza_core.results.console import escape as escape_terminal
     from waza_core.results.console import escape_html as escape_html
-    from waza_core.results.io import dumps as results_json_bytes
+    from waza_core.results.jsonbytes import dumps as results_json_bytes
     from waza_core.results.markdown_text import escape_markdown as escape_markdown
     from waza_core.results.reporting import Reporter as Reporter
     from waza_core.results.reporting import ResultsView as ResultsView

@@ -3,9 +3,11 @@
 promptfoo renders prompts, variable values and assertion values with Nunjucks
 (autoescape off, undefined variables print nothing). This module renders templates made
 of text and ``{{ name }}`` / ``{{ name.field }}`` / ``{{ name[0] }}`` / ``{{ name["key"] }}``
-expressions, and raises :class:`Unrenderable` for everything else (filters, tags,
-comments, whitespace control, ``env``, expressions), so the importer refuses a template
-it cannot reproduce instead of guessing. It also reproduces promptfoo's own steps around
+expressions with the filters ``safe``, ``trim``, ``dump``, ``default``, ``join``, ``length``
+and ``upper``/``lower`` (ASCII text) taking literal arguments, and raises
+:class:`Unrenderable` for everything else (other filters, tags, comments, whitespace
+control, ``env``, expressions), so the importer refuses a template it cannot reproduce
+instead of guessing. It also reproduces promptfoo's own steps around
 Nunjucks: the ``{% raw %}`` wrapping of text with a partial tag, variables that
 reference other variables (``resolveVariables``) and the undefined-variable check.
 """
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from waza_interop._js import NotJs, template_output, to_string
+from waza_interop._js import NotJs, stringify, template_output, to_string
 
 _OPEN = re.compile(r"\{\{|\{%|\{#")
 _PATH = re.compile(r"\s*([A-Za-z_$][\w$]*)((?:\.[A-Za-z_$][\w$]*|\[\s*(?:\d+|\"[^\"\\]*\"|'[^'\\]*')\s*\])*)\s*")
@@ -71,22 +73,137 @@ def _expression(text: str, variables: dict, offset: int) -> str:
         raise Unrenderable("whitespace control ({{- or -}}) is not rendered here", offset)
     if text.strip(_JS_SPACE) != text.strip():
         raise Unrenderable("unusual white space inside {{ }}", offset)
-    m = _PATH.fullmatch(text)
+    path, _, filters = text.partition("|")
+    m = _PATH.fullmatch(path)
     if not m:
-        raise Unrenderable(f"the expression {{{{{text}}}}} is not a plain variable (filters, operators "
+        raise Unrenderable(f"the expression {{{{{text}}}}} is not a variable with filters (operators "
                            "and calls are not rendered here)", offset)
     name = m.group(1)
     if name == "env":
         raise Unrenderable("{{ env... }} reads the environment of the promptfoo process", offset)
     if name in ("true", "false", "null", "none", "True", "False", "None", "undefined"):
         raise Unrenderable(f"{{{{ {name} }}}} is a literal, not a variable", offset)
-    value = variables.get(name)
+    value = variables.get(name, UNDEFINED)
     for step in _STEP.finditer(m.group(2)):
-        value = _lookup(value, step, offset)
+        value = _lookup(None if value is UNDEFINED else value, step, offset)
+    if filters:
+        value = apply_filters(value, "|" + filters, offset)
     try:
-        return template_output(value)
+        return template_output(None if value is UNDEFINED else value)
     except NotJs as exc:
         raise Unrenderable(f"cannot print {{{{{text}}}}}: {exc}", offset) from None
+
+
+class _Undefined:
+    def __repr__(self) -> str:
+        return "undefined"
+
+
+#: a variable that does not exist (Nunjucks tells it from null in the default filter)
+UNDEFINED = _Undefined()
+_FILTER = re.compile(r"\s*\|\s*([A-Za-z_]\w*)\s*(?:\(([^()]*)\))?\s*")
+_LITERAL = re.compile(r"\s*(?:\"([^\"\\]*)\"|'([^'\\]*)'|(-?\d+(?:\.\d+)?)|(true|false))\s*")
+
+
+def apply_filters(value, text: str, offset: int):
+    """The Nunjucks filters rendered exactly here: safe, trim, dump, default, upper and lower
+    (ASCII text), join, length. Others are refused."""
+    pos = 0
+    while pos < len(text):
+        m = _FILTER.match(text, pos)
+        if not m:
+            raise Unrenderable(f"cannot read the filters {text!r}", offset)
+        pos = m.end()
+        args = _arguments(m.group(2), offset) if m.group(2) is not None else []
+        value = _filter(m.group(1), value, args, offset)
+    return value
+
+
+def _arguments(text: str, offset: int) -> list:
+    if not text.strip():
+        return []
+    out = []
+    pos = 0
+    while True:
+        m = _LITERAL.match(text, pos)
+        if not m:
+            raise Unrenderable(f"filter arguments other than literals ({text!r}) are not rendered here", offset)
+        pos = m.end()
+        dq, sq, num, boolean = m.groups()
+        if dq is not None or sq is not None:
+            out.append(dq if dq is not None else sq)
+        elif num is not None:
+            out.append(float(num) if "." in num else int(num))
+        else:
+            out.append(boolean == "true")
+        if pos == len(text):
+            return out
+        if text[pos] != ",":
+            raise Unrenderable(f"filter arguments other than literals ({text!r}) are not rendered here", offset)
+        pos += 1
+
+
+def _js_truthy(value) -> bool:
+    if value is UNDEFINED or value is None or value is False:
+        return False
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value == value and value != 0
+    if isinstance(value, str):
+        return value != ""
+    return True
+
+
+def _filter(name: str, value, args: list, offset: int):
+    def need(n: int) -> None:
+        if len(args) > n:
+            raise Unrenderable(f"the filter {name} takes at most {n} argument(s) here", offset)
+
+    if name == "default":
+        if not 1 <= len(args) <= 2:
+            raise Unrenderable("default needs a literal value", offset)
+        if len(args) == 2 and args[1] is True:
+            return value if _js_truthy(value) else args[0]
+        return args[0] if value is UNDEFINED else value
+    if name == "safe":
+        need(0)
+        return "" if value is UNDEFINED or value is None else to_string(value)
+    if name == "trim":
+        need(0)
+        if not isinstance(value, str):
+            raise Unrenderable("trim of a value that is not text fails in Nunjucks", offset)
+        return value.strip(_JS_SPACE)
+    if name == "dump":
+        need(1)
+        if value is UNDEFINED:
+            return UNDEFINED
+        spaces = args[0] if args else 0
+        if not isinstance(spaces, int) or isinstance(spaces, bool) or not 0 <= spaces <= 10:
+            raise Unrenderable("dump takes a number of spaces from 0 to 10 here", offset)
+        return stringify(value, spaces)
+    if name in ("upper", "lower"):
+        need(0)
+        text = "" if value is UNDEFINED or value is None or value is False else value
+        if not isinstance(text, str) or not text.isascii():
+            raise Unrenderable(f"{name} is rendered here for ASCII text only (JavaScript's case mapping)", offset)
+        return text.upper() if name == "upper" else text.lower()
+    if name == "join":
+        need(1)
+        if not isinstance(value, list) or any(isinstance(v, (dict, list)) for v in value):
+            raise Unrenderable("join is rendered here for lists of plain values", offset)
+        sep = args[0] if args else ""
+        if not isinstance(sep, str):
+            raise Unrenderable("join takes a text separator here", offset)
+        return sep.join("" if v is None else to_string(v) for v in value)
+    if name == "length":
+        need(0)
+        if isinstance(value, str) and all(ord(c) <= 0xFFFF for c in value):
+            return len(value)
+        if isinstance(value, (list, dict)):
+            return len(value)
+        if value is UNDEFINED or value is None or value is False:
+            return 0
+        raise Unrenderable("length of this value is not rendered here", offset)
+    raise Unrenderable(f"the filter {name!r} is not rendered here", offset)
 
 
 def _lookup(value, step: re.Match, offset: int):

@@ -43,8 +43,8 @@ def test_the_outline_gives_the_page_a_full_read_gives(doc, waza_version):
     """Whenever the light reading is taken, the index (status, score, pass rate, flaky, trial
     spread, feedback, tokens, summary) is exactly what the full, tolerant read gives, for
     our files (no decoder) and waza (Go) files (through the tolerant decoder) alike."""
+    from waza_core.results.load import document_from_bytes
     from waza_core.results.outline import outline
-    from waza_core.results.reading import document_from_bytes
     from waza_core.results.reporting import ResultsView
 
     if waza_version:
@@ -65,7 +65,7 @@ def test_the_outline_gives_the_page_a_full_read_gives(doc, waza_version):
 def test_a_saved_files_report_never_decodes_it_whole(tmp_path, monkeypatch):
     """``waza report --html`` of a 1,000-run file: the outputs and transcripts are copied,
     never parsed by Python's json (which would cost more than the whole report)."""
-    from waza_core.results.reading import open_results
+    from waza_core.results.load import open_results
 
     src = tmp_path / "r.json"
     src.write_text(json.dumps(big_results(200, 5)), encoding="utf-8")
@@ -88,14 +88,14 @@ def test_a_saved_files_report_never_decodes_it_whole(tmp_path, monkeypatch):
 def test_other_reporters_read_the_file_once(tmp_path, monkeypatch):
     """With --junit and --markdown beside --html, the full read happens once, not per reporter."""
     from waza_core.plugins import get_registry
-    from waza_core.results import reading
+    from waza_core.results import load
 
     src = tmp_path / "r.json"
     src.write_text(json.dumps(big_results(20, 2)), encoding="utf-8")
     calls = []
-    real = reading.parse_json_document
-    monkeypatch.setattr(reading, "parse_json_document", lambda *a, **k: calls.append(1) or real(*a, **k))
-    view = reading.open_results(src)
+    real = load.parse_json_document
+    monkeypatch.setattr(load, "parse_json_document", lambda *a, **k: calls.append(1) or real(*a, **k))
+    view = load.open_results(src)
     registry = get_registry([])
     for name in ("html", "junit", "markdown", "json", "html"):
         registry.get("reporter", name)({}).write(view, io.BytesIO())
@@ -140,8 +140,8 @@ def test_a_warning_about_a_waza_go_file_is_printed_once(tmp_path):
 def test_the_gate_reads_the_same_from_a_light_reading(base, cur, waza_version):
     """``waza gate`` reads files the light way: its report is the one a full read gives."""
     from waza_core.results import gate
+    from waza_core.results.load import document_from_bytes
     from waza_core.results.outline import outline
-    from waza_core.results.reading import document_from_bytes
 
     docs = []
     for doc in (base, cur):
@@ -191,8 +191,8 @@ def test_a_waza_go_files_light_reading_is_the_tolerant_decoders(doc):
     """The light decoder of waza (Go) files gives the page and the gate what the full,
     tolerant read gives, for every mix of missing, null and present light fields."""
     from waza_core.results import gate
+    from waza_core.results.load import document_from_bytes
     from waza_core.results.outline import outline
-    from waza_core.results.reading import document_from_bytes
     from waza_core.results.reporting import ResultsView
 
     data = json.dumps(doc).encode("utf-8")
@@ -220,8 +220,8 @@ def test_a_large_live_runs_page_is_the_saved_files(tmp_path):
     """``waza run --reporter html:PATH`` of over 500 runs encodes the results as the results
     file has them (compact, through msgspec: ``1e16``, not Python's ``1e+16``), so its page
     is the page ``waza report`` makes of the saved file, byte for byte."""
-    from waza_core.results.codec import compact_json
-    from waza_core.results.reading import open_results
+    from waza_core.results.jsonbytes import compact_json
+    from waza_core.results.load import open_results
     from waza_core.results.reporting import ResultsView
 
     doc = big_results(110, 5)

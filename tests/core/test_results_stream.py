@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import BASIC_EVAL, run_waza
 from waza_core.results import stats
-from waza_core.results.codec import compact_json, decode_results, encode_results, results_to_json
-from waza_core.results.io import PRETTY_MAX_RUNS
+from waza_core.results.codec import decode_results, encode_results, results_to_json
+from waza_core.results.jsonbytes import PRETTY_MAX_RUNS, compact_json
 from waza_core.results.model import ResultsDocument, RunConfig, RunResult, TaskResult
 from waza_core.results.writer import StreamingResultsWriter
 from waza_core.suite.schema import plain_validator
@@ -133,8 +133,7 @@ def test_small_runs_are_still_written_indented(make_suite, tmp_path):
 def test_the_json_reporters_compact_bytes_are_the_results_writers():
     """Above PRETTY_MAX_RUNS both ``-o`` and ``--reporter json`` write compact JSON: by the same
     encoder, so a number such as 1e16 is spelled the same in both files."""
-    from waza_core.results.codec import compact_json
-    from waza_core.results.io import dumps
+    from waza_core.results.jsonbytes import compact_json, dumps
 
     doc = {"eval_name": "e", "tasks": [{"test_id": "t", "runs": [{"duration_ms": 1e16, "note": "é"}]}]}
     assert dumps(doc, compact=True) == compact_json(doc) + b"\n"

@@ -33,10 +33,17 @@ def test_valid_suite_loads(make_suite, registry):
 
 
 def test_unknown_key_suggests_nearest_with_position(make_suite, registry):
-    suite = load_suite(make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK + "gradrs: []\n"}), registry)
+    suite = load_suite(make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK + "tagz: []\n"}), registry)
     assert len(suite.warnings) == 1  # a task file's unknown key only warns, as in waza (Go)
-    assert suite.warnings[0].endswith("tasks/a.yaml:5:1: warning: unknown key 'gradrs' (did you mean 'graders'?); "
+    assert suite.warnings[0].endswith("tasks/a.yaml:5:1: warning: unknown key 'tagz' (did you mean 'tags'?); "
                                       "ignored")
+
+
+def test_a_misspelt_graders_key_is_an_error_not_a_warning(make_suite, registry):
+    """waza (Go) warns and the task then passes having checked nothing: an error here."""
+    out = problems(make_suite, registry, tasks={"tasks/a.yaml": TASK + "gradrs: []\n"})
+    assert out[0].endswith("tasks/a.yaml:5:1: unknown key 'gradrs' (did you mean 'graders'?); a near miss of a "
+                           "known key is an error in every mode (ignored, it would silently drop what it sets)")
 
 
 def test_malformed_yaml(make_suite, registry):

@@ -11,8 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.hostile.conftest import no_traceback
-from waza_core.results.codec import compact_json
-from waza_core.results.io import dumps
+from waza_core.results.jsonbytes import compact_json, dumps
 
 LONE = st.integers(0xD800, 0xDFFF).map(chr)  # st.characters() never draws a surrogate
 ROW = '{"id": "a\\ud800", "prompt": "say \\udc80 and \\ud83d"}\n'

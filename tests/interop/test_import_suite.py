@@ -100,7 +100,7 @@ tests:
 def test_templates_that_cannot_be_rendered_exactly_are_refused(tmp_path):
     config = write(tmp_path, "promptfooconfig.yaml", """\
 prompts:
-  - "Hi {{ name | upper }}"
+  - "Hi {{ name | title }}"
   - "{% if x %}yes{% endif %}"
 tests:
   - vars: {name: a, x: 1}

@@ -145,3 +145,35 @@ def test_comma_separated_values_split_as_promptfoo_splits_them():
         split_values('"open')
     with pytest.raises(ValueError):
         split_values('"a" b')
+
+
+def test_templates_render_as_nunjucks_renders_them():
+    """The renderable subset, against the nunjucks promptfoo ships (autoescape off)."""
+    from tests.interop import promptfoo_run as pf
+    from waza_interop._nunjucks import Unrenderable, render
+
+    variables = {"name": "Ada", "n": 3, "f": 0.5, "big": 1e21, "nul": None, "no": False, "yes": True,
+                 "list": ["a", "b", 3], "obj": {"k": "v", "n": [1, 2]}, "pad": "  \u00a0hi \n", "empty": "",
+                 "zero": 0}
+    templates = ["{{ name }}", "{{name|upper}}", "{{ name | lower }}", "{{ missing }}", "{{ missing | default('x') }}",
+                 "{{ nul | default('x') }}", "{{ nul | default('x', true) }}", "{{ empty | default(\"d\", true) }}",
+                 "{{ zero | default(7, true) }}", "{{ no | default(1) }}", "{{ list }}", "{{ list | join(', ') }}",
+                 "{{ list | join }}", "{{ obj | dump }}", "{{ obj | dump(2) }}", "{{ list | length }}",
+                 "{{ name | length }}", "{{ missing | length }}", "{{ pad | trim }}", "{{ obj.k | safe }}",
+                 "{{ nul | safe }}", "{{ big }}", "{{ f }}", "{{ yes }}", "{{ obj.n[1] }}", "{{ obj['k'] }}",
+                 "{{ missing | dump }}", "{{ n | dump }}", "{{ name | safe | upper }}", "a {{ name }} b {{ n }}"]
+    script = ("const nj = require(process.argv[1]); const env = new nj.Environment(null, {autoescape: false});"
+              "const {templates, vars} = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+              "console.log(JSON.stringify(templates.map(t => env.renderString(t, vars))))")
+    modules = pf.ORACLE / "node_modules" / "nunjucks"
+    assert NODE, "node is not on PATH"
+    proc = subprocess.run([NODE, "-e", script, str(modules)], input=json.dumps({"templates": templates,
+                          "vars": variables}), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    expected = json.loads(proc.stdout)
+    got = [render(t, variables) for t in templates]
+    assert got == expected
+    for refused in ["{{ name | title }}", "{{ 'é' | upper }}", "{{ n + 1 }}", "{{ name | replace('a', 'b') }}",
+                    "{{ env.HOME }}", "{% if n %}x{% endif %}"]:
+        with pytest.raises(Unrenderable):
+            render(refused, variables)

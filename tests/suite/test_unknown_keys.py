@@ -6,23 +6,49 @@ from tests.suite.conftest import LEGACY, SCENARIO, TASK
 
 
 def test_legacy_eval_warns_with_position_and_suggestion(load):
-    suite = load(LEGACY.replace("executor: mock", "executor: mock\n  paralel: true") + "descripton: x\n")
-    assert [w.split("eval.yaml:", 1)[1] for w in suite.warnings] == [  # in file order
-        "5:3: warning: unknown key 'paralel' (did you mean 'parallel'?); ignored",
-        "7:1: warning: unknown key 'descripton' (did you mean 'description'?); ignored",
+    suite = load(LEGACY.replace("executor: mock", "executor: mock\n  paralle_mode: true") + "owner: x\n")
+    shown = [w.split("eval.yaml:", 1)[1] for w in suite.warnings]  # in file order
+    assert shown[0] == "5:3: warning: unknown key 'paralle_mode' (did you mean 'parallel'?); ignored"
+    assert shown[1].startswith("7:1: warning: unknown key 'owner'; expected one of: ")
+    assert shown[1].endswith("; ignored") and len(shown) == 2
+
+
+def test_a_near_miss_of_a_known_key_is_an_error_in_every_mode(problems):
+    """waza (Go) only warns on ``descripton``/``paralel``/``gradrs`` and drops what they set
+    (a task with ``gradrs:`` then passes having checked nothing): an error here, file:line."""
+    out = problems(LEGACY.replace("executor: mock", "executor: mock\n  paralel: true") + "descripton: x\n")
+    assert sorted(o.split("eval.yaml:", 1)[1] for o in out) == [
+        "5:3: unknown key 'paralel' (did you mean 'parallel'?); a near miss of a known key is an error in "
+        "every mode (ignored, it would silently drop what it sets)",
+        "7:1: unknown key 'descripton' (did you mean 'description'?); a near miss of a known key is an error in "
+        "every mode (ignored, it would silently drop what it sets)",
     ]
-    assert suite.config.parallel is False  # ignored, really
+    out = problems(SCENARIO + "descripton: x\n")
+    assert out[0].split("eval.yaml:", 1)[1].startswith("7:1: unknown key 'descripton' (did you mean 'description'?)")
+
+
+def test_a_misspelt_graders_key_in_a_task_is_an_error(problems):
+    task = TASK + "gradrs:\n  - {type: text, name: g, config: {contains: [x]}}\n"
+    out = problems(LEGACY, tasks={"tasks/t1.yaml": task})
+    assert len(out) == 1
+    assert "tasks/t1.yaml:4:1: unknown key 'gradrs' (did you mean 'graders'?); a near miss" in out[0]
+
+
+def test_a_misspelt_grader_entry_key_is_an_error(problems):
+    grader = "graders:\n  - {type: text, name: g, weigth: 2, config: {contains: [mock]}}\n"
+    out = problems(LEGACY + grader)
+    assert "unknown key 'weigth' (did you mean 'weight'?); a near miss" in out[0]
 
 
 def test_strict_turns_warnings_into_errors(problems):
-    out = problems(LEGACY + "descripton: x\n", strict=True)
-    assert out[0].endswith("eval.yaml:6:1: unknown key 'descripton' (did you mean 'description'?) "
-                           "(an error with --strict)")
+    out = problems(LEGACY + "owner: x\n", strict=True)
+    assert out[0].split("eval.yaml:", 1)[1].startswith("6:1: unknown key 'owner'")
+    assert out[0].endswith("(an error with --strict)")
 
 
 def test_scenario_eval_refuses_unknown_keys(problems):
-    out = problems(SCENARIO + "descripton: x\n")
-    assert out[0].endswith("eval.yaml:7:1: unknown key 'descripton' (did you mean 'description'?)")
+    out = problems(SCENARIO + "owner: x\n")
+    assert out[0].split("eval.yaml:", 1)[1].startswith("7:1: unknown key 'owner'")
 
 
 def test_agent_key_gets_a_hint(load, problems):
@@ -47,19 +73,19 @@ def test_unknown_task_keys_only_warn_in_every_kind_of_eval(load):
     """waza (Go) TestCompatibilityTaskContract: "unknown task fields warn and are ignored;
     tasks have no version negotiation" -- a top-level key, a nested one (yaml.v3 reports
     both as "field not found"), in a 1.x and in a 2.0 suite alike."""
-    task = TASK.replace("  prompt: hello\n", "  prompt: hello\n  repo_id: app\n") + "goldn: true\n"
+    task = TASK.replace("  prompt: hello\n", "  prompt: hello\n  repo_id: app\n") + "tagz: true\n"
     for eval_yaml in (LEGACY, SCENARIO):
         suite = load(eval_yaml, tasks={"tasks/t1.yaml": task})
         assert [w.split("tasks/t1.yaml:", 1)[1] for w in suite.warnings] == [
             "4:3: warning: unknown key 'repo_id' (did you mean 'repos'?); ignored",
-            "5:1: warning: unknown key 'goldn' (did you mean 'golden'?); ignored",
+            "5:1: warning: unknown key 'tagz' (did you mean 'tags'?); ignored",
         ]
         assert suite.tasks[0].golden is False and suite.tasks[0].prompt == "hello"  # ignored, really
 
 
 def test_unknown_task_keys_are_errors_with_strict(problems):
-    out = problems(LEGACY, tasks={"tasks/t1.yaml": TASK + "goldn: true\n"}, strict=True)
-    assert out[0].endswith("tasks/t1.yaml:4:1: unknown key 'goldn' (did you mean 'golden'?) (an error with --strict)")
+    out = problems(LEGACY, tasks={"tasks/t1.yaml": TASK + "tagz: true\n"}, strict=True)
+    assert out[0].endswith("tasks/t1.yaml:4:1: unknown key 'tagz' (did you mean 'tags'?) (an error with --strict)")
 
 
 def test_schema_version_in_a_task_only_warns(load):
@@ -110,8 +136,8 @@ def test_weight_zero_or_negative_counts_as_one(load):
 
 
 def test_a_warning_file_is_not_cached_so_it_warns_again(load):
-    first = load(LEGACY + "descripton: x\n")
-    again = load(LEGACY + "descripton: x\n")
+    first = load(LEGACY + "owner: x\n")
+    again = load(LEGACY + "owner: x\n")
     assert first.warnings and again.warnings == first.warnings
 
 

@@ -64,7 +64,7 @@ def gate(
     """
     from waza_core.errors import WazaError
     from waza_core.results import gate as g
-    from waza_core.results.reading import read_results
+    from waza_core.results.load import read_results
 
     def config_error(message: str) -> typer.Exit:
         sys.stderr.write(f"waza: error: {message}\n")

@@ -36,7 +36,7 @@ def report(
     from waza_core.cli.common import fail
     from waza_core.plugins import get_registry
     from waza_core.results import reports
-    from waza_core.results.reading import open_results
+    from waza_core.results.load import open_results
 
     specs = [f"{name}:{target}" for name, target in (("html", html), ("junit", junit), ("markdown", markdown))
              if target is not None] + list(reporter)

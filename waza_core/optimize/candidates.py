@@ -263,7 +263,8 @@ class CandidateStore:
 
     def save(self, cand: Candidate, lineage: Lineage) -> dict[str, Any]:
         from waza_core.errors import WazaError
-        from waza_core.results.io import dumps, write_atomic
+        from waza_core.results.io import write_atomic
+        from waza_core.results.jsonbytes import dumps
 
         rel = f"candidates/{cand.prefix}/"
         record = {

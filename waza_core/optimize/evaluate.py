@@ -213,7 +213,8 @@ class _EngineFailed(Exception):
 def write_evidence(out_dir: Path, rec: EvalRecord, results: dict[str, Any]) -> dict[str, str]:
     """Write the full results file under ``evidence/<split>/`` (0600) and reference it."""
     from waza_core.errors import WazaError
-    from waza_core.results.io import dumps, write_atomic
+    from waza_core.results.io import write_atomic
+    from waza_core.results.jsonbytes import dumps
 
     rel = f"evidence/{rec.split}/{rec.index:03d}-{rec.candidate_id[:16]}.json"
     data = dumps(results)

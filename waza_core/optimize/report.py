@@ -100,7 +100,8 @@ class ReportBuilder:
 
     def write(self, out_dir: Path) -> None:
         """Validate and write atomically with mode 0600."""
-        from waza_core.results.io import dumps, write_atomic
+        from waza_core.results.io import write_atomic
+        from waza_core.results.jsonbytes import dumps
 
         problem = validate_report(self.doc)
         if problem:  # a harness bug: still write what we have, and say so

@@ -21,6 +21,8 @@ from typing import Any
 
 from waza_core.errors import WazaError
 from waza_core.model import GraderResult
+from waza_core.results.io import load_results
+from waza_core.results.jsonbytes import dumps
 from waza_core.results.model import (
     ResultsDocument,
     RunConfig,
@@ -148,35 +150,9 @@ def results_to_json(doc: ResultsDocument) -> dict[str, Any]:
 
 
 def encode_results(doc: ResultsDocument) -> bytes:
-    """The bytes of a results file: indented when small, compact when large
-    (:data:`waza_core.results.io.PRETTY_MAX_RUNS`)."""
-    from waza_core.results.io import PRETTY_MAX_RUNS, dumps
-
-    if sum(len(t.runs) for t in doc.tasks) > PRETTY_MAX_RUNS:
-        return compact_json(results_to_json(doc)) + b"\n"
-    return dumps(results_to_json(doc), compact=False)
-
-
-def compact_json(value: Any) -> bytes:
-    """Compact UTF-8 JSON, by msgspec: three times faster than the stdlib's C encoder on
-    results (6.6 vs 20 us per task entry), which is most of what a large run writes.
-    Numbers and strings read back the same; only the spelling of some exponents differs
-    (``1e16`` for ``1e+16``), and a NaN is written ``null``, not the invalid ``NaN``."""
-    try:
-        return _msgspec_encode(value)
-    except (TypeError, OverflowError, UnicodeEncodeError, _msgspec_error):  # msgspec cannot: as before
-        from waza_core.results.io import json_bytes
-
-        return json_bytes(value, separators=(",", ":"))
-
-
-def _msgspec_encoder():
-    import msgspec
-
-    return msgspec.json.Encoder().encode, msgspec.EncodeError
-
-
-_msgspec_encode, _msgspec_error = _msgspec_encoder()
+    """The bytes of a results file (:func:`waza_core.results.jsonbytes.dumps`: indented
+    when small, compact when large)."""
+    return dumps(results_to_json(doc))
 
 
 # -- decoding -------------------------------------------------------------------------
@@ -185,8 +161,6 @@ _msgspec_encode, _msgspec_error = _msgspec_encoder()
 def read_results(path: str | Path, warnings: list[str] | None = None) -> ResultsDocument:
     """Read a results file, with a clear one-line error for a missing, special (FIFO),
     malformed or too deeply nested one (:func:`waza_core.results.io.load_results`)."""
-    from waza_core.results.io import load_results
-
     return decode_results(load_results(path), warnings)
 
 

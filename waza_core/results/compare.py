@@ -19,6 +19,7 @@ from typing import Any
 
 from waza_core.results import reading
 from waza_core.results import significance as paired
+from waza_core.results.load import read_results
 from waza_core.results.markdown_text import escape_markdown, terminal_text
 
 BUCKETS = ("0", "1", "2", "3+")
@@ -215,4 +216,4 @@ def render_markdown(r: dict[str, Any]) -> str:
 
 
 def load_all(paths: list[str]) -> list[dict[str, Any]]:
-    return [reading.read_results(p) for p in paths]
+    return [read_results(p) for p in paths]

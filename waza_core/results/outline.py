@@ -20,14 +20,14 @@ decoder would warn about, or an optimizer report.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
-from collections.abc import Iterator
 from typing import Annotated, Any, Optional, TypedDict
 
 import attrs
 import msgspec
+
+from waza_core.results.io import paused_gc
+from waza_core.results.reading import decode, normalize
 
 
 class _Grader(TypedDict, total=False):
@@ -105,28 +105,12 @@ def escape_for_html(data: bytes) -> bytes:
     return data.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
 
 
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """No cyclic garbage collection while a large document is built: the collector
-    would walk the growing heap again and again (a third of the time of a read) and
-    find nothing, as freshly decoded JSON has no cycles."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
-
-
 def outline(data: bytes, where: str) -> Outline | None:
     """The light reading of a results file's bytes, or None (see the module docstring).
 
     Raises :class:`~waza_core.errors.WazaError` only for what a full read refuses too:
     a schema version this waza does not read.
     """
-    from waza_core.results.reading import decode, normalize
-
     safe = escape_for_html(data)
     with paused_gc():
         try:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from waza_core.errors import WazaError
@@ -24,97 +23,6 @@ from waza_core.errors import WazaError
 SUPPORTED_MAJOR = 1
 _VERSION = re.compile(r"^(\d+)\.(\d+)$")
 OPTIMIZER_REPORT_KIND = "waza.optimizer-report"
-
-
-def read_bytes(path: str | Path, what: str = "results file") -> bytes:
-    """The bytes of ``path``, with a one-line error when it cannot be read."""
-    try:
-        return Path(path).read_bytes()
-    except IsADirectoryError:
-        raise WazaError(f"cannot read {what} {path}: it is a folder") from None
-    except MemoryError:
-        raise WazaError(f"cannot read {what} {path}: it does not fit in memory") from None
-    except OSError as exc:
-        raise WazaError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
-
-
-def parse_json_document(data: bytes, path: str | Path, what: str = "results file") -> dict[str, Any]:
-    """A JSON object from ``data`` (the bytes of ``path``), with a one-line error for anything else."""
-    from waza_core.results.outline import paused_gc
-
-    try:  # UTF-8 only, as JSON between systems must be (RFC 8259) and waza (Go) reads it; a BOM is skipped
-        text = data.decode("utf-8-sig") if data.startswith(b"\xef\xbb\xbf") else data.decode("utf-8")
-        with paused_gc():
-            doc = json.loads(text)
-    except UnicodeDecodeError as exc:
-        raise WazaError(f"{what} {path} is not UTF-8 text: {exc.reason} at byte {exc.start}") from None
-    except RecursionError:
-        raise WazaError(f"{what} {path} is nested too deeply to be a waza file") from None
-    except MemoryError:
-        raise WazaError(f"{what} {path} does not fit in memory") from None
-    except ValueError as exc:
-        raise WazaError(f"{what} {path} is not valid JSON: {exc}") from None
-    if not isinstance(doc, dict):
-        raise WazaError(f"{what} {path} is not a JSON object: is it a waza results file?")
-    return doc
-
-
-def load_json_document(path: str | Path, what: str = "results file") -> dict[str, Any]:
-    """A JSON object from ``path``, with a one-line error for anything else."""
-    return parse_json_document(read_bytes(path, what), path, what)
-
-
-def read_document(path: str | Path) -> dict[str, Any]:
-    """A results file (decoded, then normalized) or an optimizer ``report.json`` (as is)."""
-    return document_from_bytes(read_bytes(path), path)
-
-
-def document_from_bytes(data: bytes, path: str | Path) -> dict[str, Any]:
-    """:func:`read_document` of bytes already read from ``path``."""
-    doc = parse_json_document(data, path)
-    if doc.get("kind") == OPTIMIZER_REPORT_KIND:
-        return doc
-    return normalize(decode(doc, str(path)), str(path))
-
-
-def open_results(path: str | Path):
-    """``path`` (a results file or an optimizer report) as a :class:`ResultsView` for reporters.
-
-    The view keeps the file's bytes and its light :func:`~waza_core.results.outline.outline`
-    when the file allows one; the full document is read only if a reporter asks for it
-    (the HTML reporter does not), so ``waza report BIG.json --html`` never decodes the
-    outputs and transcripts it only copies.
-    """
-    from waza_core.results.outline import outline
-    from waza_core.results.reporting import ResultsView
-
-    data = read_bytes(path)
-    light = outline(data, str(path))
-    if light is None:
-        return ResultsView(document_from_bytes(data, path))
-    return ResultsView(source=data, outline=light, load=lambda: document_from_bytes(data, path))
-
-
-def read_results(path: str | Path, light: bool = False) -> dict[str, Any]:
-    """A results file, decoded and normalized; an optimizer report is refused with a clear message.
-
-    ``light``: only the fields a summary reads (statuses, scores, stats, golden marks,
-    durations, tokens, grader verdicts and feedback) when the file allows the light
-    reading (:mod:`waza_core.results.outline`), which costs a fraction of a full one; what
-    it gives of those fields is exactly what the full read gives.
-    """
-    data = read_bytes(path)
-    if light:
-        from waza_core.results.outline import outline
-
-        short = outline(data, str(path))
-        if short is not None:
-            return short.document
-    doc = parse_json_document(data, path)
-    if doc.get("kind") == OPTIMIZER_REPORT_KIND:
-        raise WazaError(f"{path} is a `waza optimize` report, not a results file; "
-                        "its evaluations' results files are under evidence/ beside it")
-    return normalize(decode(doc, str(path)), str(path))
 
 
 #: most decoder warnings printed per file (the rest are counted)

@@ -14,24 +14,17 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import IO, TYPE_CHECKING, Any, ClassVar
 
 from waza_core.results import reading
+from waza_core.results.jsonbytes import dumps
 
 if TYPE_CHECKING:
     from waza_core.results.outline import Outline
 
 
 def _json_bytes(document: Mapping[str, Any]) -> bytes | None:
-    """The results-file bytes of ``document`` (what ``waza run`` writes: indented up to
-    ``PRETTY_MAX_RUNS`` runs, else compact through msgspec, three times faster than the
-    stdlib's encoder); None when strict JSON in UTF-8 cannot hold it."""
-    from waza_core.results.codec import compact_json
-    from waza_core.results.io import PRETTY_MAX_RUNS, dumps
-
+    """The results-file bytes of ``document`` (what ``waza run`` writes, see
+    :mod:`waza_core.results.jsonbytes`); None when strict JSON in UTF-8 cannot hold it."""
     try:
-        tasks = document.get("tasks")
-        runs = sum(len(t.get("runs") or ()) for t in tasks if isinstance(t, dict)) if isinstance(tasks, list) else 0
-        if runs > PRETTY_MAX_RUNS:
-            return compact_json(document) + b"\n"
-        return dumps(document, compact=False)
+        return dumps(document)
     except (TypeError, ValueError):  # not JSON values; a lone surrogate (UnicodeEncodeError)
         return None
 

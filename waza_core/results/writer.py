@@ -18,7 +18,8 @@ from array import array
 from collections.abc import Mapping
 from pathlib import Path
 
-from waza_core.results.codec import compact_json, header_to_json, task_to_json
+from waza_core.results.codec import header_to_json, task_to_json
+from waza_core.results.jsonbytes import compact_json
 from waza_core.results.model import ResultsDocument, TaskResult
 from waza_core.safe_write import write_stream
 

@@ -283,7 +283,7 @@ class FinishedTasks:
         """Hold no finished task in memory when the results file would be compact anyway
         (over PRETTY_MAX_RUNS runs: its tasks go to a spool as they finish) or when nothing
         is written. Reporters and ``-o -`` still get the whole document in memory."""
-        from waza_core.results.io import PRETTY_MAX_RUNS
+        from waza_core.results.jsonbytes import PRETTY_MAX_RUNS
 
         self.positions = engine.aggregator.positions
         if needs_document or (to_file and len(engine.plan.tasks) * engine.plan.trials <= PRETTY_MAX_RUNS):

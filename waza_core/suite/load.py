@@ -126,7 +126,10 @@ def _check_schema(kind: str, data: dict, text: str, file: Path, registry, proble
             if (path, key, message) in seen:
                 continue
             seen.add((path, key, message))
-            if category == "unknown" and _lenient_unknown(kind, path, legacy):
+            if category == "near_miss":
+                problems.add(file, f"{message}; a near miss of a known key is an error in every mode "
+                             "(ignored, it would silently drop what it sets)", text, path, key)
+            elif category == "unknown" and _lenient_unknown(kind, path, legacy):
                 problems.warn(file, f"{message}; ignored", text, path, key)
             else:
                 problems.add(file, message, text, path, key)

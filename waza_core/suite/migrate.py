@@ -33,6 +33,7 @@ import attrs
 
 from waza_core.errors import WazaError
 from waza_core.paths import display_path
+from waza_core.safe_write import write_file
 from waza_core.suite import globs, migrate_graders, versions, yamlio
 
 EVAL_NAMES = ("eval.yaml", "eval.yml")
@@ -317,10 +318,9 @@ def _verify(file: Path, new_text: str, expected: Any) -> None:
 
 def write(migration: Migration) -> None:
     """Write the migrated text atomically, keeping the file's permission bits."""
-    from waza_core.results.io import write_atomic
 
     if migration.new_text is None:
         return
     mode = migration.file.stat().st_mode & 0o7777
     data = migration.new_text.encode("utf-8")
-    write_atomic(migration.file, codecs.BOM_UTF8 + data if migration.bom else data, mode)
+    write_file(migration.file, codecs.BOM_UTF8 + data if migration.bom else data, mode)

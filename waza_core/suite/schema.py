@@ -131,7 +131,8 @@ def describe(error, kind: str) -> list[tuple[tuple, str | None, str]]:
 
 def classify(error, kind: str) -> list[tuple[tuple, str | None, str, str]]:
     """Like :func:`describe`, with a category: ``unknown`` (a key the schema does not
-    know), ``unsupported`` (a key of waza Go that waza for Python does not support yet)
+    know), ``near_miss`` (an unknown key that misspells a known one: :func:`near_miss`),
+    ``unsupported`` (a key of waza Go that waza for Python does not support yet)
     or ``invalid`` (anything else). The loader turns some ``unknown`` into warnings."""
     path = tuple(error.absolute_path)
     if error.validator == "additionalProperties":
@@ -141,7 +142,13 @@ def classify(error, kind: str) -> list[tuple[tuple, str | None, str, str]]:
             if key in error.schema.get("properties", {}):
                 continue
             message = _unknown_key(str(key), known, path, kind)
-            out.append((path, str(key), message, "unsupported" if "not supported yet" in message else "unknown"))
+            if "not supported yet" in message:
+                category = "unsupported"
+            elif str(key) not in KEY_HINTS and near_miss(str(key), known):
+                category = "near_miss"
+            else:
+                category = "unknown"
+            out.append((path, str(key), message, category))
         return out
     return [(path, None, _message(error, path), "invalid")]
 
@@ -151,6 +158,17 @@ KEY_HINTS = {
     "agent": "waza (Go) has no agent key: a custom agent is named with skill: (its eval.yaml sits next to "
              "the .agent.md)",
 }
+
+
+#: how close an unknown key must be to a known one to count as a misspelling of it (an error in
+#: every mode: ``gradrs``, ``timeout_secs``); looser matches (cutoff 0.6) are only suggested
+NEAR_MISS_CUTOFF = 0.8
+
+
+def near_miss(key: str, known: list[str]) -> str | None:
+    """The known key that ``key`` misspells, if any."""
+    close = difflib.get_close_matches(key, known, n=1, cutoff=NEAR_MISS_CUTOFF)
+    return close[0] if close else None
 
 
 def unknown_key_message(key: str, known: list[str]) -> str:
