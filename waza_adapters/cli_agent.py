@@ -32,9 +32,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from waza_core import EventFormat, ExecutionRequest, Executor, RunEvidence, WazaError, hookimpl
-from waza_core.plugins import find_registered, known_names
-from waza_core.results.console import get_console
+from waza_core import (
+    EventFormat,
+    ExecutionRequest,
+    Executor,
+    RunEvidence,
+    WazaError,
+    find_registered,
+    get_console,
+    hookimpl,
+    registered_names,
+)
 
 #: placeholders an argv template may use
 PLACEHOLDERS = frozenset({"prompt", "prompt_file", "workspace", "model", "suite_dir", "session_id", "mcp_config",
@@ -454,7 +462,7 @@ def _event_options(opts: dict, where: str) -> tuple[type[EventFormat] | None, st
         return None, source
     fmt = find_registered("event_format", events)
     if fmt is None:
-        known = ", ".join(known_names("event_format")) or ", ".join(EVENT_FORMATS)
+        known = ", ".join(registered_names("event_format")) or ", ".join(EVENT_FORMATS)
         raise WazaError(f"{where}.events: unknown format {events!r}; known: {known} (a plugin may add more; "
                         "see `waza plugins`)")
     if source == "stdout" and opts.get("output") != "jsonl":

@@ -395,7 +395,7 @@ def find_registered(kind: str, name: str) -> Any | None:
     return get_registry().get(kind, name)
 
 
-def known_names(kind: str) -> list[str]:
+def registered_names(kind: str) -> list[str]:
     """Every name of ``kind`` any registry of this process knows (for error messages)."""
     registries = [_OVERRIDE[-1]] if _OVERRIDE else [*_CACHE.values()] or [get_registry()]
     return sorted({n for r in registries for n in r.names(kind)})
