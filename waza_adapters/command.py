@@ -12,8 +12,10 @@ The rules of the seed, and why:
   adapter sees no files but the request, and keeps no state between calls;
 - an ``--adapter-arg`` (or a command with a ``/``) naming an existing relative path
   is made absolute first, because the working directory changes;
-- the environment is only :data:`BASE_ENV` plus the ``--adapter-env`` names, so
-  provider keys reach the adapter only when the user names them;
+- the environment is exactly :data:`BASE_ENV` plus the ``--adapter-env`` names (those
+  set), so provider keys reach the adapter only when the user names them; not even
+  waza's process tag is added (``tag_environment=False``: the adapter's escaped
+  descendants are found by their session and the pipes they hold instead);
 - stdout is capped at 8 MiB (read incrementally, the process group is killed at the
   first byte over), stderr keeps its last 64 KiB for the report;
 - on timeout, cancellation or overflow the whole process group is killed
@@ -150,7 +152,7 @@ class CommandAdapter(OptimizerAdapter):
             try:
                 result = run(self.argv, cwd=workdir, env=self.env, input=data, timeout=timeout or None,
                              max_stdout=STDOUT_LIMIT, max_stderr=STDERR_TAIL_BYTES, kill_on_overflow=True,
-                             stderr_tail=True, cancel=cancel)
+                             stderr_tail=True, cancel=cancel, tag_environment=False)
             except ProcessStartError as exc:
                 raise AdapterFailure(f"adapter command: {exc}") from None
         finally:

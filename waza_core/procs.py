@@ -27,14 +27,16 @@ zombie still reserves the group id, so a recycled pid can never be hit.
 caught too, on Linux: waza makes itself a *child subreaper*
 (``prctl(PR_SET_CHILD_SUBREAPER)``), so an orphaned descendant is re-parented to
 waza instead of to init, and every child carries ``WAZA_PROCESS_TAG`` in its
-environment. When the leader exits (or is killed), :func:`_sweep` kills and reaps
-every process re-parented to waza that is in the leader's group or session or
-carries its tag, round after round until none is left (killing one re-parents its
-own children to waza). Where this cannot hold: outside Linux (no subreaper: only the
-group is killed); a descendant that leaves the session *and* clears its environment
-while its parent still lives is only killed by :func:`kill_leftovers` when waza
-exits; a process that changed user, or entered another PID namespace, cannot be
-found. docs/safety.md says the same.
+environment (unless ``run(tag_environment=False)``, for a child whose environment is a
+contract). When the leader exits (or is killed), :func:`_sweep` kills and reaps
+every process re-parented to waza that is in the leader's group or session, carries
+its tag, or still holds one of the pipes waza gave the leader, round after round until
+none is left (killing one re-parents its own children to waza). Where this cannot
+hold: outside Linux (no subreaper: only the group is killed); a descendant that
+leaves the session *and* clears its environment (or, without a tag, closes the pipes)
+while its parent still lives is only killed by :func:`kill_leftovers` when waza exits;
+a process that changed user, or entered another PID namespace, cannot be found.
+docs/safety.md says the same.
 
 No busy polling: one ``selectors`` loop per call, woken by the pipes, by a pidfd
 (Linux) or a waiter thread (elsewhere) on exit, and by :class:`CancelEvent`.
@@ -165,6 +167,7 @@ def run(
     kill_on_overflow: bool = False,
     cancel: threading.Event | None = None,
     stderr_tail: bool = False,
+    tag_environment: bool = True,
 ) -> ProcResult:
     """Run ``argv`` to completion under the rules of this module; see its docstring.
 
@@ -172,14 +175,19 @@ def run(
     is written to stdin; without it stdin is ``/dev/null``. ``timeout`` is in
     seconds (``None`` or ``0``: no limit). ``stderr_tail`` keeps the end of stderr
     rather than its start; ``stderr_truncated`` then means its start was dropped.
+    ``tag_environment=False``: the child's environment is exactly ``env``, without
+    :data:`TAG_VARIABLE` (a contract such as the ``command`` optimizer adapter's); its
+    descendants that left the group are then found by their session and by the
+    supervised pipes they still hold (see :func:`_sweep_for`).
     """
     args = [os.fspath(a) for a in argv]
     if not args:
         raise ValueError("run() needs a non-empty argv")
     enable_subreaper()
-    tag = _new_tag()
+    tag = _new_tag() if tag_environment else ""
     child_env = dict(env if env is not None else os.environ)
-    child_env[TAG_VARIABLE] = tag
+    if tag:
+        child_env[TAG_VARIABLE] = tag
     try:
         proc = subprocess.Popen(
             args,
@@ -277,6 +285,9 @@ class _Supervisor:
         self.group_killed = False
         self.swept = False
         self.tag = ""
+        #: inodes of the pipes to the child: a descendant that still holds one is the child's
+        self.pipe_inodes = frozenset(os.fstat(p.fileno()).st_ino for p in (proc.stdin, proc.stdout, proc.stderr)
+                                     if p is not None)
         self.exited = threading.Event()
         self.exit_time: float | None = None
         self.sel = selectors.DefaultSelector()
@@ -440,7 +451,7 @@ class _Supervisor:
     def _sweep(self) -> None:
         if not self.swept:
             self.swept = True
-            _sweep_for(self.proc.pid, self.tag)
+            _sweep_for(self.proc.pid, self.tag, self.pipe_inodes)
 
     # -- main loop ----------------------------------------------------------------
 
@@ -679,9 +690,31 @@ def _sweep(match) -> int:
         time.sleep(0.002 if pending else 0)
 
 
-def _sweep_for(leader: int, tag: str) -> int:
-    """After ``leader`` exited: what is left of its group, session, or tagged descendants."""
-    return _sweep(lambda pid, info: info[2] == leader or info[3] == leader or _has_tag(pid, tag))
+def _sweep_for(leader: int, tag: str, pipes: frozenset[int] = frozenset()) -> int:
+    """After ``leader`` exited: what is left of its group, session, tagged descendants
+    (``tag``, when the child's environment carries one) and descendants that still hold
+    one of the pipes waza gave the leader (``pipes``, their inodes)."""
+    return _sweep(lambda pid, info: info[2] == leader or info[3] == leader
+                  or (bool(tag) and _has_tag(pid, tag)) or (bool(pipes) and _holds_pipe(pid, pipes)))
+
+
+def _holds_pipe(pid: int, inodes: frozenset[int]) -> bool:
+    """Whether ``pid`` has one of the pipes ``inodes`` open (``/proc/PID/fd`` links read
+    ``pipe:[INODE]``): the supervisor's own mark of a child's descendants, which needs
+    nothing in their environment."""
+    fd_dir = f"/proc/{pid}/fd"
+    try:
+        fds = os.listdir(fd_dir)
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            link = os.readlink(f"{fd_dir}/{fd}")
+        except OSError:
+            continue
+        if link.startswith("pipe:[") and link[6:-1].isdigit() and int(link[6:-1]) in inodes:
+            return True
+    return False
 
 
 def kill_everything() -> None:

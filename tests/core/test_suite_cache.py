@@ -39,7 +39,7 @@ def test_second_load_comes_from_the_cache_and_is_identical(make_suite, registry,
     def boom(*a, **k):
         raise AssertionError("parsed again despite the cache")
 
-    monkeypatch.setattr(suite_mod, "_read_yaml", boom)
+    monkeypatch.setattr(suite_mod, "read_yaml", boom)
     second = load_suite(path, registry)
     assert second == first
     assert second.tasks[0].graders == first.tasks[0].graders
@@ -148,13 +148,13 @@ def parses(monkeypatch):
     import waza_core.suite.load as suite_mod
 
     seen: list[str] = []
-    real = suite_mod._read_yaml
+    real = suite_mod.read_yaml
 
     def counting(file, problems):
         seen.append(file.name)
         return real(file, problems)
 
-    monkeypatch.setattr(suite_mod, "_read_yaml", counting)
+    monkeypatch.setattr(suite_mod, "read_yaml", counting)
     return seen
 
 

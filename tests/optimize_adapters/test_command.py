@@ -61,13 +61,15 @@ def test_environment_is_only_the_base_list_plus_named_variables(tmp_path, monkey
     env = json.loads((tmp_path / "obs" / "probe.json").read_text())["env"]
     assert "WAZA_CANARY" not in env and "WAZA_PASSED" not in env
     assert env["LANG"] == "C.UTF-8" and env["PATH"] == os.environ["PATH"]
-    # Python itself may add LC_CTYPE when it coerces the C locale; waza adds WAZA_PROCESS_TAG
-    # to every child (how it finds what escaped the group, docs/safety.md); nothing else gets in
-    assert set(env) - {"LC_CTYPE", "WAZA_PROCESS_TAG"} <= set(BASE_ENV)
+    # the seed's contract, exactly: the base names that are set and nothing else (no process
+    # tag either; LANG is a UTF-8 locale, so Python does not add LC_CTYPE by locale coercion)
+    assert set(env) == {name for name in BASE_ENV if name in os.environ}
+    assert env == {name: os.environ[name] for name in BASE_ENV if name in os.environ}
 
     call(adapter(args=[script, tmp_path / "obs"], env_names=["WAZA_PASSED"]))
     env = json.loads((tmp_path / "obs" / "probe.json").read_text())["env"]
     assert env["WAZA_PASSED"] == "yes" and "WAZA_CANARY" not in env
+    assert set(env) == {name for name in BASE_ENV if name in os.environ} | {"WAZA_PASSED"}
 
 
 def test_runs_in_a_fresh_empty_temporary_folder_that_is_removed(tmp_path, monkeypatch):
@@ -293,3 +295,24 @@ def test_adapter_that_exits_early_without_reading_stdin_is_fine(tmp_path):
 def test_signal_names_for_unknown_numbers():
     assert command_mod._signal_name(-signal.SIGKILL) == "SIGKILL"
     assert command_mod._signal_name(-200) == "signal 200"
+
+
+def test_an_adapter_descendant_that_left_the_session_is_killed_without_an_environment_tag(tmp_path):
+    """No process tag in the adapter's environment: a grandchild in a new session is found
+    by the pipe it still holds, and killed when the adapter ends."""
+    pid_file = tmp_path / "escapee.pid"
+    script = adapter_script(tmp_path, f'''
+import subprocess
+def reply(req):
+    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True,
+                         stderr=subprocess.DEVNULL)
+    open({str(pid_file)!r}, "w").write(str(p.pid))
+    return describe_ok()
+''')
+    call(adapter(args=[script, tmp_path]))
+    pid = int(pid_file.read_text())
+    try:
+        assert wait_for(lambda: not alive(pid), 10), "the escaped grandchild outlived the adapter"
+    finally:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)

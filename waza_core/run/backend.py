@@ -36,6 +36,7 @@ from waza_core.errors import WazaError
 from waza_core.results.model import RunResult
 from waza_core.run.plan import RunUnit
 from waza_core.run.prepared import PreparedSuite, SuiteRecipe
+from waza_core.suite.project_config import BACKENDS
 
 
 @attrs.frozen
@@ -101,10 +102,6 @@ def make_backend(name: str, job: BackendJob) -> Backend:
 
         return RayBackend(job)
     raise WazaError(f"unknown backend {name!r}; known: {', '.join(BACKENDS)}")
-
-
-#: the names ``--backend`` takes
-BACKENDS = ("local", "ray")
 
 
 def check_backend(name: str) -> None:

@@ -31,66 +31,11 @@ from typing import Any
 from waza_core.errors import SuiteError
 from waza_core.model import CheckpointSpec, FileInput, GraderSpec, Suite, SuiteConfig, TaskSpec
 from waza_core.paths import display_path
-from waza_core.suite import globs, versions, yamlio
+from waza_core.suite import globs, script_paths, versions, yamlio
 from waza_core.suite import mocks as mock_checks
 from waza_core.suite import schema as schemas
 from waza_core.suite.cache import SuiteCache, stat_key
-
-
-class _Problems:
-    """Errors and warnings, each one ``file:line:col: message`` line."""
-
-    def __init__(self) -> None:
-        self.items: list[str] = []
-        self.warnings: list[str] = []
-
-    def _where(self, file: Path, text: str | None, path, key, pos) -> str:
-        if pos is None and text is None and (path or key):
-            try:
-                text = yamlio.read_text(file)
-            except (OSError, UnicodeDecodeError):
-                text = None
-        if pos is None and text is not None:
-            pos = yamlio.locate(text, path, key)
-        return display_path(file) + (f":{pos[0]}:{pos[1]}" if pos else "")
-
-    def add(self, file: Path, message: str, text: str | None = None, path=(), key=None,
-            pos: tuple[int, int] | None = None) -> None:
-        self.items.append(f"{self._where(file, text, path, key, pos)}: {message}")
-
-    def warn(self, file: Path, message: str, text: str | None = None, path=(), key=None,
-             pos: tuple[int, int] | None = None) -> None:
-        self.warnings.append(f"{self._where(file, text, path, key, pos)}: warning: {message}")
-
-    def count(self) -> int:
-        return len(self.items) + len(self.warnings)
-
-
-def _read_yaml(file: Path, problems: _Problems) -> tuple[Any, str | None]:
-    try:
-        text = yamlio.read_text(file)
-    except FileNotFoundError:
-        problems.add(file, "file not found")
-        return None, None
-    except IsADirectoryError:
-        problems.add(file, "is a folder, not a YAML file")
-        return None, None
-    except UnicodeDecodeError as exc:
-        problems.add(file, f"not UTF-8 text ({exc.reason} at byte {exc.start})")
-        return None, None
-    except OSError as exc:
-        problems.add(file, f"cannot read: {exc.strerror}")
-        return None, None
-    try:
-        data = yamlio.parse(text)
-    except yamlio.YamlProblem as exc:
-        pos = (exc.line, exc.col) if exc.line else None
-        problems.add(file, exc.message, pos=pos)
-        return None, None
-    if not isinstance(data, dict):
-        problems.add(file, f"expected a mapping at the top level, got {schemas._kind_of(data)}", pos=(1, 1))
-        return None, None
-    return data, text
+from waza_core.suite.problems import Problems, read_yaml
 
 
 def _lenient_unknown(kind: str, path: tuple, legacy: bool) -> bool:
@@ -113,7 +58,7 @@ def _base_config_keys() -> frozenset:
     return frozenset(schemas.load("eval")["properties"]["config"]["properties"])
 
 
-def _check_schema(kind: str, data: dict, text: str, file: Path, registry, problems: _Problems,
+def _check_schema(kind: str, data: dict, text: str, file: Path, registry, problems: Problems,
                   legacy: bool = False) -> bool:
     errors = schemas.iter_errors(kind, registry, data)
     seen = set()
@@ -173,7 +118,7 @@ def _value_at(data: Any, path: tuple) -> Any:
 
 
 def _check_graders(entries: Any, base_path: tuple, text: str, file: Path, registry,
-                   problems: _Problems, task: bool = False) -> None:
+                   problems: Problems, task: bool = False) -> None:
     """Run each grader's own config schema and load-time checks.
 
     Entries the document schema already rejected are skipped (their problem is reported),
@@ -206,7 +151,7 @@ def _check_graders(entries: Any, base_path: tuple, text: str, file: Path, regist
 
 
 def _check_grader_config(cls, name: str, config: dict, config_path: tuple, text: str, file: Path,
-                         problems: _Problems, entry_path: tuple | None = None) -> None:
+                         problems: Problems, entry_path: tuple | None = None) -> None:
     """A grader's config against its own schema, then its own load-time check. ``entry_path``:
     the entry, when its ``assertions`` list came from the entry rather than from config."""
     schema_errors = schemas.config_errors(cls, config)
@@ -268,7 +213,7 @@ def _grader_specs(entries: list, file: Path, base: str = "graders", shown: str |
     return specs
 
 
-def _expand_refs(file: Path, entries: list, registry, problems: _Problems) -> list:
+def _expand_refs(file: Path, entries: list, registry, problems: Problems) -> list:
     """Replace each ``ref`` entry of eval.yaml by the grader it names (waza_core/suite/refs.py).
 
     Resolved graders get the same checks as written ones; every problem is reported at the
@@ -318,7 +263,7 @@ def _expand_refs(file: Path, entries: list, registry, problems: _Problems) -> li
     return out
 
 
-def _load_checked(file: Path, kind: str, registry, problems: _Problems, cache, name: str | None = None
+def _load_checked(file: Path, kind: str, registry, problems: Problems, cache, name: str | None = None
                   ) -> dict | None:
     """Read, parse and check one document, through the cache; None when it has errors.
     ``name``: ``str(file)``, when the caller has it."""
@@ -333,7 +278,7 @@ def _load_checked(file: Path, kind: str, registry, problems: _Problems, cache, n
             return data
     cache.last_blob = None
     before, before_all = len(problems.items), problems.count()
-    data, text = _read_yaml(file, problems)
+    data, text = read_yaml(file, problems)
     if data is None:
         return None
     free_form = (("inputs", "context"),) if kind == "task" else (("inputs",),)
@@ -366,7 +311,7 @@ def _scalar(data: dict, key: str, text: str) -> str | None:
     return yamlio.scalar_text(text, (key,)) or versions.as_text(value)
 
 
-def eval_version(file: Path, data: dict, text: str, problems: _Problems) -> versions.EvalVersion | None:
+def eval_version(file: Path, data: dict, text: str, problems: Problems) -> versions.EvalVersion | None:
     """The version ``data`` is read as; None (with a problem) when it cannot be read."""
     if isinstance(data.get("schemaVersion"), (dict, list)) or isinstance(data.get("scenario"), (dict, list)):
         return None  # the schema reports the type
@@ -378,7 +323,7 @@ def eval_version(file: Path, data: dict, text: str, problems: _Problems) -> vers
         return None
 
 
-def _check_eval(file: Path, data: dict, text: str, registry, problems: _Problems) -> None:
+def _check_eval(file: Path, data: dict, text: str, registry, problems: Problems) -> None:
     version = eval_version(file, data, text, problems)
     if version is None and not isinstance(data.get("schemaVersion"), (dict, list)):
         return  # another major or a malformed version: its keys mean something else
@@ -395,7 +340,7 @@ def _check_eval(file: Path, data: dict, text: str, registry, problems: _Problems
     _check_eval_rules(file, data, text, version, problems)
 
 
-def _check_eval_rules(file: Path, data: dict, text: str, version: versions.EvalVersion, problems: _Problems) -> None:
+def _check_eval_rules(file: Path, data: dict, text: str, version: versions.EvalVersion, problems: Problems) -> None:
     """The rules of waza (Go) ``EvalSpec.Validate`` that a schema cannot say."""
     cfg = data.get("config") if isinstance(data.get("config"), dict) else {}
     if version.scenario:
@@ -427,7 +372,7 @@ def _check_eval_rules(file: Path, data: dict, text: str, version: versions.EvalV
                      text, (), "tasks" if "tasks" in data else None)
 
 
-def _check_hooks(file: Path, hooks: Any, text: str, problems: _Problems) -> None:
+def _check_hooks(file: Path, hooks: Any, text: str, problems: Problems) -> None:
     if not isinstance(hooks, dict):
         return
     for point, entries in hooks.items():
@@ -436,7 +381,7 @@ def _check_hooks(file: Path, hooks: Any, text: str, problems: _Problems) -> None
                 problems.add(file, f"hooks.{point}[{i}]: empty command", text, ("hooks", point, i, "command"))
 
 
-def _check_adversarial(file: Path, adversarial: Any, text: str, problems: _Problems) -> None:
+def _check_adversarial(file: Path, adversarial: Any, text: str, problems: Problems) -> None:
     if not isinstance(adversarial, dict) or not isinstance(adversarial.get("packs"), list):
         return
     seen: set[str] = set()
@@ -463,7 +408,7 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
 
     project_config.load()  # a .waza.yaml that is a folder or unreadable is exit 2 for every command
     file = Path(path).absolute()
-    problems = _Problems()
+    problems = Problems()
     if file.is_dir():
         file = file / "eval.yaml"
     cache = SuiteCache(file, registry)
@@ -471,10 +416,10 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
     eval_ok = data is not None
     if data is None:
         # keep going with whatever parsed, so task problems are reported in the same pass
-        raw, _ = _read_yaml(file, _Problems())
+        raw, _ = read_yaml(file, Problems())
         data = raw if isinstance(raw, dict) else {}
     text = _text_of(file)
-    version = eval_version(file, data, text, _Problems())
+    version = eval_version(file, data, text, Problems())
     entries = data.get("graders") or []
     if eval_ok and any(isinstance(e, dict) and "ref" in e for e in entries):
         entries = _expand_refs(file, entries, registry, problems)
@@ -497,6 +442,8 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
     _check_unique_ids(tasks, problems)
     _check_grader_names(graders, tasks, file, problems)
     mock_checks.check_suite(data, file, tasks, problems)
+    if eval_ok:
+        _check_scripts(file, graders, tasks, data.get("hooks"), problems)
     cache.save()
     warnings = sorted(problems.warnings, key=_position_key)
     if strict and warnings:
@@ -552,9 +499,9 @@ def _position_key(line: str) -> tuple:
 
 
 class _Reporter:
-    """Adapts :class:`_Problems` to the ``report`` callback of :mod:`tasks_from`."""
+    """Adapts :class:`Problems` to the ``report`` callback of :mod:`tasks_from`."""
 
-    def __init__(self, problems: _Problems) -> None:
+    def __init__(self, problems: Problems) -> None:
         self.problems = problems
 
     def __call__(self, file: Path, message: str, where=None, warning: bool = False) -> None:
@@ -590,7 +537,7 @@ def _resolve_dirs(base: Path, dirs: list[str]) -> list[str]:
     return [d if d == "none" or os.path.isabs(d) else str((base / d).resolve()) for d in dirs]
 
 
-def _expand_globs(file: Path, text: str | None, patterns: list[str], problems: _Problems
+def _expand_globs(file: Path, text: str | None, patterns: list[str], problems: Problems
                   ) -> tuple[list[Path], list[str]]:
     """Task files of the globs, and their strings. A glob that matches nothing is a
     warning when another matches, and the suite an error when none does (waza Go fails
@@ -674,7 +621,7 @@ class _LinkEscapes:
 
 # -- task files -------------------------------------------------------------------------------------
 
-def _check_task(file: Path, data: dict, text: str, registry, problems: _Problems) -> None:
+def _check_task(file: Path, data: dict, text: str, registry, problems: Problems) -> None:
     """Task rules beyond the schema: responder vs follow-ups, checkpoints."""
     inputs = data.get("inputs") if isinstance(data.get("inputs"), dict) else {}
     if "responder" in inputs and "follow_up_prompts" in inputs:
@@ -703,7 +650,7 @@ def _check_task(file: Path, data: dict, text: str, registry, problems: _Problems
                           ("checkpoints", i, "after_turn"))
 
 
-def _load_tasks(paths: list[Path], texts: list[str], registry, problems: _Problems, cache) -> list[TaskSpec]:
+def _load_tasks(paths: list[Path], texts: list[str], registry, problems: Problems, cache) -> list[TaskSpec]:
     """The task files' specs, in order.
 
     The cyclic collector is paused while every file comes from the suite cache: a warm
@@ -731,7 +678,7 @@ def _load_tasks(paths: list[Path], texts: list[str], registry, problems: _Proble
     return tasks
 
 
-def _load_task(file: Path, registry, problems: _Problems, cache, name: str | None = None,
+def _load_task(file: Path, registry, problems: Problems, cache, name: str | None = None,
                cwd: str | None = None, shared: dict[str, str] | None = None) -> TaskSpec | None:
     """One task file as a TaskSpec (None when it has problems). ``name``: ``str(file)``,
     ``cwd``: the working folder, ``shared``: see :func:`_grader_specs`, when the caller
@@ -781,7 +728,7 @@ def _load_task(file: Path, registry, problems: _Problems, cache, name: str | Non
     )
 
 
-def _read_prompt_file(file: Path, text: str, rel: str, problems: _Problems) -> str | None:
+def _read_prompt_file(file: Path, text: str, rel: str, problems: Problems) -> str | None:
     if os.path.isabs(rel) or ".." in Path(rel).parts:
         problems.add(file, f"inputs.prompt_file {rel!r} must be a relative path inside the task's folder",
                      text, ("inputs", "prompt_file"))
@@ -817,7 +764,7 @@ RESERVED_GRADER_NAMES = {"_output_contains", "_output_not_contains", "_output_co
 
 
 def _check_grader_names(global_graders: list[GraderSpec], tasks: list[TaskSpec], eval_file: Path,
-                        problems: _Problems) -> None:
+                        problems: Problems) -> None:
     """Results are keyed by grader name. A task grader that reuses a global grader's
     name replaces that grader's result in the task's runs, as in waza (Go): a warning."""
     global_names = {g.name for g in global_graders}
@@ -842,7 +789,44 @@ def _check_grader_names(global_graders: list[GraderSpec], tasks: list[TaskSpec],
                               "rename one to keep both", None, ("graders", i, "name"))
 
 
-def _check_unique_ids(tasks: list[TaskSpec], problems: _Problems) -> None:
+def _check_scripts(eval_file: Path, global_graders: list[GraderSpec], tasks: list[TaskSpec], hooks: Any,
+                   problems: Problems) -> None:
+    """Program grader and hook scripts exist (:mod:`waza_core.suite.script_paths`)."""
+    suite_dir = eval_file.parent
+    seen: dict[tuple, str | None] = {}
+
+    def check(argv: list[str], base: str | None = None) -> str | None:
+        argv = [script_paths.expand(a, str(suite_dir)) for a in argv]
+        base = script_paths.expand(base, str(suite_dir)) if base else None
+        key = (tuple(argv[:3]), base)
+        if key not in seen:
+            seen[key] = script_paths.problem(argv, suite_dir, base)
+        return seen[key]
+
+    def graders(file: Path, specs, prefix: tuple) -> None:
+        for i, g in enumerate(x for x in specs if x.type != "_expected"):
+            if g.type != "program" or not isinstance(g.config.get("command"), str):
+                continue
+            message = check([g.config["command"], *g.config.get("args", ())])
+            if message:
+                problems.add(file, f"program grader {g.name!r}: {message}", None, (*prefix, i, "config"))
+
+    graders(eval_file, global_graders, ("graders",))
+    for t in tasks:
+        if any(g.type == "program" for g in t.graders) or t.checkpoints:
+            graders(t.file, t.graders, ("graders",))
+            for ci, cp in enumerate(t.checkpoints):
+                graders(t.file, cp.graders, ("checkpoints", ci, "graders"))
+    for point, entries in (hooks.items() if isinstance(hooks, dict) else ()):
+        for i, h in enumerate(entries if isinstance(entries, list) else ()):
+            if isinstance(h, dict) and isinstance(h.get("command"), str):
+                wd = h.get("working_directory")
+                message = check(h["command"].split(), wd if isinstance(wd, str) and wd else None)
+                if message:
+                    problems.add(eval_file, f"hooks.{point}[{i}]: {message}", None, ("hooks", point, i, "command"))
+
+
+def _check_unique_ids(tasks: list[TaskSpec], problems: Problems) -> None:
     first: dict[str, TaskSpec] = {}
     for t in tasks:
         if t.id in first:
@@ -861,7 +845,7 @@ def _task_where(task: TaskSpec, full: bool = False):
     return (("id",), (line, 1) if line else None)
 
 
-def _load_trigger_tests(eval_file: Path, problems: _Problems) -> dict | None:
+def _load_trigger_tests(eval_file: Path, problems: Problems) -> dict | None:
     from waza_core.suite import trigger_tests
 
     return trigger_tests.load(eval_file.parent, problems)

@@ -35,6 +35,7 @@ from waza_core.errors import WazaError
 from waza_core.paths import display_path
 from waza_core.safe_write import write_file
 from waza_core.suite import globs, migrate_graders, versions, yamlio
+from waza_core.suite.problems import Problems
 
 EVAL_NAMES = ("eval.yaml", "eval.yml")
 EVAL_KEYS = {"name", "skill", "scenario", "tasks", "tasks_from", "config", "graders", "metrics", "schemaVersion"}
@@ -165,9 +166,9 @@ def _top_level_value_span(text: str, key: str) -> tuple[int, int] | None:
 
 
 def _plan_eval(file: Path, text: str, data: dict) -> Migration:
-    from waza_core.suite.load import _Problems, eval_version
+    from waza_core.suite.load import eval_version
 
-    problems = _Problems()
+    problems = Problems()
     version = eval_version(file, data, text, problems)
     if version is None:
         raise WazaError(problems.items[0] if problems.items else f"{display_path(file)}: unreadable schemaVersion")

@@ -20,6 +20,9 @@ from waza_core.errors import WazaError
 
 FILE_NAME = ".waza.yaml"
 MAX_PARENTS = 10
+#: the names ``--backend`` and ``defaults.backend`` take (``waza_core.run.backend`` makes them);
+#: here, at the bottom, so that the settings can be checked without importing the run layer
+BACKENDS = ("local", "ray")
 
 
 def find(start: str | os.PathLike[str] | None = None) -> Path | None:
@@ -126,8 +129,6 @@ def run_default(key: str, start: str | os.PathLike[str] | None = None) -> Any:
         what = "number" if isinstance(want, tuple) else want.__name__
         raise WazaError(f"{path}: defaults.{key} must be a {what}, got {value!r}")
     if key == "backend" and value is not None:
-        from waza_core.run.backend import BACKENDS
-
         if value not in BACKENDS:
             raise WazaError(f"{path}: defaults.backend must be one of {', '.join(BACKENDS)}, got {value!r}")
     return value

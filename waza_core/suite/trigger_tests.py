@@ -28,7 +28,7 @@ def load(eval_dir: Path, problems) -> dict | None:
 
     from waza_core.paths import PathEscape, display_path, resolve_inside
     from waza_core.suite import schema as schemas
-    from waza_core.suite.load import _read_yaml
+    from waza_core.suite.problems import read_yaml
 
     file = eval_dir / FILE_NAME
     if not os.path.lexists(file):
@@ -39,7 +39,7 @@ def load(eval_dir: Path, problems) -> dict | None:
         problems.add(file, f"{exc}; keep {FILE_NAME} inside {display_path(eval_dir)}")
         return None
     before = len(problems.items)
-    data, text = _read_yaml(file, problems)
+    data, text = read_yaml(file, problems)
     if data is None:
         return None
     for err in schemas.plain_validator("trigger-tests").iter_errors(data):
