@@ -22,6 +22,7 @@ import json
 import os
 import shlex
 import stat
+from pathlib import Path
 from typing import Any
 
 from waza_core import Grader, GraderError, GraderResult, GradingContext, hookimpl
@@ -65,7 +66,10 @@ class ProgramGrader(Grader):
         super().__init__(spec, suite)
         from waza_core import program_timeout  # import-light plugin module: only when used
         cfg = spec.config
-        self.argv = (cfg["command"], *cfg.get("args", ()))
+        # {suite_dir}: the folder of eval.yaml, for scripts kept beside the suite
+        suite_dir = str(Path(suite.file).parent.absolute()) if suite is not None else None
+        self.argv = tuple(a.replace("{suite_dir}", suite_dir) if suite_dir else a
+                          for a in (cfg["command"], *cfg.get("args", ())))
         timeout = cfg.get("timeout") or program_timeout() or DEFAULT_TIMEOUT
         self.timeout = float(timeout)
         self.time_limit = self.timeout + 30.0  # a backstop: the timeout above kills the program first

@@ -11,6 +11,8 @@ stays under GitHub's comment size limit (65,536 characters).
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Iterator
 from typing import IO, Any
 
 from waza_core import Reporter, ResultsView, escape_markdown, hookimpl
@@ -72,17 +74,19 @@ class MarkdownReporter(Reporter):
         if header.get("incomplete"):
             about.append("**incomplete run**")
         out += ["", " · ".join(about), ""]
-        tasks = sorted(results.tasks(), key=lambda t: (ORDER.get(t.get("status"), 2), t.get("test_id", "")))
-        if not tasks:
+        counted = _Counted(results.tasks())
+        # the first max_rows in sorted order, kept as the tasks stream by (nsmallest is
+        # sorted()[:n], stable): a file of 500,000 runs is never held whole
+        shown = heapq.nsmallest(max_rows, counted, key=lambda t: (ORDER.get(t.get("status"), 2), t.get("test_id", "")))
+        if not shown:
             return out + ["_No tasks._"]
         out += ["| Status | Task | Score | Pass rate | Flaky | Failing graders |",
                 "|---|---|---:|---:|:---:|---|"]
-        for task in tasks[:max_rows]:
+        for task in shown:
             out.append(self._row(task, max_feedback))
-        if len(tasks) > max_rows:
-            rest = tasks[max_rows:]
-            problems = sum(1 for t in rest if t.get("status") in ("failed", "error"))
-            out += ["", f"_… and {len(rest)} more task(s) ({problems} failed or errored) not shown._"]
+        if counted.total > len(shown):
+            problems = counted.problems - sum(1 for t in shown if t.get("status") in ("failed", "error"))
+            out += ["", f"_… and {counted.total - len(shown)} more task(s) ({problems} failed or errored) not shown._"]
         return out
 
     def _row(self, task: dict, max_feedback: int) -> str:
@@ -100,6 +104,20 @@ class MarkdownReporter(Reporter):
         return (f"| {MARK.get(task.get('status'), escape(task.get('status'), 20))} | {label} | "
                 f"{_num(ResultsView.task_score(task))} | {rate} | {flaky} | "
                 f"{escape(chr(10).join(_feedback(task)), max_feedback)} |")
+
+
+class _Counted:
+    """The tasks, passed through, counting them and the failed or errored ones."""
+
+    def __init__(self, tasks: Iterator[dict]) -> None:
+        self.tasks = tasks
+        self.total = self.problems = 0
+
+    def __iter__(self) -> Iterator[dict]:
+        for task in self.tasks:
+            self.total += 1
+            self.problems += task.get("status") in ("failed", "error")
+            yield task
 
 
 def _feedback(task: dict) -> list[str]:

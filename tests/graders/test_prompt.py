@@ -14,8 +14,8 @@ import pytest
 
 from waza_core.errors import GraderError, SuiteError, WazaError
 from waza_core.grading.base import GraderSetup, GradingContext
+from waza_core.grading.build import executor_factory
 from waza_core.model import GraderSpec, RunEvidence
-from waza_core.run.prepared import executor_factory
 
 from .conftest import TOY_CLI, judge_cmd, only_run
 
@@ -563,7 +563,7 @@ def test_timeout_config_wins_over_the_environment(monkeypatch):
 
 
 def test_waza_grade_starts_the_judge(suite_dir, registry):
-    from waza_core.grading.regrade import regrade
+    from waza_core.run.regrade import regrade
 
     cli_suite(suite_dir, [prompt_grader({"prompt": WORDS, "judge": judge()})], prompt="say hello world")
     outcome = suite_dir.run()

@@ -242,7 +242,7 @@ graders:
     config: {{command: {PY}, args: ["-S", "graders/needs_flag.py"], timeout: 0.5}}
   - type: program
     name: missing
-    config: {{command: ./no-such-grader}}
+    config: {{command: no-such-grader-on-path}}  # a missing ./script is a load error now
 tasks: ["tasks/good.yaml"]
 """)
     assert waza_in(suite, "run", "broken.yaml", "--skip-graders", "-o", "r.json", "-q").returncode == 0

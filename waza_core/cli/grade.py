@@ -42,10 +42,10 @@ def grade(
 
     from waza_core.cli.common import fail, setup_console, stdout_lost_exit
     from waza_core.errors import WazaError
-    from waza_core.grading.regrade import regrade
     from waza_core.plugins import get_registry
     from waza_core.results.codec import encode_results, read_results
     from waza_core.results.io import check_writable_target, write_atomic
+    from waza_core.run.regrade import regrade
     from waza_core.suite.load import load_suite
 
     con = setup_console(color, quiet, verbose)

@@ -21,6 +21,7 @@ from waza_core.results import reading
 from waza_core.results import significance as paired
 from waza_core.results.load import read_results
 from waza_core.results.markdown_text import escape_markdown, terminal_text
+from waza_core.results.stream import StreamedResults, open_stream
 
 BUCKETS = ("0", "1", "2", "3+")
 ALPHA = 0.05  # the level of compare's significance verdict (first file against the last)
@@ -31,47 +32,95 @@ def _delta(values: list[float | int | None]) -> float | int | None:
     return None if first is None or last is None else last - first
 
 
-def build_report(files: list[str], docs: list[dict[str, Any]]) -> dict[str, Any]:
+def build_report(files: list[str], docs: list[Any]) -> dict[str, Any]:
+    """The report of ``docs`` (full documents, or streamed ones: ``tasks`` may be any
+    iterable). Each document's tasks are read once and each task is kept only as its row
+    of figures (:func:`_task_figures`), so the memory of a compare of two files of 500,000
+    runs is their bytes and one row per task, not the documents."""
+    summaries = [_summary_of(d) for d in docs]
     report: dict[str, Any] = {
         "files": files,
-        "models": [d["config"].get("model_id") or "" for d in docs],
-        "aggregate_scores": [float(d["summary"]["aggregate_score"]) for d in docs],
-        "success_rates": [float(d["summary"]["success_rate"]) for d in docs],
+        "models": [_config_of(d).get("model_id") or "" for d in docs],
+        "aggregate_scores": [float(s["aggregate_score"]) for s in summaries],
+        "success_rates": [float(s["success_rate"]) for s in summaries],
     }
     report["aggregate_score_delta"] = report["aggregate_scores"][-1] - report["aggregate_scores"][0]
     report["success_rate_delta"] = report["success_rates"][-1] - report["success_rates"][0]
     order: dict[str, str] = {}
+    indexes: list[dict[str, tuple]] = []
+    counts: list[dict[str, tuple[int, int]]] = []  # what the significance test reads of each task
+    tools: list[dict[str, Any]] = []
+    tokens: list[int | None] = []
     for d in docs:
-        for t in d["tasks"]:
+        index: dict[str, tuple] = {}
+        passed_graded: dict[str, tuple[int, int]] = {}
+        metrics = _ToolMetrics()
+        total_tokens: int | None = None
+        for t in _tasks_of(d):
             order.setdefault(t["test_id"], t["display_name"])
-    indexes = [{t["test_id"]: t for t in d["tasks"]} for d in docs]
+            figures = _task_figures(t)
+            index.setdefault(t["test_id"], figures)
+            metrics.add(t)
+            passed_graded.update(paired.task_counts({"tasks": [t]}))
+            if figures[3] is not None:
+                total_tokens = (total_tokens or 0) + figures[3]
+        indexes.append(index)
+        counts.append(passed_graded)
+        tools.append(metrics.result())
+        tokens.append(total_tokens)
     deltas = []
     for tid, name in order.items():
         found = [ix.get(tid) for ix in indexes]
-        scores = [reading.task_score(t) if t else None for t in found]
-        rates = [reading.task_pass_rate(t) if t else None for t in found]
         # waza counts a task without stats as 0.0; a task missing from a file is null here
-        scores = [s if s is not None or t is None else 0.0 for s, t in zip(scores, found, strict=True)]
-        rates = [r if r is not None or t is None else 0.0 for r, t in zip(rates, found, strict=True)]
-        tokens = [reading.tokens_of(t["runs"]) if t else None for t in found]
-        durations = [_avg_duration(t) if t else None for t in found]
+        scores = [None if f is None else 0.0 if f[0] is None else f[0] for f in found]
+        rates = [None if f is None else 0.0 if f[1] is None else f[1] for f in found]
+        task_tokens = [f[3] if f else None for f in found]
+        durations = [f[4] if f else None for f in found]
         deltas.append({
             "task_id": tid, "display_name": name, "scores": scores, "pass_rates": rates,
-            "statuses": [t["status"] if t else "n/a" for t in found],
+            "statuses": [f[2] if f else "n/a" for f in found],
             "score_delta": _delta(scores), "pass_rate_delta": _delta(rates),
-            "tokens": tokens, "token_delta": _delta(tokens),
+            "tokens": task_tokens, "token_delta": _delta(task_tokens),
             "durations_ms": durations, "duration_delta_ms": _delta(durations),
         })
     report["task_deltas"] = deltas
-    report["total_tests"] = [int(d["summary"]["total_tests"]) for d in docs]
-    report["durations_ms"] = [int(d["summary"]["duration_ms"]) for d in docs]
+    report["total_tests"] = [int(s["total_tests"]) for s in summaries]
+    report["durations_ms"] = [int(s["duration_ms"]) for s in summaries]
     report["duration_delta_ms"] = report["durations_ms"][-1] - report["durations_ms"][0]
-    report["tool_metrics"] = [tool_metrics(d) for d in docs]
-    report["tokens"] = [reading.tokens_of([r for t in d["tasks"] for r in t["runs"]]) for d in docs]
+    report["tool_metrics"] = tools
+    report["tokens"] = tokens
     report["token_delta"] = _delta(report["tokens"])
     # beyond waza: is the change from the first file to the last more than noise? (tasks paired)
-    report["significance"] = paired.compare(docs[0], docs[-1], ALPHA)
+    report["significance"] = paired.compare(_counted(counts[0]), _counted(counts[-1]), ALPHA)
     return report
+
+
+_PASSED, _FAILED = {"status": "passed"}, {"status": "failed"}
+
+
+def _counted(counts: dict[str, tuple[int, int]]) -> dict[str, Any]:
+    """A document of only what :func:`~waza_core.results.significance.task_counts` reads:
+    each task's passed and graded runs (shared run objects: a few bytes a run)."""
+    return {"tasks": [{"test_id": tid, "runs": [_PASSED] * passed + [_FAILED] * (graded - passed)}
+                      for tid, (passed, graded) in counts.items()]}
+
+
+def _summary_of(doc: Any) -> dict[str, Any]:
+    return doc.header["summary"] if isinstance(doc, StreamedResults) else doc["summary"]
+
+
+def _config_of(doc: Any) -> dict[str, Any]:
+    return doc.header["config"] if isinstance(doc, StreamedResults) else doc["config"]
+
+
+def _tasks_of(doc: Any) -> Any:
+    return doc.tasks() if isinstance(doc, StreamedResults) else doc["tasks"]
+
+
+def _task_figures(task: dict[str, Any]) -> tuple:
+    """(score, pass rate, status, tokens, average duration) of one task: what compare keeps of it."""
+    return (reading.task_score(task), reading.task_pass_rate(task), task["status"],
+            reading.tokens_of(task["runs"]), _avg_duration(task))
 
 
 def _avg_duration(task: dict[str, Any]) -> int | None:
@@ -83,33 +132,47 @@ def _avg_duration(task: dict[str, Any]) -> int | None:
     return int(sum(r["duration_ms"] for r in runs) / len(runs)) if runs else None
 
 
-def tool_metrics(doc: dict[str, Any]) -> dict[str, Any]:
-    """waza's TOOL USE figures of one file (``tool_events``, results 1.1+)."""
-    hist = dict.fromkeys(BUCKETS, 0)
-    total = successful = with_tools = grader_tasks = grader_passes = 0
-    for task in doc["tasks"]:
+class _ToolMetrics:
+    """waza's TOOL USE figures of one file (``tool_events``, results 1.1+), task by task."""
+
+    def __init__(self) -> None:
+        self.hist = dict.fromkeys(BUCKETS, 0)
+        self.total = self.successful = self.with_tools = self.grader_tasks = self.grader_passes = self.tasks = 0
+
+    def add(self, task: dict[str, Any]) -> None:
+        self.tasks += 1
         calls = 0
         for run in task["runs"]:
             events = run.get("tool_events")
             if isinstance(events, list):
                 calls += len(events)
-                successful += sum(1 for e in events if isinstance(e, dict) and e.get("success") is True)
-        hist[BUCKETS[min(calls, 3)]] += 1
-        with_tools += calls > 0
-        total += calls
+                self.successful += sum(1 for e in events if isinstance(e, dict) and e.get("success") is True)
+        self.hist[BUCKETS[min(calls, 3)]] += 1
+        self.with_tools += calls > 0
+        self.total += calls
         verdicts = [v.get("passed") is True for run in task["runs"] for v in run["validations"].values()
                     if v.get("type") == "tool_calls"]
         if verdicts:
-            grader_tasks += 1
-            grader_passes += all(verdicts)
-    n = len(doc["tasks"])
-    return {
-        "total_calls": total, "tasks_with_tools": with_tools,
-        "avg_calls_per_task": total / n if n else 0.0,
-        "success_rate": successful / total if total else 0.0,
-        "selection_accuracy": grader_passes / grader_tasks if grader_tasks else 0.0,
-        "call_count_histogram": hist,
-    }
+            self.grader_tasks += 1
+            self.grader_passes += all(verdicts)
+
+    def result(self) -> dict[str, Any]:
+        n, total = self.tasks, self.total
+        return {
+            "total_calls": total, "tasks_with_tools": self.with_tools,
+            "avg_calls_per_task": total / n if n else 0.0,
+            "success_rate": self.successful / total if total else 0.0,
+            "selection_accuracy": self.grader_passes / self.grader_tasks if self.grader_tasks else 0.0,
+            "call_count_histogram": self.hist,
+        }
+
+
+def tool_metrics(doc: dict[str, Any]) -> dict[str, Any]:
+    """waza's TOOL USE figures of one file (``tool_events``, results 1.1+)."""
+    metrics = _ToolMetrics()
+    for task in _tasks_of(doc):
+        metrics.add(task)
+    return metrics.result()
 
 
 def has_tool_data(report: dict[str, Any]) -> bool:
@@ -215,5 +278,12 @@ def render_markdown(r: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def load_all(paths: list[str]) -> list[dict[str, Any]]:
-    return [read_results(p) for p in paths]
+def load_all(paths: list[str]) -> list[Any]:
+    """Each file streamed (:mod:`waza_core.results.stream`: bounded memory), or read whole
+    when only the full, tolerant reading takes it; an optimizer report is refused as
+    :func:`~waza_core.results.reading.read_results` refuses it."""
+    docs: list[Any] = []
+    for path in paths:
+        streamed = open_stream(path)
+        docs.append(streamed if streamed is not None else read_results(path))
+    return docs

@@ -17,6 +17,7 @@ from waza_core.results.io import parse_json_document, read_bytes
 from waza_core.results.outline import outline
 from waza_core.results.reading import OPTIMIZER_REPORT_KIND, decode, normalize
 from waza_core.results.reporting import ResultsView
+from waza_core.results.stream import stream
 
 
 def document_from_bytes(data: bytes, path: str | Path) -> dict[str, Any]:
@@ -30,16 +31,18 @@ def document_from_bytes(data: bytes, path: str | Path) -> dict[str, Any]:
 def open_results(path: str | Path) -> ResultsView:
     """``path`` (a results file or an optimizer report) as a :class:`ResultsView` for reporters.
 
-    The view keeps the file's bytes and its light :func:`~waza_core.results.outline.outline`
-    when the file allows one; the full document is read only if a reporter asks for it
-    (the HTML reporter does not), so ``waza report BIG.json --html`` never decodes the
-    outputs and transcripts it only copies.
+    The view keeps the file's bytes and reads them one task at a time
+    (:mod:`waza_core.results.stream`: a markdown or JUnit report of 500,000 runs in bounded
+    memory); the light :func:`~waza_core.results.outline.outline` is made only if a
+    reporter asks for it (the HTML reporter), and the full document only if a reporter
+    asks for that (the JSON reporter), so ``waza report BIG.json --html`` never decodes
+    the outputs and transcripts it only copies.
     """
     data = read_bytes(path)
-    light = outline(data, str(path))
-    if light is None:
+    streamed = stream(data, str(path))
+    if streamed is None:
         return ResultsView(document_from_bytes(data, path))
-    return ResultsView(source=data, outline=light, load=lambda: document_from_bytes(data, path))
+    return ResultsView(source=data, streamed=streamed, load=lambda: document_from_bytes(data, path))
 
 
 def read_results(path: str | Path, light: bool = False) -> dict[str, Any]:

@@ -40,9 +40,13 @@ class ResultsView:
     """
 
     def __init__(self, document: Mapping[str, Any] | None = None, *, source: bytes | None = None,
-                 outline: Outline | None = None, load: Callable[[], Mapping[str, Any]] | None = None) -> None:
+                 outline: Outline | None = None, load: Callable[[], Mapping[str, Any]] | None = None,
+                 streamed: Any = None) -> None:
         if document is None and load is None:
             raise TypeError("ResultsView needs a document or a way to load one")
+        #: a :class:`~waza_core.results.stream.StreamedResults` of the file: then ``header``,
+        #: ``task_count`` and ``tasks()`` read it one task at a time, in bounded memory
+        self._streamed = streamed
         self._document = document
         self._load = load
         self._source = source
@@ -57,6 +61,8 @@ class ResultsView:
     @property
     def header(self) -> dict[str, Any]:
         header = getattr(self, "_header", None)
+        if header is None and self._streamed is not None and self._document is None:
+            header = self._header = self._streamed.header
         if header is None:
             header = self._header = {k: v for k, v in self._doc().items() if k != "tasks"}
         return header
@@ -74,9 +80,15 @@ class ResultsView:
 
     @property
     def task_count(self) -> int:
+        if self._streamed is not None and self._document is None:
+            return len(self._streamed)
         return len(self._doc().get("tasks") or ())
 
     def tasks(self) -> Iterator[dict[str, Any]]:
+        """The tasks in order; of a streamed file, decoded one at a time (keep only what you need)."""
+        if self._streamed is not None and self._document is None:
+            yield from self._streamed.tasks()
+            return
         yield from self._doc().get("tasks") or ()
 
     def document(self) -> dict[str, Any]:

@@ -41,7 +41,7 @@ import attrs
 if TYPE_CHECKING:
     from waza_core.model import Suite
     from waza_core.run.prepared import PreparedSuite
-    from waza_core.run.unit import RunPreparer, RunSetup
+    from waza_core.run.setup import RunPreparer, RunSetup
 
 POINTS = ("before_run", "after_run", "before_task", "after_task")
 #: bytes of a hook's output kept for a failure message
@@ -69,8 +69,9 @@ class Hooks:
 
     def __init__(self, suite: Suite, cancel=None, warn: Callable[[str], None] | None = None) -> None:
         raw = suite.hooks if isinstance(suite.hooks, dict) else {}
+        suite_dir = str(suite.file.parent.absolute())
         self.by_point: dict[str, list[Hook]] = {
-            point: [Hook(point, i, h["command"], h.get("working_directory") or None,
+            point: [Hook(point, i, _expand(h["command"], suite_dir), _expand(h.get("working_directory"), suite_dir),
                          tuple(h.get("exit_codes") or ()), bool(h.get("error_on_fail", False)))
                     for i, h in enumerate(raw.get(point) or ())]
             for point in POINTS}
@@ -96,6 +97,12 @@ class Hooks:
                 return problem
             self.warn(f"{problem} (continuing{f'; {subject}' if subject else ''})")
         return None
+
+
+def _expand(text: str | None, suite_dir: str) -> str | None:
+    """``{suite_dir}`` (the folder of eval.yaml) replaced, so a hook script beside the suite
+    is found whatever folder waza runs from; an empty value is None."""
+    return text.replace("{suite_dir}", suite_dir) if text else None
 
 
 def hook_environment() -> dict[str, str]:

@@ -25,9 +25,9 @@ from typing import Any
 
 import attrs
 
-from waza_core.errors import GraderError, WazaError
+from waza_core.errors import WazaError
 from waza_core.grading.base import Grader, GraderSetup
-from waza_core.grading.expectations import ExpectationGrader
+from waza_core.grading.build import build_grader, close_graders, executor_factory, start_graders
 from waza_core.model import Suite, TaskSpec
 from waza_core.run.execution import Executor
 
@@ -47,29 +47,6 @@ class UnitSettings:
     skip_graders: bool = False
     judge_model: str | None = None  # --judge-model; else config.judge_model
     update_snapshots: bool = False
-
-
-@attrs.frozen
-class SuiteRecipe:
-    """How to rebuild a :class:`PreparedSuite` in another process: plain, picklable values."""
-
-    suite_file: str
-    plugins: tuple[str, ...]
-    settings: UnitSettings
-    task_ids: tuple[str, ...]
-
-    def prepare(self) -> PreparedSuite:
-        from waza_core.plugins import get_registry
-        from waza_core.suite.load import load_suite
-
-        registry = get_registry(list(self.plugins))
-        suite = load_suite(Path(self.suite_file), registry)
-        by_id = {t.id: t for t in suite.tasks}
-        missing = [i for i in self.task_ids if i not in by_id]
-        if missing:
-            raise WazaError(f"{self.suite_file}: the suite changed since the run started; "
-                            f"task(s) {', '.join(missing)} are gone")
-        return PreparedSuite(suite, registry, self.settings, [by_id[i] for i in self.task_ids], recipe=self)
 
 
 @attrs.frozen
@@ -120,15 +97,12 @@ class _PerTask(Mapping):
 class PreparedSuite:
     """Executor, graders, inputs and run preparers of one suite run, in one process."""
 
-    def __init__(self, suite: Suite, registry, settings: UnitSettings, tasks: list[TaskSpec],
-                 recipe: SuiteRecipe | None = None) -> None:
+    def __init__(self, suite: Suite, registry, settings: UnitSettings, tasks: list[TaskSpec]) -> None:
         from waza_core.procs import CancelEvent
-        from waza_core.run.preparers import run_preparers
 
         self.suite = suite
         self.registry = registry
         self.settings = settings
-        self.recipe = recipe
         executor_cls = registry.get("executor", settings.executor)
         if executor_cls is None:
             raise WazaError(registry.unknown("executor", settings.executor))
@@ -157,7 +131,8 @@ class PreparedSuite:
         self.cancel._subscribe(self._stop_grading)
         #: graders that features add (checkpoint graders): started and closed with the others
         self.extra_graders: list[Grader] = []
-        self.preparers = run_preparers(self)
+        #: the features' run preparers, attached by :func:`waza_core.run.recipe.prepare_suite`
+        self.preparers: list[Callable] = []
         self.workspaces: Workspaces | None = None  # from start() to close()
         self._in_flight = 0  # attempts running in this process (see wait_idle)
         self._flight = threading.Condition()  # notified when _in_flight drops to 0
@@ -350,57 +325,6 @@ def _find_fixture(name: str, suite_dir: Path | None, base: Path) -> tuple[Path |
                 return None, f"inputs.context.fixture {name!r}: file {candidate} is not readable"
             return candidate, None
     return None, f"inputs.context.fixture {name!r}: no such file or directory ({' or '.join(tried)})"
-
-
-def build_grader(spec, suite, registry) -> Grader:
-    if spec.type == "_expected":
-        return ExpectationGrader(spec, suite)
-    cls = registry.get("grader", spec.type)
-    if cls is None:
-        raise WazaError(f"{spec.where}: {registry.unknown('grader', spec.type)}")
-    try:
-        return cls(spec, suite)
-    except WazaError:
-        raise
-    except Exception as exc:
-        raise WazaError(f"{spec.where}: grader {spec.name!r} could not be built: {type(exc).__name__}: {exc}") from exc
-
-
-def executor_factory(suite: Suite, registry) -> Callable[[str, dict], Any]:
-    """``new_executor(name, options)`` for :class:`GraderSetup`: an executor plugin by name."""
-
-    def new_executor(name: str, options: dict | None) -> Any:
-        cls = registry.get("executor", name)
-        if cls is None:
-            raise WazaError(registry.unknown("executor", name))
-        if options is None:  # the suite's own options for that executor (config.<key>)
-            options = suite.config.extra.get(cls.config_key, {}) if cls.config_key else {}
-        return cls(suite, dict(options))
-
-    return new_executor
-
-
-def start_graders(graders: list[Grader], setup: GraderSetup) -> None:
-    """Start each grader once; a grader that cannot start is a config error (exit 2)."""
-    for g in graders:
-        try:
-            g.start(setup)
-        except WazaError:
-            raise
-        except GraderError as exc:
-            raise WazaError(f"{g.spec.where}: grader {g.spec.name!r} could not start: {exc}") from None
-
-
-def close_graders(graders: list[Grader]) -> None:
-    """Close every grader, even when one of them fails to close."""
-    problems = []
-    for g in graders:
-        try:
-            g.close()
-        except Exception as exc:  # one grader's failure must not leave the others open
-            problems.append(f"grader {g.spec.name!r}: {type(exc).__name__}: {exc}")
-    if problems:
-        raise WazaError("could not close: " + "; ".join(problems))
 
 
 def _remove_workspace(ws: str) -> None:

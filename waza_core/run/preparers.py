@@ -1,4 +1,4 @@
-"""The features that attach to each run: the run preparers (see :mod:`waza_core.run.unit`).
+"""The features that attach to each run: the run preparers (see :mod:`waza_core.run.setup`).
 
 Each entry of :data:`PREPARER_FACTORIES` is called once per prepared suite (in every
 process where runs happen) with the :class:`~waza_core.run.prepared.PreparedSuite`
@@ -17,12 +17,14 @@ from typing import TYPE_CHECKING
 
 from waza_core.errors import WazaError
 from waza_core.mocks.preparer import mocks_and_repos
+from waza_core.run.checkpoints import checkpoints
+from waza_core.run.hooks import task_hooks
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from waza_core.run.prepared import PreparedSuite
-    from waza_core.run.unit import RunPreparer, RunSetup
+    from waza_core.run.setup import RunPreparer, RunSetup
 
 
 def task_inputs(prepared: PreparedSuite) -> RunPreparer | None:
@@ -55,24 +57,12 @@ def task_inputs(prepared: PreparedSuite) -> RunPreparer | None:
     return fill_workspace
 
 
-def _task_hooks(prepared: PreparedSuite) -> RunPreparer | None:
-    from waza_core.run.hooks import task_hooks
-
-    return task_hooks(prepared)
-
-
-def _checkpoints(prepared: PreparedSuite) -> RunPreparer | None:
-    from waza_core.run.checkpoints import checkpoints
-
-    return checkpoints(prepared)
-
-
 #: every per-run feature, in the order its preparer runs; one line per feature
 PREPARER_FACTORIES: list[Callable[[PreparedSuite], RunPreparer | None]] = [
-    _task_hooks,
+    task_hooks,
     task_inputs,
     mocks_and_repos,  # inputs.repos/workdir/environment, command_mocks, mcp_mocks
-    _checkpoints,
+    checkpoints,
 ]
 
 

@@ -31,7 +31,7 @@ from typing import Any
 from waza_core.errors import SuiteError
 from waza_core.model import CheckpointSpec, FileInput, GraderSpec, Suite, SuiteConfig, TaskSpec
 from waza_core.paths import display_path
-from waza_core.suite import globs, versions, yamlio
+from waza_core.suite import globs, script_paths, versions, yamlio
 from waza_core.suite import mocks as mock_checks
 from waza_core.suite import schema as schemas
 from waza_core.suite.cache import SuiteCache, stat_key
@@ -442,6 +442,8 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
     _check_unique_ids(tasks, problems)
     _check_grader_names(graders, tasks, file, problems)
     mock_checks.check_suite(data, file, tasks, problems)
+    if eval_ok:
+        _check_scripts(file, graders, tasks, data.get("hooks"), problems)
     cache.save()
     warnings = sorted(problems.warnings, key=_position_key)
     if strict and warnings:
@@ -785,6 +787,43 @@ def _check_grader_names(global_graders: list[GraderSpec], tasks: list[TaskSpec],
                 problems.warn(t.file, f"grader name {g.name!r} is also a global grader's in "
                               f"{display_path(eval_file)}: in this task's results the task grader replaces it; "
                               "rename one to keep both", None, ("graders", i, "name"))
+
+
+def _check_scripts(eval_file: Path, global_graders: list[GraderSpec], tasks: list[TaskSpec], hooks: Any,
+                   problems: Problems) -> None:
+    """Program grader and hook scripts exist (:mod:`waza_core.suite.script_paths`)."""
+    suite_dir = eval_file.parent
+    seen: dict[tuple, str | None] = {}
+
+    def check(argv: list[str], base: str | None = None) -> str | None:
+        argv = [script_paths.expand(a, str(suite_dir)) for a in argv]
+        base = script_paths.expand(base, str(suite_dir)) if base else None
+        key = (tuple(argv[:3]), base)
+        if key not in seen:
+            seen[key] = script_paths.problem(argv, suite_dir, base)
+        return seen[key]
+
+    def graders(file: Path, specs, prefix: tuple) -> None:
+        for i, g in enumerate(x for x in specs if x.type != "_expected"):
+            if g.type != "program" or not isinstance(g.config.get("command"), str):
+                continue
+            message = check([g.config["command"], *g.config.get("args", ())])
+            if message:
+                problems.add(file, f"program grader {g.name!r}: {message}", None, (*prefix, i, "config"))
+
+    graders(eval_file, global_graders, ("graders",))
+    for t in tasks:
+        if any(g.type == "program" for g in t.graders) or t.checkpoints:
+            graders(t.file, t.graders, ("graders",))
+            for ci, cp in enumerate(t.checkpoints):
+                graders(t.file, cp.graders, ("checkpoints", ci, "graders"))
+    for point, entries in (hooks.items() if isinstance(hooks, dict) else ()):
+        for i, h in enumerate(entries if isinstance(entries, list) else ()):
+            if isinstance(h, dict) and isinstance(h.get("command"), str):
+                wd = h.get("working_directory")
+                message = check(h["command"].split(), wd if isinstance(wd, str) and wd else None)
+                if message:
+                    problems.add(eval_file, f"hooks.{point}[{i}]: {message}", None, ("hooks", point, i, "command"))
 
 
 def _check_unique_ids(tasks: list[TaskSpec], problems: Problems) -> None:
