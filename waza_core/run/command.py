@@ -370,7 +370,7 @@ def pick_backend(cmd: RunCommand, suite) -> tuple[str, dict]:
 def resolve_backend(flag: str | None, address_flag: str | None, workers: int | None, suite) -> tuple[str, dict]:
     """The backend (``--backend``, else .waza.yaml defaults.backend, else config.backend,
     else local) and its options; exit 2 when it cannot be used here (Ray not installed)."""
-    from waza_core.run.backend import check_backend
+    from waza_core.run.backends import check_backend
     from waza_core.suite.project_config import run_default
 
     name = flag or run_default("backend") or suite.config.backend or "local"
