@@ -91,7 +91,8 @@ CONFIG_SCHEMA: dict[str, Any] = {
                                        "{events_file} / WAZA_EVENTS_FILE the agent writes"},
     },
     "allOf": [
-        {"if": {"properties": {"output": {"enum": ["json", "jsonl"]}}, "required": ["output"]},
+        {"if": {"properties": {"output": {"enum": ["json", "jsonl"]}}, "required": ["output"],
+                "not": {"required": ["events"]}},
          "then": {"required": ["output_path"]}},
         {"if": {"anyOf": [{"required": ["usage_path"]}, {"required": ["session_id_path"]}]},
          "then": {"required": ["output"], "properties": {"output": {"enum": ["json", "jsonl"]}}}},
@@ -234,7 +235,7 @@ class CliExecutor(Executor):
         self.output_path = compile_path(opts["output_path"]) if opts.get("output_path") else None
         self.usage_path = compile_path(opts["usage_path"]) if opts.get("usage_path") else None
         self.session_id_path = compile_path(opts["session_id_path"]) if opts.get("session_id_path") else None
-        if self.output in ("json", "jsonl") and self.output_path is None:
+        if self.output in ("json", "jsonl") and self.output_path is None and not opts.get("events"):
             raise WazaError(f"{where}.output_path is required with output: {self.output}")
         if self.follow_up and uses(self.follow_up, "session_id") and self.session_id_path is None:
             raise WazaError(f"{where}.follow_up_command uses {{session_id}}: set {where}.session_id_path too")
@@ -348,7 +349,10 @@ class CliExecutor(Executor):
                     raise _TurnFailed(str(exc)) from None
                 text, usage, sid, problem = self._read_turn(result, request, turn)
                 if stream is not None:
+                    said_before = len(stream.messages)
                     events_problem = self._read_events(stream, result, events_file, turn, evidence)
+                    if text is None and self.output_path is None and len(stream.messages) > said_before:
+                        text = stream.messages[-1]  # no output_path: the stream's last message is the answer
                     problem = problem or events_problem
                     if sid is None and self.session_id_path is None:
                         sid = stream.session_id
@@ -410,6 +414,8 @@ class CliExecutor(Executor):
             docs = _json_docs(stdout, self.output)
             if docs is None:
                 problem = f"{label} did not print valid JSON" + _excerpt(stdout)
+            elif self.output_path is None:
+                pass  # events without output_path: the answer is the stream's last message
             else:
                 value = _last(docs, self.output_path)
                 if value is _MISSING or value is None:

@@ -245,3 +245,16 @@ def test_the_cli_executor_replays_a_real_stream(exec_suite, exec_registry, tmp_p
     assert run["status"] != "error", run.get("error_msg")
     assert [(e["tool_name"], OK if e["success"] else FAIL) for e in run["tool_events"]] == calls
     assert run["session_id"] == session_id
+
+
+def test_without_output_path_the_answer_is_the_streams_last_message(exec_suite, exec_registry):
+    """Gemini's stream-json has no field holding the whole answer: it streams deltas."""
+    from .test_cli_events import one_run
+
+    name = "switchboard-gemini-tool-use.stream.jsonl"
+    cli = {"command": [sys.executable, str(REPLAY), str(STREAMS / name)], "output": "jsonl",
+           "events": "gemini-stream-json"}
+    run = one_run(exec_suite, exec_registry, cli)
+    assert run["status"] != "error", run.get("error_msg")
+    assert run["final_output"] == "SWITCHBOARD_GEMINI_PROBE_TOOL_5F8A21"
+    assert run["usage"]["input_tokens"] == 20525
