@@ -130,7 +130,7 @@ def measure(case: Case, registry, folder: Path, repeat: int) -> list[float]:
         config = case.config(folder) if callable(case.config) else case.config
         suite = Suite(name="bench", skill="bench", file=folder / "eval.yaml", config=SuiteConfig(), tasks=())
         grader = registry.get("grader", case.gtype)(GraderSpec(case.gtype, "g", config=config), suite)
-        from waza_core.run.prepared import executor_factory
+        from waza_core.grading.build import executor_factory
 
         grader.start(GraderSetup(new_executor=executor_factory(suite, registry)))  # a judge's executor
         task = TaskSpec(id="t", name="t", prompt=case.prompt, file=folder / "t.yaml")

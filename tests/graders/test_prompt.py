@@ -14,8 +14,8 @@ import pytest
 
 from waza_core.errors import GraderError, SuiteError, WazaError
 from waza_core.grading.base import GraderSetup, GradingContext
+from waza_core.grading.build import executor_factory
 from waza_core.model import GraderSpec, RunEvidence
-from waza_core.run.prepared import executor_factory
 
 from .conftest import TOY_CLI, judge_cmd, only_run
 

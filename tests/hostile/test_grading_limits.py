@@ -46,8 +46,8 @@ def test_a_stuck_grader_is_a_timeout_error_and_the_run_goes_on(waza, make_suite,
 
 def test_the_grader_limit_comes_from_the_grader_first(tmp_path):
     from waza_core.grading.base import Grader, GradingContext
+    from waza_core.grading.grade import grading_limit
     from waza_core.model import GraderSpec, RunEvidence, TaskSpec
-    from waza_core.run.unit import grading_limit
 
     class Own(Grader):
         time_limit = 7.0

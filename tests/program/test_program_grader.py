@@ -13,7 +13,7 @@ import pytest
 from tests.proc_helpers import wait_dead
 from tests.program.conftest import PY, context, python_grader, script, spec
 from waza_core.errors import GraderError
-from waza_core.run.unit import grade_run
+from waza_core.grading.grade import grade_run
 from waza_graders import program
 from waza_graders.program import MAX_OUTPUT, ProgramGrader
 

@@ -29,6 +29,8 @@ import attrs
 
 from waza_core.errors import WazaError
 from waza_core.grading.base import Grader, GraderSetup, GradingContext
+from waza_core.grading.build import build_grader, close_graders, executor_factory, start_graders
+from waza_core.grading.grade import grade_run
 from waza_core.model import Suite, TaskSpec
 from waza_core.results import stats as stats_mod
 from waza_core.results.model import RESULTS_SCHEMA_VERSION, ResultsDocument, RunResult, TaskResult
@@ -80,7 +82,7 @@ def regrade(
     graders = SuiteGraders(suite, registry, [task for task, _ in todo])
     graders.start(GraderSetup(judge_model=judge_model if judge_model is not None else suite.config.judge_model,
                               model=doc.config.model_id or suite.config.model, executor=suite.config.executor,
-                              new_executor=_executor_factory(suite, registry), cancel=cancel))
+                              new_executor=executor_factory(suite, registry), cancel=cancel))
     try:
         regraded = [regrade_task(task, saved, graders.of(task), suite, workspace, cancel, on_run)
                     for task, saved in todo]
@@ -135,8 +137,6 @@ class SuiteGraders:
     """The graders of the tasks to grade, built once, started once and closed once."""
 
     def __init__(self, suite: Suite, registry, tasks: list[TaskSpec]) -> None:
-        from waza_core.run.prepared import build_grader
-
         self.global_graders = [build_grader(s, suite, registry) for s in suite.graders]
         self.task_graders = {t.id: [build_grader(s, suite, registry) for s in t.graders] for t in tasks}
 
@@ -147,8 +147,6 @@ class SuiteGraders:
         return self.global_graders + [g for gs in self.task_graders.values() for g in gs]
 
     def start(self, setup: GraderSetup) -> None:
-        from waza_core.run.prepared import start_graders
-
         try:
             start_graders(self.all(), setup)
         except BaseException:
@@ -156,8 +154,6 @@ class SuiteGraders:
             raise
 
     def close(self) -> None:
-        from waza_core.run.prepared import close_graders
-
         close_graders(self.all())
 
 
@@ -179,8 +175,6 @@ def regrade_task(task: TaskSpec, saved: TaskResult, graders: list[Grader], suite
 def regrade_run(run: RunResult, task: TaskSpec, graders: list[Grader], suite: Suite, workspace: str,
                 cancel: threading.Event | None) -> RunResult:
     """One saved run graded again; an agent failure stays an error."""
-    from waza_core.run.unit import grade_run
-
     evidence = run.evidence()
     if agent_failed(run):
         status, validations, error = "error", {}, run.error_msg or "the run failed before grading"
@@ -239,12 +233,6 @@ def grade_summary(tasks: list[TaskResult]) -> dict[str, Any]:
         "passed": bool(out) and all(v["passed"] for v in out.values()),
         "tasks": out,
     }
-
-
-def _executor_factory(suite: Suite, registry):
-    from waza_core.run.prepared import executor_factory
-
-    return executor_factory(suite, registry)
 
 
 def _version() -> str:

@@ -1,5 +1,5 @@
 """The run preparer of this package: plugs :mod:`waza_core.mocks.run` into the per-run
-seam of :mod:`waza_core.run.unit` (listed in ``waza_core.run.preparers``).
+seam of :mod:`waza_core.run.setup` (listed in ``waza_core.run.preparers``).
 
 Built once per prepared suite, it pins the tasks' repositories and resolves the MCP
 mocks (a bad ref or a missing SDK is a config error before the first run). For each

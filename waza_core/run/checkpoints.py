@@ -27,17 +27,17 @@ from typing import TYPE_CHECKING
 
 from waza_core.errors import WazaError
 from waza_core.grading.base import Grader, GradingContext
+from waza_core.grading.build import build_grader
+from waza_core.grading.grade import grade_run
 from waza_core.model import CheckpointSpec, RunEvidence, TaskSpec
 
 if TYPE_CHECKING:
     from waza_core.run.prepared import PreparedSuite
-    from waza_core.run.unit import RunPreparer, RunSetup
+    from waza_core.run.setup import RunPreparer, RunSetup
 
 
 def checkpoints(prepared: PreparedSuite) -> RunPreparer | None:
     """The run preparer of task checkpoints; None when no task has any."""
-    from waza_core.run.prepared import build_grader
-
     with_checkpoints = [t for t in prepared.tasks.values() if t.checkpoints]
     if not with_checkpoints:
         return None
@@ -78,8 +78,6 @@ class CheckpointRun:
 
     def after_turn(self, turn: int, evidence: RunEvidence) -> bool:
         """Grade the checkpoint of ``turn`` (if any); True when the conversation must stop."""
-        from waza_core.run.unit import grade_run
-
         with self.lock:
             entry = self.pending.pop(turn, None)
         if entry is None:

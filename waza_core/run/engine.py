@@ -23,13 +23,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 
+from waza_core.grading.build import build_grader
+from waza_core.grading.grade import grade_run
 from waza_core.model import Suite
 from waza_core.results.model import RESULTS_SCHEMA_VERSION, ResultsDocument, exit_code
 from waza_core.run.aggregate import Aggregator, task_result
 from waza_core.run.backend import BackendJob, CompletedRun, make_backend
 from waza_core.run.plan import RunOptions, RunUnit, make_plan, select_tasks
-from waza_core.run.prepared import PreparedSuite, SuiteRecipe, UnitSettings, build_grader
-from waza_core.run.unit import grade_run
+from waza_core.run.prepared import PreparedSuite, SuiteRecipe, UnitSettings
 
 __all__ = ["RESULTS_SCHEMA_VERSION", "Engine", "RunOptions", "RunUnit", "build_grader", "exit_code", "grade_run",
            "select_tasks", "task_result"]

@@ -41,7 +41,7 @@ import attrs
 if TYPE_CHECKING:
     from waza_core.model import Suite
     from waza_core.run.prepared import PreparedSuite
-    from waza_core.run.unit import RunPreparer, RunSetup
+    from waza_core.run.setup import RunPreparer, RunSetup
 
 POINTS = ("before_run", "after_run", "before_task", "after_task")
 #: bytes of a hook's output kept for a failure message

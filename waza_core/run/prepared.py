@@ -19,15 +19,15 @@ import queue
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from waza_core.errors import GraderError, WazaError
+from waza_core.errors import WazaError
 from waza_core.grading.base import Grader, GraderSetup
-from waza_core.grading.expectations import ExpectationGrader
+from waza_core.grading.build import build_grader, close_graders, executor_factory, start_graders
 from waza_core.model import Suite, TaskSpec
 from waza_core.run.execution import Executor
 
@@ -350,57 +350,6 @@ def _find_fixture(name: str, suite_dir: Path | None, base: Path) -> tuple[Path |
                 return None, f"inputs.context.fixture {name!r}: file {candidate} is not readable"
             return candidate, None
     return None, f"inputs.context.fixture {name!r}: no such file or directory ({' or '.join(tried)})"
-
-
-def build_grader(spec, suite, registry) -> Grader:
-    if spec.type == "_expected":
-        return ExpectationGrader(spec, suite)
-    cls = registry.get("grader", spec.type)
-    if cls is None:
-        raise WazaError(f"{spec.where}: {registry.unknown('grader', spec.type)}")
-    try:
-        return cls(spec, suite)
-    except WazaError:
-        raise
-    except Exception as exc:
-        raise WazaError(f"{spec.where}: grader {spec.name!r} could not be built: {type(exc).__name__}: {exc}") from exc
-
-
-def executor_factory(suite: Suite, registry) -> Callable[[str, dict], Any]:
-    """``new_executor(name, options)`` for :class:`GraderSetup`: an executor plugin by name."""
-
-    def new_executor(name: str, options: dict | None) -> Any:
-        cls = registry.get("executor", name)
-        if cls is None:
-            raise WazaError(registry.unknown("executor", name))
-        if options is None:  # the suite's own options for that executor (config.<key>)
-            options = suite.config.extra.get(cls.config_key, {}) if cls.config_key else {}
-        return cls(suite, dict(options))
-
-    return new_executor
-
-
-def start_graders(graders: list[Grader], setup: GraderSetup) -> None:
-    """Start each grader once; a grader that cannot start is a config error (exit 2)."""
-    for g in graders:
-        try:
-            g.start(setup)
-        except WazaError:
-            raise
-        except GraderError as exc:
-            raise WazaError(f"{g.spec.where}: grader {g.spec.name!r} could not start: {exc}") from None
-
-
-def close_graders(graders: list[Grader]) -> None:
-    """Close every grader, even when one of them fails to close."""
-    problems = []
-    for g in graders:
-        try:
-            g.close()
-        except Exception as exc:  # one grader's failure must not leave the others open
-            problems.append(f"grader {g.spec.name!r}: {type(exc).__name__}: {exc}")
-    if problems:
-        raise WazaError("could not close: " + "; ".join(problems))
 
 
 def _remove_workspace(ws: str) -> None:

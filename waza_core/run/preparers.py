@@ -1,4 +1,4 @@
-"""The features that attach to each run: the run preparers (see :mod:`waza_core.run.unit`).
+"""The features that attach to each run: the run preparers (see :mod:`waza_core.run.setup`).
 
 Each entry of :data:`PREPARER_FACTORIES` is called once per prepared suite (in every
 process where runs happen) with the :class:`~waza_core.run.prepared.PreparedSuite`
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from waza_core.run.prepared import PreparedSuite
-    from waza_core.run.unit import RunPreparer, RunSetup
+    from waza_core.run.setup import RunPreparer, RunSetup
 
 
 def task_inputs(prepared: PreparedSuite) -> RunPreparer | None:

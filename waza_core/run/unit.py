@@ -17,110 +17,28 @@ The steps of one attempt::
     for cleanup in setup cleanups (last registered first): cleanup()
     remove the workspace (unless --keep-workspaces)
 
-**The per-run seam.** A *run preparer* is a callable ``preparer(setup: RunSetup) ->
-None``, built once per prepared suite by a factory listed in
-:data:`waza_core.run.preparers.PREPARER_FACTORIES`. After the workspace is made and
-before the executor runs it may:
-
-- write into ``setup.workspace_dir`` (the inputs preparer copies the fixture and the
-  ``inputs.files``; a git-worktree feature would check one out here);
-- add to what the executor gets: ``setup.environment`` (dict), ``setup.path_prepend``
-  (list: command-mock shims), ``setup.mcp_servers`` (dict: name -> server config),
-  ``setup.workdir``; :meth:`RunSetup.request` turns them into the
-  :class:`~waza_core.run.execution.ExecutionRequest`;
-- ``setup.collect_evidence(fn)``: ``fn(evidence)`` runs after the executor returns and
-  before grading, to add what it observed (a command mock's ``command_invocations``);
-- ``setup.add_cleanup(fn)``: ``fn()`` runs after grading, always, last registered
-  first (stop a mock server, remove a worktree).
-
-A preparer that raises stops the whole suite run like a workspace that cannot be
-filled: a run that cannot even start is an infrastructure problem, not a verdict.
+The per-run seam (:class:`RunSetup`, :data:`RunPreparer`) is in :mod:`waza_core.run.setup`;
+grading a run (:func:`grade_run`) in :mod:`waza_core.grading.grade`.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
 
-import attrs
-
-from waza_core.errors import ExecutorError, GraderError, WazaError
-from waza_core.grading import deadline
-from waza_core.grading.base import Grader, GradingContext
-from waza_core.limits import DEFAULT_GRADER_TIMEOUT_SECONDS
-from waza_core.model import GraderResult, RunEvidence, TaskSpec
+from waza_core.errors import ExecutorError, WazaError
+from waza_core.grading.base import GradingContext
+from waza_core.grading.grade import grade_run
+from waza_core.model import RunEvidence
 from waza_core.results.model import RunResult
 from waza_core.run.execution import ExecutionRequest
 from waza_core.run.plan import RunUnit
 from waza_core.run.prepared import PreparedSuite, PreparedTask
+from waza_core.run.setup import RunSetup
 
 #: ``runs[].worker`` of runs done in the driver's own process
 LOCAL_WORKER = "local"
 
 
-@attrs.define
-class RunSetup:
-    """One attempt of one run as it is being set up: what preparers see and extend."""
-
-    prepared: PreparedSuite
-    task: TaskSpec
-    unit: RunUnit
-    attempt: int
-    #: the run's fresh workspace; None when nobody could see one (see ``needs_workspace``)
-    workspace_dir: str | None
-    environment: dict[str, str] = attrs.field(factory=dict)
-    path_prepend: list[str] = attrs.field(factory=list)
-    mcp_servers: dict[str, dict] = attrs.field(factory=dict)
-    workdir: str | None = None
-    #: ``fn(turn, evidence so far) -> stop?`` after each turn (see ExecutionRequest.on_turn)
-    turn_listeners: list[Callable[[int, RunEvidence], bool]] = attrs.field(factory=list)
-    #: fields a feature adds to this run's entry in the results (``checkpoints``)
-    result_fields: dict = attrs.field(factory=dict)
-    #: set by a preparer to skip the agent: the run is an ``error`` with this message
-    #: (a failed ``before_task`` hook)
-    abort: str | None = None
-    _collectors: list[Callable[[RunEvidence], None]] = attrs.field(factory=list)
-    _cleanups: list[Callable[[], None]] = attrs.field(factory=list)
-
-    def collect_evidence(self, fn: Callable[[RunEvidence], None]) -> None:
-        """Call ``fn(evidence)`` after the executor returns, before grading."""
-        self._collectors.append(fn)
-
-    def add_cleanup(self, fn: Callable[[], None]) -> None:
-        """Call ``fn()`` after grading, also when the run failed (last added, first called)."""
-        self._cleanups.append(fn)
-
-    def request(self) -> ExecutionRequest:
-        task, prepared = self.task, self.prepared
-        return ExecutionRequest(
-            task=task, prompt=task.prompt, workspace_dir=self.workspace_dir,
-            timeout_seconds=task.timeout_seconds or prepared.suite.config.timeout_seconds,
-            model=self.unit.model, skill_directories=prepared.skill_directories(task),
-            run_number=self.unit.trial, attempt=self.attempt, files=prepared.by_id[task.id].inputs.files,
-            environment=self.environment, path_prepend=tuple(self.path_prepend),
-            mcp_servers=self.mcp_servers, workdir=self.workdir,
-            on_turn=self._on_turn if self.turn_listeners else None,
-        )
-
-    def _on_turn(self, turn: int, evidence: RunEvidence) -> bool:
-        stop = False
-        for listen in self.turn_listeners:
-            stop = bool(listen(turn, evidence)) or stop
-        return stop
-
-    def run_cleanups(self) -> None:
-        problems = []
-        while self._cleanups:
-            fn = self._cleanups.pop()
-            try:
-                fn()
-            except Exception as exc:  # one cleanup's failure must not skip the others
-                problems.append(f"{type(exc).__name__}: {exc}")
-        if problems:
-            raise WazaError(f"run cleanup of task {self.task.id!r} failed: " + "; ".join(problems))
-
-
-RunPreparer = Callable[[RunSetup], None]
 
 
 def run_unit(prepared: PreparedSuite, unit: RunUnit, worker: str = LOCAL_WORKER) -> RunResult:
@@ -194,71 +112,3 @@ def execute(prepared: PreparedSuite, request: ExecutionRequest) -> RunEvidence:
     if not evidence.duration_ms:
         evidence.duration_ms = int((time.perf_counter() - t0) * 1000)
     return evidence
-
-
-def grade_run(graders: Sequence[Grader], ctx: GradingContext) -> tuple[dict[str, GraderResult], str, str | None]:
-    """Run every grader on one run, each isolated and within its time limit
-    (:mod:`waza_core.grading.deadline`). Returns (validations, status, error)."""
-    validations: dict[str, GraderResult] = {}
-    errors: list[str] = []
-    for g in graders:
-        t0 = time.perf_counter()
-        res = grade_one(g, ctx)
-        res.duration_ms = int((time.perf_counter() - t0) * 1000)
-        if res.error:
-            errors.append(f"grader {g.spec.name!r}: {res.error['message']}")
-        validations[res.identifier] = res
-    if errors:
-        return validations, "error", "; ".join(errors)
-    passed = all(v.passed for v in validations.values())
-    return validations, "passed" if passed else "failed", None
-
-
-def grading_limit(g: Grader, ctx: GradingContext) -> float:
-    """The grader's own limit (``Grader.time_limit``), else the run's timeout_seconds."""
-    if g.time_limit:
-        return float(g.time_limit)
-    task_limit = ctx.task.timeout_seconds if ctx.task is not None else None
-    suite_limit = ctx.suite.config.timeout_seconds if ctx.suite is not None else None
-    return float(task_limit or suite_limit or DEFAULT_GRADER_TIMEOUT_SECONDS)
-
-
-def grade_one(g: Grader, ctx: GradingContext) -> GraderResult:
-    """One grader on one run: its result, or a grader-error result; never raises
-    (except KeyboardInterrupt, which stops the whole run)."""
-    limit = grading_limit(g, ctx)
-    if g.bounded:
-        outcome = deadline.in_thread(lambda: g.grade(ctx), limit, ctx.cancel)
-    else:
-        outcome = _on_helper(g, ctx, limit)
-    kind, value = outcome
-    if kind == "ok":
-        return value
-    if kind == "timeout":
-        return _error_result(g, "timeout", f"grading took longer than its limit of {limit:g} s; "
-                                           "the grader was stopped")
-    if kind == "cancelled":
-        return _error_result(g, "cancelled", "grading was stopped: the run was interrupted")
-    if isinstance(value, GraderError):
-        return _error_result(g, value.kind, str(value), value.details)
-    return _error_result(g, "exception", f"{type(value).__name__}: {value}")  # a buggy plugin
-
-
-def _on_helper(g: Grader, ctx: GradingContext, limit: float) -> tuple[str, object]:
-    """A grader that does not declare itself bounded: on a helper thread, with its own
-    cancel event (linked to the run's), so the run can move on when it overruns."""
-    from waza_core.procs import CancelEvent
-
-    own = CancelEvent()
-    token = ctx.cancel._subscribe(own.set) if isinstance(ctx.cancel, CancelEvent) else None
-    try:
-        return deadline.on_helper(lambda: g.grade(attrs.evolve(ctx, cancel=own)), limit, own, ctx.cancel)
-    finally:
-        if token is not None:
-            ctx.cancel._unsubscribe(token)
-
-
-def _error_result(g: Grader, kind: str, message: str, details: dict | None = None) -> GraderResult:
-    return GraderResult(identifier=g.spec.name, type=g.spec.type, score=0.0, passed=False,
-                        feedback=f"grader error ({kind}): {message}", weight=g.spec.weight,
-                        details=dict(details or {}), error={"kind": kind, "message": message})

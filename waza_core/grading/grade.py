@@ -1,0 +1,86 @@
+"""Grading one run: every grader of it, each isolated and within its time limit.
+
+:func:`grade_run` is what the run loop (:mod:`waza_core.run.unit`), checkpoints and
+``waza grade`` call; a grader that raises, overruns or is cancelled becomes a
+grader-error result, never an exception (:mod:`waza_core.grading.deadline`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import attrs
+
+from waza_core.errors import GraderError
+from waza_core.grading import deadline
+from waza_core.grading.base import Grader, GradingContext
+from waza_core.limits import DEFAULT_GRADER_TIMEOUT_SECONDS
+from waza_core.model import GraderResult
+from waza_core.procs import CancelEvent
+
+
+def grade_run(graders: Sequence[Grader], ctx: GradingContext) -> tuple[dict[str, GraderResult], str, str | None]:
+    """Run every grader on one run, each isolated and within its time limit
+    (:mod:`waza_core.grading.deadline`). Returns (validations, status, error)."""
+    validations: dict[str, GraderResult] = {}
+    errors: list[str] = []
+    for g in graders:
+        t0 = time.perf_counter()
+        res = grade_one(g, ctx)
+        res.duration_ms = int((time.perf_counter() - t0) * 1000)
+        if res.error:
+            errors.append(f"grader {g.spec.name!r}: {res.error['message']}")
+        validations[res.identifier] = res
+    if errors:
+        return validations, "error", "; ".join(errors)
+    passed = all(v.passed for v in validations.values())
+    return validations, "passed" if passed else "failed", None
+
+
+def grading_limit(g: Grader, ctx: GradingContext) -> float:
+    """The grader's own limit (``Grader.time_limit``), else the run's timeout_seconds."""
+    if g.time_limit:
+        return float(g.time_limit)
+    task_limit = ctx.task.timeout_seconds if ctx.task is not None else None
+    suite_limit = ctx.suite.config.timeout_seconds if ctx.suite is not None else None
+    return float(task_limit or suite_limit or DEFAULT_GRADER_TIMEOUT_SECONDS)
+
+
+def grade_one(g: Grader, ctx: GradingContext) -> GraderResult:
+    """One grader on one run: its result, or a grader-error result; never raises
+    (except KeyboardInterrupt, which stops the whole run)."""
+    limit = grading_limit(g, ctx)
+    if g.bounded:
+        outcome = deadline.in_thread(lambda: g.grade(ctx), limit, ctx.cancel)
+    else:
+        outcome = _on_helper(g, ctx, limit)
+    kind, value = outcome
+    if kind == "ok":
+        return value
+    if kind == "timeout":
+        return _error_result(g, "timeout", f"grading took longer than its limit of {limit:g} s; "
+                                           "the grader was stopped")
+    if kind == "cancelled":
+        return _error_result(g, "cancelled", "grading was stopped: the run was interrupted")
+    if isinstance(value, GraderError):
+        return _error_result(g, value.kind, str(value), value.details)
+    return _error_result(g, "exception", f"{type(value).__name__}: {value}")  # a buggy plugin
+
+
+def _on_helper(g: Grader, ctx: GradingContext, limit: float) -> tuple[str, object]:
+    """A grader that does not declare itself bounded: on a helper thread, with its own
+    cancel event (linked to the run's), so the run can move on when it overruns."""
+    own = CancelEvent()
+    token = ctx.cancel._subscribe(own.set) if isinstance(ctx.cancel, CancelEvent) else None
+    try:
+        return deadline.on_helper(lambda: g.grade(attrs.evolve(ctx, cancel=own)), limit, own, ctx.cancel)
+    finally:
+        if token is not None:
+            ctx.cancel._unsubscribe(token)
+
+
+def _error_result(g: Grader, kind: str, message: str, details: dict | None = None) -> GraderResult:
+    return GraderResult(identifier=g.spec.name, type=g.spec.type, score=0.0, passed=False,
+                        feedback=f"grader error ({kind}): {message}", weight=g.spec.weight,
+                        details=dict(details or {}), error={"kind": kind, "message": message})
