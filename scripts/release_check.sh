@@ -29,7 +29,7 @@ step "twine check"
 # every package of the project is in both archives
 in_sdist=$(tar -tzf "$sdist")
 in_wheel=$("$python" -m zipfile -l "$wheel")
-for pkg in waza_core waza_graders waza_adapters waza_interop waza_reporters; do
+for pkg in waza_core waza_graders waza_adapters waza_interop waza_reporters waza_events; do
   grep -q "/$pkg/__init__.py$" <<<"$in_sdist" || { echo "sdist lacks $pkg" >&2; exit 1; }
   grep -q "^$pkg/__init__.py " <<<"$in_wheel" || { echo "wheel lacks $pkg" >&2; exit 1; }
 done
@@ -55,7 +55,7 @@ listed = json.load(open("plugins.json"))
 plugins = listed["plugins"] if isinstance(listed, dict) else listed
 loaded = {p["name"] for p in plugins if p.get("source") == "builtin" and not p.get("error")}
 expected = set()
-for pkg in ("waza_graders", "waza_adapters", "waza_interop", "waza_reporters"):
+for pkg in ("waza_graders", "waza_adapters", "waza_interop", "waza_reporters", "waza_events"):
     for f in (pathlib.Path(sys.argv[1]) / pkg).glob("*.py"):
         if not f.name.startswith("_") and "hookimpl" in f.read_text(encoding="utf-8"):  # a plugin module
             expected.add(f"{pkg}.{f.stem}")

@@ -32,13 +32,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-from waza_core import ExecutionRequest, Executor, RunEvidence, WazaError, hookimpl
+from waza_core import (
+    EventFormat,
+    ExecutionRequest,
+    Executor,
+    RunEvidence,
+    WazaError,
+    find_registered,
+    get_console,
+    hookimpl,
+    registered_names,
+)
 
 #: placeholders an argv template may use
 PLACEHOLDERS = frozenset({"prompt", "prompt_file", "workspace", "model", "suite_dir", "session_id", "mcp_config",
                           "events_file"})
-#: event streams the executor can read tool calls, skills and usage from (``events``)
-EVENT_FORMATS = ("claude-stream-json",)
+#: the built-in event formats (``events``); plugins add more through waza_register_event_formats
+EVENT_FORMATS = ("claude-stream-json", "codex-json", "gemini-stream-json", "opencode-json",
+                 "cursor-stream-json", "copilot-cli-json")
 #: a JSON field path: ``result``, ``.result``, ``.messages[-1].content``, ``[0].text``
 PATH_RE = r"^\.?(?:[A-Za-z_][A-Za-z0-9_-]*|\[-?[0-9]+\])(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[-?[0-9]+\])*$"
 #: variables every agent gets from waza's environment (``env`` adds more)
@@ -71,15 +82,17 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "session_id_path": {**_PATH, "description": "JSON field path of the agent's session id"},
         "max_output_bytes": {"type": "integer", "minimum": 1024, "description": "stdout cap per turn"},
         "success_exit_codes": {"type": "array", "minItems": 1, "items": {"type": "integer"}},
-        "events": {"enum": list(EVENT_FORMATS),
+        "events": {"type": "string", "minLength": 1,
                    "description": "read tool calls, skill invocations and usage from the agent's event "
-                                  "stream in this format"},
+                                  "stream in this format (an event format plugin: "
+                                  + ", ".join(EVENT_FORMATS) + ", ...)"},
         "events_from": {"enum": ["stdout", "file"],
                         "description": "where the event stream is: stdout (output: jsonl) or the file "
                                        "{events_file} / WAZA_EVENTS_FILE the agent writes"},
     },
     "allOf": [
-        {"if": {"properties": {"output": {"enum": ["json", "jsonl"]}}, "required": ["output"]},
+        {"if": {"properties": {"output": {"enum": ["json", "jsonl"]}}, "required": ["output"],
+                "not": {"required": ["events"]}},
          "then": {"required": ["output_path"]}},
         {"if": {"anyOf": [{"required": ["usage_path"]}, {"required": ["session_id_path"]}]},
          "then": {"required": ["output"], "properties": {"output": {"enum": ["json", "jsonl"]}}}},
@@ -222,7 +235,7 @@ class CliExecutor(Executor):
         self.output_path = compile_path(opts["output_path"]) if opts.get("output_path") else None
         self.usage_path = compile_path(opts["usage_path"]) if opts.get("usage_path") else None
         self.session_id_path = compile_path(opts["session_id_path"]) if opts.get("session_id_path") else None
-        if self.output in ("json", "jsonl") and self.output_path is None:
+        if self.output in ("json", "jsonl") and self.output_path is None and not opts.get("events"):
             raise WazaError(f"{where}.output_path is required with output: {self.output}")
         if self.follow_up and uses(self.follow_up, "session_id") and self.session_id_path is None:
             raise WazaError(f"{where}.follow_up_command uses {{session_id}}: set {where}.session_id_path too")
@@ -293,7 +306,7 @@ class CliExecutor(Executor):
         deadline = started + request.timeout_seconds if request.timeout_seconds else None
         prompts = [request.prompt, *request.task.follow_up_prompts]
         evidence = RunEvidence(output="", transcript=[], tool_calls=[])
-        stream = _EventLog(self.events) if self.events else None
+        stream = self.events() if self.events else None
         if stream is not None:
             evidence.tool_events, evidence.skill_invocations = [], []
         outputs: list[str] = []
@@ -336,7 +349,10 @@ class CliExecutor(Executor):
                     raise _TurnFailed(str(exc)) from None
                 text, usage, sid, problem = self._read_turn(result, request, turn)
                 if stream is not None:
+                    said_before = len(stream.messages)
                     events_problem = self._read_events(stream, result, events_file, turn, evidence)
+                    if text is None and self.output_path is None and len(stream.messages) > said_before:
+                        text = stream.messages[-1]  # no output_path: the stream's last message is the answer
                     problem = problem or events_problem
                     if sid is None and self.session_id_path is None:
                         sid = stream.session_id
@@ -398,6 +414,8 @@ class CliExecutor(Executor):
             docs = _json_docs(stdout, self.output)
             if docs is None:
                 problem = f"{label} did not print valid JSON" + _excerpt(stdout)
+            elif self.output_path is None:
+                pass  # events without output_path: the answer is the stream's last message
             else:
                 value = _last(docs, self.output_path)
                 if value is _MISSING or value is None:
@@ -415,42 +433,52 @@ class CliExecutor(Executor):
     def _key(self, name: str) -> str:
         return f"config.cli.{name} {self.options.get(name)!r}"
 
-    def _read_events(self, stream: _EventLog, result, events_file: str, turn: int,
+    def _read_events(self, stream: EventFormat, result, events_file: str, turn: int,
                      evidence: RunEvidence) -> str | None:
-        """Map this turn's event stream into the evidence; a problem message or None."""
+        """Map this turn's event stream into the evidence, line by line; a problem or None."""
         if self.events_from == "file":
-            docs, problem = _events_from_file(events_file, self.max_output)
+            lines, problem = _events_from_file(events_file, self.max_output)
             if problem:
                 return f"agent {result.argv[0]!r}: {problem}"
         elif result.stdout_truncated:
             return None  # _read_turn already reports the cut-off JSON
         else:
-            docs = _json_docs(result.stdout_text(), "jsonl") or []
-        stream.feed(docs, turn, evidence)
+            lines = result.stdout_text().splitlines()
+        stream.feed_lines(lines, turn, evidence)
+        summary = stream.summary()
+        if summary["unknown_event_types"] or summary["malformed_lines"] or summary["results_without_call"]:
+            get_console().detail(f"{request_label(result)}: events {stream.name}: skipped "
+                                 f"{sum(summary['unknown_event_types'].values())} event(s) of unknown types "
+                                 f"{sorted(summary['unknown_event_types'])}, {summary['malformed_lines']} "
+                                 f"line(s) that are not JSON events, {summary['results_without_call']} "
+                                 "result(s) of no known call")
         return None
 
 
 # -- agent event streams (tool calls, skills, usage) ---------------------------------
 
 
-def _event_options(opts: dict, where: str) -> tuple[str | None, str]:
-    """(``events`` format or None, ``events_from``), checked against ``output``."""
+def _event_options(opts: dict, where: str) -> tuple[type[EventFormat] | None, str]:
+    """(``events`` format class or None, ``events_from``), checked against ``output``."""
     events = opts.get("events")
     source = opts.get("events_from", "stdout")
     if events is None:
         if "events_from" in opts:
             raise WazaError(f"{where}.events_from is set but events is not (e.g. events: claude-stream-json)")
         return None, source
-    if events not in EVENT_FORMATS:
-        raise WazaError(f"{where}.events: unknown format {events!r}; known: {', '.join(EVENT_FORMATS)}")
+    fmt = find_registered("event_format", events)
+    if fmt is None:
+        known = ", ".join(registered_names("event_format")) or ", ".join(EVENT_FORMATS)
+        raise WazaError(f"{where}.events: unknown format {events!r}; known: {known} (a plugin may add more; "
+                        "see `waza plugins`)")
     if source == "stdout" and opts.get("output") != "jsonl":
         raise WazaError(f"{where}.events reads the event stream from stdout, which needs output: jsonl "
                         "(or set events_from: file)")
-    return events, source
+    return fmt, source
 
 
-def _events_from_file(path: str, limit: int) -> tuple[list, str | None]:
-    """The JSON Lines the agent wrote to ``{events_file}``; a missing file means no events."""
+def _events_from_file(path: str, limit: int) -> tuple[list[str], str | None]:
+    """The lines the agent wrote to ``{events_file}``; a missing file means no events."""
     try:
         with open(path, "rb") as fh:
             data = fh.read(limit + 1)
@@ -460,159 +488,11 @@ def _events_from_file(path: str, limit: int) -> tuple[list, str | None]:
         return [], f"cannot read its events file {path}: {exc.strerror or exc}"
     if len(data) > limit:
         return [], f"its events file is larger than {limit} bytes (raise config.cli.max_output_bytes)"
-    return _json_docs(data.decode("utf-8", errors="replace"), "jsonl") or [], None
+    return data.decode("utf-8", errors="replace").splitlines(), None
 
 
-#: Claude Code input keys that fill waza's legacy tool-call argument fields (first found wins)
-_LEGACY_ARGS = {
-    "path": ("path", "file_path", "notebook_path"),
-    "file_text": ("file_text", "content"),
-    "command": ("command",),
-    "description": ("description",),
-    "skill": ("skill", "skill_name"),
-}
-#: Claude Code's tool that loads a skill
-SKILL_TOOLS = frozenset({"Skill"})
-
-
-class _EventLog:
-    """The evidence of one run, built from the agent's event stream turn by turn, in the
-    shape the ``copilot-sdk`` executor records: ``tool_calls`` (legacy argument fields),
-    ``tool_events`` (full arguments, results, turn and sequence), ``skill_invocations``,
-    transcript events, usage and the session id."""
-
-    def __init__(self, fmt: str) -> None:
-        self.format = fmt
-        self.sequence = 0
-        self.session_id: str | None = None
-        self.messages: list[str] = []
-        self._usage: dict[str, Any] | None = None
-        self.turns = 0
-        self.model_metrics: dict[str, dict] = {}
-
-    def said(self, text: str) -> bool:
-        """Whether the stream already put this answer into the transcript."""
-        return bool(text) and text.strip() in self.messages
-
-    def take_usage(self) -> dict[str, Any] | None:
-        usage, self._usage = self._usage, None
-        return usage
-
-    def finish_usage(self, usage: dict[str, Any]) -> None:
-        usage["turns"] = self.turns
-        if self.model_metrics:
-            usage["model_metrics"] = self.model_metrics
-
-    def feed(self, docs: list, turn: int, evidence: RunEvidence) -> None:
-        calls: dict[str, dict] = {}
-        order: list[str] = []
-        for doc in docs:
-            if isinstance(doc, dict):
-                self._claude_event(doc, turn, evidence, calls, order)
-        for call_id in order:
-            self._close_call(calls[call_id], evidence)
-
-    def _claude_event(self, doc: dict, turn: int, evidence: RunEvidence, calls: dict, order: list) -> None:
-        kind = doc.get("type")
-        if isinstance(doc.get("session_id"), str) and doc["session_id"]:
-            self.session_id = doc["session_id"]
-        message = doc.get("message") if isinstance(doc.get("message"), dict) else {}
-        blocks = message.get("content") if isinstance(message.get("content"), list) else []
-        if kind == "assistant":
-            for block in blocks:
-                if not isinstance(block, dict):
-                    continue
-                if block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"].strip():
-                    evidence.transcript.append({"type": "assistant.message", "content": block["text"]})
-                    self.messages.append(block["text"].strip())
-                elif block.get("type") == "tool_use" and isinstance(block.get("name"), str) and block.get("id"):
-                    self._start_call(block, turn, evidence, calls, order)
-        elif kind == "user":
-            for block in blocks:
-                if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("tool_use_id") in calls:
-                    call = calls[block["tool_use_id"]]
-                    call["result"] = {"content": _block_text(block.get("content"))}
-                    call["success"] = not block.get("is_error")
-                    evidence.transcript.append({"type": "tool.execution_complete", "tool_call_id": call["id"],
-                                                "success": call["success"], "tool_result": call["result"]})
-        elif kind == "result":
-            self._result_usage(doc)
-
-    def _start_call(self, block: dict, turn: int, evidence: RunEvidence, calls: dict, order: list) -> None:
-        call_id, name = str(block["id"]), block["name"]
-        args = block.get("input") if isinstance(block.get("input"), dict) else {}
-        self.sequence += 1
-        if call_id not in calls:
-            order.append(call_id)
-        calls[call_id] = {"id": call_id, "name": name, "args": args, "turn": turn, "sequence": self.sequence,
-                          "result": None, "success": None}
-        event = {"type": "tool.execution_start", "tool_call_id": call_id, "tool_name": name}
-        if args:
-            event["arguments"] = args
-        evidence.transcript.append(event)
-        if name in SKILL_TOOLS:
-            skill = args.get("skill") or args.get("skill_name") or args.get("command")
-            if isinstance(skill, str) and skill:
-                evidence.skill_invocations.append({"name": skill})
-                evidence.transcript.append({"type": "skill.invoked", "skill": {"name": skill}})
-
-    def _close_call(self, call: dict, evidence: RunEvidence) -> None:
-        success = bool(call["success"])
-        legacy = {"id": call["id"], "name": call["name"], "arguments": _legacy_args(call["args"]),
-                  "success": success}
-        record: dict[str, Any] = {"turn": call["turn"], "sequence": call["sequence"], "tool_call_id": call["id"],
-                                  "tool_name": call["name"], "success": success, "args": call["args"]}
-        if call["result"] is not None:
-            legacy["result"] = record["result"] = call["result"]
-        if call["success"] is None:
-            record["error"] = "no tool result (the run ended first)"
-        elif not success:
-            record["error"] = call["result"]["content"] or "tool failed"
-        evidence.tool_calls.append(legacy)
-        evidence.tool_events.append(record)
-
-    def _result_usage(self, doc: dict) -> None:
-        usage = normalize_usage(doc.get("usage"))
-        cost = doc.get("total_cost_usd")  # Claude Code reports the cost beside usage, not in it
-        if isinstance(cost, (int, float)) and not isinstance(cost, bool) and (usage is None or "cost_usd" not in usage):
-            usage = dict(usage or {}, cost_usd=cost)
-        if usage is not None:
-            self._usage = add_usage(self._usage, usage)
-        turns = doc.get("num_turns")
-        if isinstance(turns, int) and not isinstance(turns, bool):
-            self.turns += turns
-        per_model = doc.get("modelUsage") if isinstance(doc.get("modelUsage"), dict) else {}
-        for model, raw in per_model.items():
-            got = normalize_usage(raw) or {}
-            for key, names in (("cache_read_tokens", ("cacheReadInputTokens",)),
-                               ("cache_write_tokens", ("cacheCreationInputTokens",))):
-                for name in names:
-                    if isinstance(raw, dict) and isinstance(raw.get(name), (int, float)):
-                        got[key] = raw[name]
-            entry = self.model_metrics.setdefault(str(model), dict.fromkeys(
-                ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "request_cost"), 0))
-            for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
-                entry[key] += got.get(key, 0)
-            cost = raw.get("costUSD") if isinstance(raw, dict) else None
-            if isinstance(cost, (int, float)) and not isinstance(cost, bool):
-                entry["request_cost"] += cost
-
-
-def _legacy_args(args: dict) -> dict[str, str]:
-    """waza's five ``ToolCallArgs`` string fields, filled from Claude Code's input names."""
-    out = {}
-    for field, names in _LEGACY_ARGS.items():
-        value = next((args[n] for n in names if isinstance(args.get(n), str)), "")
-        out[field] = value
-    return out
-
-
-def _block_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
-    return "" if content is None else json.dumps(content, ensure_ascii=False)
+def request_label(result) -> str:
+    return f"agent {result.argv[0]!r}"
 
 
 def agent_cwd(request: ExecutionRequest) -> str | None:

@@ -63,6 +63,11 @@ _EXPORTS: dict[str, str] = {
     "describe_yaml_type": "waza_core.suite.strict_yaml",
     # reporters
     "Reporter": "waza_core.results.reporting",
+    # agent event streams (config.cli.events)
+    "EventFormat": "waza_core.run.event_stream",
+    "find_registered": "waza_core.plugins",
+    "registered_names": "waza_core.plugins",
+    "get_console": "waza_core.results.console",
     "ResultsView": "waza_core.results.reporting",
     # the json reporter writes exactly the bytes of `waza run -o`
     "results_json_bytes": "waza_core.results.jsonbytes",
@@ -141,7 +146,8 @@ __all__ = [
     "ADAPTER_RESPONSE_KIND", "HARNESS_CAPABILITIES", "StrictJSONError", "strict_json_loads", "Dialect",
     "Conversion", "SuiteConversion", "InteropError", "find_template_marker", "yaml_quote", "quote_for_message",
     "StrictDocument",
-    "StrictYamlError", "load_strict_yaml", "describe_yaml_type", "Reporter", "ResultsView",
+    "StrictYamlError", "load_strict_yaml", "describe_yaml_type", "Reporter", "EventFormat", "find_registered",
+    "registered_names", "get_console", "ResultsView",
     "results_json_bytes", "escape_markdown", "run_process", "ProcessResult", "ProcessStartError",
     "CancelEvent", "display_path", "resolve_inside", "PathEscape", "program_timeout", "child_environment",
     "check_env_allow_list", "project_env_allow_list", "escape_terminal", "escape_html", "write_file_safely",
@@ -217,6 +223,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from waza_core.paths import PathEscape as PathEscape
     from waza_core.paths import display_path as display_path
     from waza_core.paths import resolve_inside as resolve_inside
+    from waza_core.plugins import find_registered as find_registered
+    from waza_core.plugins import registered_names as registered_names
     from waza_core.procs import CancelEvent as CancelEvent
     from waza_core.procs import ProcessStartError as ProcessStartError
     from waza_core.procs import ProcResult as ProcessResult
@@ -226,10 +234,12 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from waza_core.regex import compile_regex as compile_regex
     from waza_core.results.console import escape as escape_terminal
     from waza_core.results.console import escape_html as escape_html
+    from waza_core.results.console import get_console as get_console
     from waza_core.results.jsonbytes import dumps as results_json_bytes
     from waza_core.results.markdown_text import escape_markdown as escape_markdown
     from waza_core.results.reporting import Reporter as Reporter
     from waza_core.results.reporting import ResultsView as ResultsView
+    from waza_core.run.event_stream import EventFormat as EventFormat
     from waza_core.run.execution import ExecutionRequest as ExecutionRequest
     from waza_core.run.execution import Executor as Executor
     from waza_core.safe_write import check_target as check_output_target

@@ -1,4 +1,4 @@
-"""The five hook specifications of waza.
+"""The six hook specifications of waza.
 
 Every hook only *collects* classes through a ``register`` callback (the pattern of
 simonw/llm). The core never runs a grader, executor or adapter inside a hook call:
@@ -6,7 +6,7 @@ pluggy stops calling the remaining implementations when one raises, so the core
 runs them itself and isolates each failure.
 
 Each registered class carries a class attribute ``name``: the grader ``type:`` key,
-the ``config.executor`` value, the ``--adapter`` value or the interop adapter id.
+the ``config.executor`` value, the ``--adapter`` value, the interop adapter id or the ``config.cli.events`` format.
 """
 
 import pluggy
@@ -59,4 +59,14 @@ def waza_register_reporters(register):
 
     A reporter class has ``name`` (the ``--reporter`` value) and ``write(results, out)``.
     See :class:`waza_core.Reporter`.
+    """
+
+
+@hookspec
+def waza_register_event_formats(register):
+    """Register agent event-stream readers: ``register(EventFormatClass)``.
+
+    An event format class has ``name`` (the ``config.cli.events`` value) and
+    ``read_event(event, turn)``, mapping one JSON event of the agent's stream onto tool
+    calls, messages, skills, usage and errors. See :mod:`waza_core.run.event_stream`.
     """

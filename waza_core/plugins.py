@@ -25,7 +25,7 @@ import waza_core
 from waza_core import hookspecs
 from waza_core.errors import PluginError
 
-BUILTIN_PACKAGES = ("waza_graders", "waza_adapters", "waza_interop", "waza_reporters")
+BUILTIN_PACKAGES = ("waza_graders", "waza_adapters", "waza_interop", "waza_reporters", "waza_events")
 ENTRY_POINT_GROUP = "waza"
 #: ``-p no:NAME`` disables the plugin NAME, as in pytest
 DISABLE_PREFIX = "no:"
@@ -43,6 +43,7 @@ KINDS = {
     "optimizer_adapter": ("waza_register_optimizer_adapters", "optimizer adapter"),
     "interop_dialect": ("waza_register_interop_dialects", "interop dialect"),
     "reporter": ("waza_register_reporters", "reporter"),
+    "event_format": ("waza_register_event_formats", "event format"),
 }
 
 #: plugin kind -> the public base class every registered class must derive from
@@ -52,6 +53,7 @@ BASES = {
     "optimizer_adapter": "OptimizerAdapter",
     "interop_dialect": "Dialect",
     "reporter": "Reporter",
+    "event_format": "EventFormat",
 }
 
 
@@ -378,6 +380,25 @@ def get_registry(extra_modules: list[str] | None = None) -> Registry:
     if key not in _CACHE:
         _CACHE[key] = build_plugin_manager(extra_modules)[1]
     return _CACHE[key]
+
+
+def find_registered(kind: str, name: str) -> Any | None:
+    """The class registered as ``name`` in the registry a command of this process built
+    (with its ``-p`` plugins), else in the default one: for code that an executor runs,
+    which is not handed the registry (an executor's ``events`` format)."""
+    if _OVERRIDE:
+        return _OVERRIDE[-1].get(kind, name)
+    for registry in reversed(list(_CACHE.values())):
+        found = registry.get(kind, name)
+        if found is not None:
+            return found
+    return get_registry().get(kind, name)
+
+
+def registered_names(kind: str) -> list[str]:
+    """Every name of ``kind`` any registry of this process knows (for error messages)."""
+    registries = [_OVERRIDE[-1]] if _OVERRIDE else [*_CACHE.values()] or [get_registry()]
+    return sorted({n for r in registries for n in r.names(kind)})
 
 
 class use_registry:  # noqa: N801 - used as a context manager, reads like a function

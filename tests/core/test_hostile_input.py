@@ -76,9 +76,9 @@ def test_a_hand_edited_results_file_regrades_or_fails_cleanly(make_suite, regist
     import copy
 
     from waza_core.errors import WazaError
-    from waza_core.grading.regrade import regrade
     from waza_core.results.codec import results_to_json
     from waza_core.run.engine import Engine, RunOptions
+    from waza_core.run.regrade import regrade
 
     ev = BASIC_EVAL + "graders:\n  - {type: text, name: g, config: {contains: [mock]}}\n"
     suite = load_suite(make_suite(ev, {"tasks/a.yaml": "id: a\ninputs: {prompt: p}\n"}), registry)

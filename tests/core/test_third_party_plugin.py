@@ -89,7 +89,7 @@ def test_every_kind_is_registered_from_its_entry_point(fresh_env):
     plugins = {p["name"]: p for p in json.loads(waza(fresh_env, "plugins", "--json").stdout)["plugins"]}
     assert {name: plugins[name]["registers"] for name in plugins if name.startswith("shout-")} == {
         "shout-grader": {"grader": ["shout"]},
-        "shout-executor": {"executor": ["echo"]},
+        "shout-executor": {"executor": ["loud"]},
         "shout-adapter": {"optimizer_adapter": ["append-lines"]},
         "shout-dialect": {"interop_dialect": ["shout-yaml-v1"]},
         "shout-reporter": {"reporter": ["tsv"]},
@@ -111,7 +111,7 @@ def test_the_grader_and_executor_run_a_suite(fresh_env, tmp_path):
 def test_a_disabled_plugin_is_named(fresh_env):
     proc = waza(fresh_env, "validate", str(SHOUT / "example"), "-p", "no:shout-executor")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "unknown key 'echo'" in proc.stderr
+    assert "unknown key 'loud'" in proc.stderr
     assert "the plugin 'shout-executor' may read it but is disabled by -p no:shout-executor" in proc.stderr
 
 

@@ -11,7 +11,8 @@ import pytest
 
 from waza_core.errors import WazaError
 from waza_core.run import ray_bundle
-from waza_core.run.prepared import SuiteRecipe, UnitSettings
+from waza_core.run.prepared import UnitSettings
+from waza_core.run.recipe import SuiteRecipe
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from waza_core.errors import SuiteError, WazaError
+from waza_core.errors import WazaError
 
 from .conftest import HERE
 
@@ -85,10 +85,12 @@ def test_claude_stream_maps_to_copilot_shaped_evidence(exec_suite, exec_registry
     assert events[1]["args"] == {"command": "ls -la", "description": "list", "timeout": 5000}
     assert events[1]["error"] == "permission denied"
     assert events[3]["error"] == "no tool result (the run ended first)" and "result" not in events[3]
-    assert run["skill_invocations"] == [{"name": "pdf"}]
+    assert run["skill_invocations"] == [
+        {"name": "pdf", "detected_by": "skill_tool", "tool": "Skill"}]
     assert run["session_id"] == "9b2c"
     assert run["usage"] == {"input_tokens": 120, "output_tokens": 45, "cache_read_tokens": 7, "cache_write_tokens": 3,
-                            "turns": 3, "model_metrics": {"claude-sonnet-4-5": {
+                            "cost_usd": 0.0123, "cost_source": "agent", "turns": 3,
+                            "model_metrics": {"claude-sonnet-4-5": {
                                 "input_tokens": 120, "output_tokens": 45, "cache_read_tokens": 7,
                                 "cache_write_tokens": 3, "request_cost": 0.0123}}}
     kinds = [(e["type"], e.get("tool_call_id") or e.get("content") or e.get("skill")) for e in run["transcript"]]
@@ -127,7 +129,8 @@ def test_events_from_a_file_the_agent_writes(exec_suite, exec_registry, tmp_path
            "events": "claude-stream-json", "events_from": "file"}
     run = one_run(exec_suite, exec_registry, cli)
     assert run["final_output"] == "plain answer"
-    assert len(run["tool_events"]) == 4 and run["skill_invocations"] == [{"name": "pdf"}]
+    assert len(run["tool_events"]) == 4 and run["skill_invocations"] == [
+        {"name": "pdf", "detected_by": "skill_tool", "tool": "Skill"}]
 
 
 def test_no_events_file_means_no_tool_calls_recorded_as_empty(exec_suite, exec_registry, tmp_path):
@@ -179,6 +182,12 @@ def test_event_options_are_checked_before_any_run(exec_suite, exec_registry, cli
     assert message in str(exc.value)
 
 
-def test_an_unknown_event_format_is_a_load_error(exec_suite):
-    with pytest.raises(SuiteError, match="'codex-jsonl' is not one of"):
-        exec_suite({"cli": {"command": ["x"], "output": "jsonl", "output_path": "r", "events": "codex-jsonl"}})
+def test_an_unknown_event_format_names_the_known_ones(exec_suite, exec_registry):
+    """Formats are plugins: an unknown name is caught when the executor is made, with the list."""
+    from waza_core.run.engine import Engine
+
+    suite = exec_suite({"cli": {"command": ["x"], "output": "jsonl", "output_path": "r", "events": "codex-jsonl"}})
+    with pytest.raises(WazaError) as exc:
+        Engine(suite, exec_registry)
+    assert "events: unknown format 'codex-jsonl'; known: claude-stream-json, codex-json, copilot-cli-json" in str(
+        exc.value)

@@ -563,7 +563,7 @@ def test_timeout_config_wins_over_the_environment(monkeypatch):
 
 
 def test_waza_grade_starts_the_judge(suite_dir, registry):
-    from waza_core.grading.regrade import regrade
+    from waza_core.run.regrade import regrade
 
     cli_suite(suite_dir, [prompt_grader({"prompt": WORDS, "judge": judge()})], prompt="say hello world")
     outcome = suite_dir.run()

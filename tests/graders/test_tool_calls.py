@@ -109,7 +109,7 @@ def test_config_errors(problems, config, message):
 
 
 def test_against_the_toy_agent_with_waza_grade(suite_dir, registry):
-    from waza_core.grading.regrade import regrade
+    from waza_core.run.regrade import regrade
 
     suite_dir.write(config={"executor": "cli", "model": "toy-1", "cli": TOY_CLI},
                     graders=[{"type": "tool_calls", "name": "tc", "config": {

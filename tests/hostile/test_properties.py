@@ -144,7 +144,7 @@ def test_the_results_reader_raises_only_waza_errors(tmp_path, data):
 @settings(max_examples=80, deadline=None, suppress_health_check=FIXTURE_OK)
 @given(results_bytes())
 def test_regrading_a_random_results_file_raises_only_waza_errors(make_suite, registry, tmp_path, data):
-    from waza_core.grading.regrade import regrade
+    from waza_core.run.regrade import regrade
 
     suite = load_suite(make_suite(BASIC_EVAL, {"tasks/t.yaml": "id: t\ninputs: {prompt: p}\n"}), registry)
     path = tmp_path / "r.json"

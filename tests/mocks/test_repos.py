@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from waza_core.errors import WazaError
+from waza_core.mocks import repos
 from waza_core.mocks.spec import parse_repos
-from waza_core.run import repos
 
 GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@example.com"}

@@ -12,6 +12,8 @@ from typing import Callable
 
 import typer
 
+from waza_core.results.console import print_warnings
+
 PLUGIN_OPTION_HELP = ("Load a plugin module, or disable one with no:NAME (repeatable; "
                       "also WAZA_PLUGINS=a,b and WAZA_DISABLED_PLUGINS=a,b).")
 COLOR_HELP = "Colour: auto (on a terminal, unless NO_COLOR is set), always or never."
@@ -27,18 +29,6 @@ def quiet_option():
 
 def verbose_option(help: str = "Print more detail on stderr."):  # noqa: A002 - typer's name
     return typer.Option(False, "-v", "--verbose", help=help)
-
-
-def setup_console(color: str = "auto", quiet: bool = False, verbose: bool = False):
-    """Make the console of this command from its options (a bad --color is exit 2)."""
-    from waza_core.results import console
-
-    if color not in console.COLOR_CHOICES:
-        raise fail(f"--color must be one of {', '.join(console.COLOR_CHOICES)}, not {color!r}")
-    if quiet and verbose:
-        raise fail("use either -q/--quiet or -v/--verbose, not both")
-    level = console.QUIET if quiet else (console.VERBOSE if verbose else console.NORMAL)
-    return console.set_console(console.Console(verbosity=level, color=color))
 
 
 def fail(message: str, code: int | None = None) -> typer.Exit:
@@ -79,74 +69,6 @@ def user_errors(fn: Callable) -> Callable:
                        "(see docs/safety.md for the limits)") from None
 
     return wrapper
-
-
-def print_warnings(lines) -> None:
-    """Print suite warnings (``file:line:col: warning: ...``) on stderr, one per line,
-    escaped (a key in a suite is text from a file)."""
-    from waza_core.results.console import escape, get_console
-
-    err = get_console().err
-    for line in lines:
-        err.write(escape(line) + "\n")
-
-
-_LOG_SETTINGS = {"format": "console", "quiet": False}
-
-
-def configure_logging(log_format: str = "console", quiet: bool = False) -> None:
-    """Remember the log settings; structlog is configured on the first log call.
-
-    ``import structlog`` costs ~90 ms (it pulls in rich), so a command that logs
-    nothing never pays for it.
-    """
-    _LOG_SETTINGS.update(format=log_format, quiet=quiet)
-    _LOGGER.clear()
-
-
-_LOGGER: list = []
-
-
-def _escape_values(_logger, _name, event: dict) -> dict:
-    """structlog processor: plugin names and errors come from outside; escape them."""
-    from waza_core.results.console import escape
-
-    return {k: escape(v) if isinstance(v, str) else v for k, v in event.items()}
-
-
-class _SafeStderr:
-    """structlog's PrintLogger target: the console's stderr, which never raises."""
-
-    def write(self, text: str) -> None:
-        from waza_core.results.console import get_console
-
-        get_console().err.write(text)
-
-    def flush(self) -> None:
-        pass
-
-
-def get_logger():
-    """A structlog logger on stderr: readable on a terminal, JSON with ``--log-format json``."""
-    if _LOGGER:
-        return _LOGGER[0]
-    import logging
-
-    import structlog
-
-    from waza_core.results.console import get_console
-
-    processors = [structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso")]
-    if _LOG_SETTINGS["format"] == "json":
-        processors.append(structlog.processors.JSONRenderer())
-    else:
-        processors.append(_escape_values)
-        processors.append(structlog.dev.ConsoleRenderer(colors=get_console().color_err))
-    level = logging.WARNING if _LOG_SETTINGS["quiet"] else logging.INFO
-    logger = structlog.wrap_logger(structlog.PrintLogger(_SafeStderr()), processors=processors,
-                                   wrapper_class=structlog.make_filtering_bound_logger(level))
-    _LOGGER.append(logger)
-    return logger
 
 
 def stdout_lost_exit() -> None:

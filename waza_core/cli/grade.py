@@ -40,12 +40,13 @@ def grade(
     """
     import json
 
-    from waza_core.cli.common import fail, setup_console, stdout_lost_exit
+    from waza_core.cli.common import fail, stdout_lost_exit
     from waza_core.errors import WazaError
-    from waza_core.grading.regrade import regrade
     from waza_core.plugins import get_registry
     from waza_core.results.codec import encode_results, read_results
+    from waza_core.results.console import setup_console
     from waza_core.results.io import check_writable_target, write_atomic
+    from waza_core.run.regrade import regrade
     from waza_core.suite.load import load_suite
 
     con = setup_console(color, quiet, verbose)

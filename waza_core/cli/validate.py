@@ -27,10 +27,10 @@ def validate(
 
     Exit 0 when valid (warnings are printed on stderr), 2 with every problem listed.
     """
-    from waza_core.cli.common import print_warnings, setup_console
     from waza_core.errors import ExitCode, SuiteError
     from waza_core.paths import display_path
     from waza_core.plugins import get_registry
+    from waza_core.results.console import print_warnings, setup_console
     from waza_core.run.engine import Engine
     from waza_core.suite.load import load_suite
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import sys
 
-from waza_core.results.console import escape
-
 
 def mocks_and_repos(prepared):
     """The preparer, or None when no task uses any of these keys."""
@@ -45,10 +43,15 @@ def mocks_and_repos(prepared):
                 evidence.mcp_invocations = mcp
             if problem and not evidence.error:
                 evidence.error = problem
-            for reason in run.skipped:  # the agent's folder: its file names are escaped
-                sys.stderr.write(f"waza: warning: task {escape(setup.task.id)}: {escape(reason)}\n")
+            for reason in run.skipped:  # the agent named the files: nothing of it reaches a terminal raw
+                sys.stderr.write(f"waza: warning: task {_printable(setup.task.id)}: {_printable(reason)}\n")
 
         setup.collect_evidence(collect)
         setup.add_cleanup(run.finish)  # also when the executor raised before collecting
 
     return prepare
+
+
+def _printable(text: str) -> str:
+    """``text`` with every character that is not printable as its escape (``\\x1b``, ``\\u202e``)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

@@ -21,6 +21,7 @@ from pathlib import Path
 import attrs
 
 from waza_core.errors import WazaError
+from waza_core.mocks import repos as repo_mod
 from waza_core.mocks import spec as mock_spec
 from waza_core.mocks.command import CommandMockSession, MockRuntime
 from waza_core.mocks.records import MCP_FIELDS, read_records
@@ -48,8 +49,6 @@ class SuiteMocks:
     and no ``expect_calls`` check, so a waza suite still runs offline under it."""
 
     def __init__(self, suite, tasks, mocks_active: bool, executor_name: str = "") -> None:
-        from waza_core.run import repos as repo_mod
-
         self.suite = suite
         self.base = Path(suite.file).parent
         self.mocks_active = mocks_active
@@ -105,8 +104,6 @@ class SuiteMocks:
 
     def prepare(self, task, workspace: str | None, cancel=None) -> RunInputs:
         """Place the task's repositories, check its workdir, open its mock session."""
-        from waza_core.run import repos as repo_mod
-
         plan = self.plans.get(task.id, NO_PLAN)
         run = RunInputs(environment=dict(plan.environment), workdir=plan.workdir)
         if workspace is None:

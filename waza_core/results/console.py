@@ -28,6 +28,8 @@ import re
 import sys
 from typing import Any
 
+from waza_core.errors import WazaError
+
 MARK = {"passed": "✓", "failed": "✗", "error": "!", "n/a": "-"}
 _MARK_STYLE = {"passed": "green", "failed": "red", "error": "yellow", "n/a": "dim"}
 _ANSI = {"green": "32", "red": "31", "yellow": "33", "dim": "2", "bold": "1"}
@@ -363,3 +365,20 @@ class _RichFile:
             raise OSError("closed")
         return raw.fileno()
 
+
+def setup_console(color: str = "auto", quiet: bool = False, verbose: bool = False) -> Console:
+    """Make the console of a command from its options (a bad --color is exit 2)."""
+    if color not in COLOR_CHOICES:
+        raise WazaError(f"--color must be one of {', '.join(COLOR_CHOICES)}, not {color!r}")
+    if quiet and verbose:
+        raise WazaError("use either -q/--quiet or -v/--verbose, not both")
+    level = QUIET if quiet else (VERBOSE if verbose else NORMAL)
+    return set_console(Console(verbosity=level, color=color))
+
+
+def print_warnings(lines) -> None:
+    """Print suite warnings (``file:line:col: warning: ...``) on stderr, one per line,
+    escaped (a key in a suite is text from a file)."""
+    err = get_console().err
+    for line in lines:
+        err.write(escape(line) + "\n")

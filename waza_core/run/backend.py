@@ -16,13 +16,13 @@ always called last.
 
 A backend gets a :class:`BackendJob`: the driver's own
 :class:`~waza_core.run.prepared.PreparedSuite` (for runs in this process) and its
-:class:`~waza_core.run.prepared.SuiteRecipe` (for runs elsewhere: a remote worker
+:class:`~waza_core.run.recipe.SuiteRecipe` (for runs elsewhere: a remote worker
 rebuilds the prepared suite from it once, then calls
 :func:`waza_core.run.unit.run_unit` for each unit it gets, with its own ``worker``
 name). Retries of ``failed`` runs (``max_attempts``) happen inside the unit; a backend
 that loses a unit with its machine submits it again, and yields it once.
 
-Backends are picked by name with :func:`make_backend` (``--backend``).
+Backends are picked by name with :func:`waza_core.run.backends.make_backend` (``--backend``).
 """
 
 from __future__ import annotations
@@ -32,11 +32,10 @@ from typing import Any, ClassVar, NamedTuple
 
 import attrs
 
-from waza_core.errors import WazaError
 from waza_core.results.model import RunResult
 from waza_core.run.plan import RunUnit
-from waza_core.run.prepared import PreparedSuite, SuiteRecipe
-from waza_core.suite.project_config import BACKENDS
+from waza_core.run.prepared import PreparedSuite
+from waza_core.run.recipe import SuiteRecipe
 
 
 @attrs.frozen
@@ -89,26 +88,3 @@ class Backend:
 
     def close(self) -> None:
         """Release threads, processes and connections; called once, last, always."""
-
-
-def make_backend(name: str, job: BackendJob) -> Backend:
-    """The backend called ``name``."""
-    if name == "local":
-        from waza_core.run.local import LocalBackend
-
-        return LocalBackend(job)
-    if name == "ray":
-        from waza_core.run.ray_backend import RayBackend
-
-        return RayBackend(job)
-    raise WazaError(f"unknown backend {name!r}; known: {', '.join(BACKENDS)}")
-
-
-def check_backend(name: str) -> None:
-    """Fail now (exit 2) when backend ``name`` does not exist or cannot be used here."""
-    if name not in BACKENDS:
-        raise WazaError(f"unknown backend {name!r}; known: {', '.join(BACKENDS)}")
-    if name == "ray":
-        from waza_core.run.ray_backend import check_ray_installed
-
-        check_ray_installed()

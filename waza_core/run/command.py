@@ -84,8 +84,9 @@ def run_command(cmd: RunCommand) -> int:
     waza (Go)."""
     import gc
 
-    from waza_core.cli.common import configure_logging, setup_console
+    from waza_core.log import configure_logging
     from waza_core.results import console
+    from waza_core.results.console import setup_console
     from waza_core.run import multimodel
 
     con = setup_console(cmd.color, cmd.quiet, cmd.verbose)
@@ -370,7 +371,7 @@ def pick_backend(cmd: RunCommand, suite) -> tuple[str, dict]:
 def resolve_backend(flag: str | None, address_flag: str | None, workers: int | None, suite) -> tuple[str, dict]:
     """The backend (``--backend``, else .waza.yaml defaults.backend, else config.backend,
     else local) and its options; exit 2 when it cannot be used here (Ray not installed)."""
-    from waza_core.run.backend import check_backend
+    from waza_core.run.backends import check_backend
     from waza_core.suite.project_config import run_default
 
     name = flag or run_default("backend") or suite.config.backend or "local"
@@ -401,12 +402,12 @@ def load(cmd: RunCommand):
     registry = get_registry(cmd.plugins)
     broken = registry.broken()
     if broken:
-        from waza_core.cli.common import get_logger
+        from waza_core.log import get_logger
 
         for p in broken:
             get_logger().warning("plugin failed to load", plugin=p.name, error=p.error)
     suite = load_suite(cmd.eval_file, registry)
-    from waza_core.cli.common import print_warnings
+    from waza_core.results.console import print_warnings
 
     print_warnings(suite.warnings)  # unknown keys of a 1.x eval and the like: shown, not lost
     return suite, registry

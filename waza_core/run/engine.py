@@ -28,9 +28,11 @@ from waza_core.grading.grade import grade_run
 from waza_core.model import Suite
 from waza_core.results.model import RESULTS_SCHEMA_VERSION, ResultsDocument, exit_code
 from waza_core.run.aggregate import Aggregator, task_result
-from waza_core.run.backend import BackendJob, CompletedRun, make_backend
+from waza_core.run.backend import BackendJob, CompletedRun
+from waza_core.run.backends import make_backend
 from waza_core.run.plan import RunOptions, RunUnit, make_plan, select_tasks
-from waza_core.run.prepared import PreparedSuite, SuiteRecipe, UnitSettings
+from waza_core.run.prepared import UnitSettings
+from waza_core.run.recipe import SuiteRecipe, prepare_suite
 
 __all__ = ["RESULTS_SCHEMA_VERSION", "Engine", "RunOptions", "RunUnit", "build_grader", "exit_code", "grade_run",
            "select_tasks", "task_result"]
@@ -58,7 +60,7 @@ class Engine:
         )
         self.recipe = None if plugins is None else SuiteRecipe(
             str(suite.file), tuple(plugins), settings, tuple(t.id for t in plan.tasks))
-        self.prepared = PreparedSuite(suite, registry, settings, list(plan.tasks), recipe=self.recipe)
+        self.prepared = prepare_suite(suite, registry, settings, list(plan.tasks))
         self.aggregator = Aggregator(plan, options, self.prepared.positions)
         self.aggregator.group_by = suite.config.group_by
         from waza_core.run.hooks import Hooks

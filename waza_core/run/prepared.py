@@ -19,7 +19,7 @@ import queue
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,29 +47,6 @@ class UnitSettings:
     skip_graders: bool = False
     judge_model: str | None = None  # --judge-model; else config.judge_model
     update_snapshots: bool = False
-
-
-@attrs.frozen
-class SuiteRecipe:
-    """How to rebuild a :class:`PreparedSuite` in another process: plain, picklable values."""
-
-    suite_file: str
-    plugins: tuple[str, ...]
-    settings: UnitSettings
-    task_ids: tuple[str, ...]
-
-    def prepare(self) -> PreparedSuite:
-        from waza_core.plugins import get_registry
-        from waza_core.suite.load import load_suite
-
-        registry = get_registry(list(self.plugins))
-        suite = load_suite(Path(self.suite_file), registry)
-        by_id = {t.id: t for t in suite.tasks}
-        missing = [i for i in self.task_ids if i not in by_id]
-        if missing:
-            raise WazaError(f"{self.suite_file}: the suite changed since the run started; "
-                            f"task(s) {', '.join(missing)} are gone")
-        return PreparedSuite(suite, registry, self.settings, [by_id[i] for i in self.task_ids], recipe=self)
 
 
 @attrs.frozen
@@ -120,15 +97,12 @@ class _PerTask(Mapping):
 class PreparedSuite:
     """Executor, graders, inputs and run preparers of one suite run, in one process."""
 
-    def __init__(self, suite: Suite, registry, settings: UnitSettings, tasks: list[TaskSpec],
-                 recipe: SuiteRecipe | None = None) -> None:
+    def __init__(self, suite: Suite, registry, settings: UnitSettings, tasks: list[TaskSpec]) -> None:
         from waza_core.procs import CancelEvent
-        from waza_core.run.preparers import run_preparers
 
         self.suite = suite
         self.registry = registry
         self.settings = settings
-        self.recipe = recipe
         executor_cls = registry.get("executor", settings.executor)
         if executor_cls is None:
             raise WazaError(registry.unknown("executor", settings.executor))
@@ -157,7 +131,8 @@ class PreparedSuite:
         self.cancel._subscribe(self._stop_grading)
         #: graders that features add (checkpoint graders): started and closed with the others
         self.extra_graders: list[Grader] = []
-        self.preparers = run_preparers(self)
+        #: the features' run preparers, attached by :func:`waza_core.run.recipe.prepare_suite`
+        self.preparers: list[Callable] = []
         self.workspaces: Workspaces | None = None  # from start() to close()
         self._in_flight = 0  # attempts running in this process (see wait_idle)
         self._flight = threading.Condition()  # notified when _in_flight drops to 0

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 from waza_core.errors import WazaError
 from waza_core.mocks.preparer import mocks_and_repos
+from waza_core.run.checkpoints import checkpoints
+from waza_core.run.hooks import task_hooks
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -55,24 +57,12 @@ def task_inputs(prepared: PreparedSuite) -> RunPreparer | None:
     return fill_workspace
 
 
-def _task_hooks(prepared: PreparedSuite) -> RunPreparer | None:
-    from waza_core.run.hooks import task_hooks
-
-    return task_hooks(prepared)
-
-
-def _checkpoints(prepared: PreparedSuite) -> RunPreparer | None:
-    from waza_core.run.checkpoints import checkpoints
-
-    return checkpoints(prepared)
-
-
 #: every per-run feature, in the order its preparer runs; one line per feature
 PREPARER_FACTORIES: list[Callable[[PreparedSuite], RunPreparer | None]] = [
-    _task_hooks,
+    task_hooks,
     task_inputs,
     mocks_and_repos,  # inputs.repos/workdir/environment, command_mocks, mcp_mocks
-    _checkpoints,
+    checkpoints,
 ]
 
 

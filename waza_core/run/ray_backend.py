@@ -256,7 +256,7 @@ class RayBackend(Backend):
 
     # -- start ----------------------------------------------------------------------------
     def _start(self) -> None:
-        from waza_core.cli.common import get_logger
+        from waza_core.log import get_logger
         from waza_core.run import ray_bundle
         from waza_core.run.ray_worker import RunWorker
         from waza_core.suite import project_config

@@ -39,7 +39,7 @@ from pathlib import Path
 import attrs
 
 from waza_core.errors import WazaError
-from waza_core.run.prepared import SuiteRecipe
+from waza_core.run.recipe import SuiteRecipe
 
 #: the largest bundle the driver ships (bytes); a bigger suite folder is exit 2
 MAX_BUNDLE_BYTES = 512 * 1024 * 1024

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 from waza_shout.adapter import AppendLinesAdapter
 from waza_shout.dialect import ShoutDialect
-from waza_shout.executor import EchoExecutor
+from waza_shout.executor import LoudExecutor
 from waza_shout.grader import ShoutGrader
 from waza_shout.reporter import TsvReporter
 
 from waza_core import AdapterOptions, InteropError, SuiteError, testing
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "example"
-PLUGINS = [ShoutGrader, EchoExecutor, TsvReporter]
+PLUGINS = [ShoutGrader, LoudExecutor, TsvReporter]
 
 
 def test_grader_scores_the_share_of_capitals():
@@ -32,7 +32,7 @@ def test_grader_config_is_checked_at_load():
         testing.grade(ShoutGrader, "X", config={"min_leters": 1})
 
 
-def test_the_example_suite_with_the_echo_executor(tmp_path):
+def test_the_example_suite_with_the_loud_executor(tmp_path):
     run = testing.run_suite(EXAMPLE, plugins=PLUGINS, folder=tmp_path)
     assert run.exit_code == 1  # the blank prompt is an executor error
     hi = run.run("hi")

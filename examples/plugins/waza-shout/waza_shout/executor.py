@@ -1,4 +1,4 @@
-"""``executor: echo``: answers every prompt with the prompt itself, upper-cased.
+"""``executor: loud``: answers every prompt with the prompt itself, upper-cased.
 
 A stand-in for an agent: free, offline, deterministic. It also writes its answer to
 ``answer.txt`` in the run's workspace, as an agent that edits files would.
@@ -10,10 +10,10 @@ import time
 from waza_core import Executor, ExecutorError, RunEvidence, hookimpl
 
 
-class EchoExecutor(Executor):
-    name = "echo"
+class LoudExecutor(Executor):
+    name = "loud"
     paid = False  # free: `waza optimize` needs no --allow-paid-calls for it
-    config_key = "echo"  # its settings live under config.echo in eval.yaml
+    config_key = "loud"  # its settings live under config.loud in eval.yaml
     config_schema = {
         "type": "object",
         "additionalProperties": False,
@@ -37,7 +37,7 @@ class EchoExecutor(Executor):
             tool_calls=[{"name": "write_file", "arguments": {"path": "answer.txt"}}],
             duration_ms=int((time.perf_counter() - started) * 1000),
             usage=None,  # not measured: never report a fake zero
-            session_id=f"echo-{request.task.id}-{request.run_number}-{request.attempt}",
+            session_id=f"loud-{request.task.id}-{request.run_number}-{request.attempt}",
         )
 
     def shutdown(self):
@@ -46,4 +46,4 @@ class EchoExecutor(Executor):
 
 @hookimpl
 def waza_register_executors(register):
-    register(EchoExecutor)
+    register(LoudExecutor)

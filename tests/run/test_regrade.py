@@ -36,10 +36,10 @@ def test_grade_starts_graders_with_the_judge_model_of_the_flag_over_the_config(m
 
 
 def test_regrade_starts_each_grader_once_and_closes_it_once(make_suite, registry, monkeypatch):
-    from waza_core.grading.regrade import regrade
     from waza_core.plugins import build_plugin_manager
     from waza_core.results.model import ResultsDocument
     from waza_core.run.engine import Engine, RunOptions
+    from waza_core.run.regrade import regrade
     from waza_core.suite.load import load_suite
 
     reg = build_plugin_manager(["tests.fixture_plugins.test_graders"])[1]

@@ -1,0 +1,100 @@
+"""``events: codex-json``: OpenAI Codex's ``codex exec --json`` (thread/turn/item events).
+
+Each item of type ``command_execution``, ``file_change``, ``mcp_tool_call``,
+``web_search`` or ``collab_tool_call`` is a tool call, matched by ``item.id`` from
+``item.started`` to ``item.completed``. The name is the item type, except for MCP and
+collaboration calls, whose name is the item's ``tool``. A call failed when its
+``status`` is ``failed`` or ``declined``, a command's ``exit_code`` is not 0, or an MCP
+call carries an ``error``. ``agent_message`` items are the answer; ``error`` items,
+``turn.failed`` and top-level ``error`` events are error events; usage comes from each
+``turn.completed``; the session id is ``thread.started``'s ``thread_id``.
+"""
+
+from __future__ import annotations
+
+from waza_core import EventFormat, hookimpl
+
+_CALL_ITEMS = frozenset({"command_execution", "file_change", "mcp_tool_call", "web_search", "collab_tool_call"})
+_QUIET_ITEMS = frozenset({"reasoning", "todo_list"})
+_QUIET_EVENTS = frozenset({"turn.started", "session.created"})
+
+
+class CodexJson(EventFormat):
+    name = "codex-json"
+    description = "OpenAI Codex: codex exec --json"
+    agent = "codex exec --json PROMPT"
+
+    def read_event(self, event, turn):
+        kind = event.get("type")
+        if kind in ("thread.started", "session.created"):
+            turn.session(event.get("thread_id") or event.get("session_id"))
+        elif kind in ("item.started", "item.updated", "item.completed"):
+            self._item(event.get("item") if isinstance(event.get("item"), dict) else {}, kind, turn)
+        elif kind == "turn.completed":
+            self.turns += 1
+            turn.usage(event.get("usage"))
+        elif kind == "turn.failed":
+            self.turns += 1
+            turn.error(event.get("error") or "turn failed")
+        elif kind == "error":
+            turn.error(event.get("message") or event)
+        elif kind not in _QUIET_EVENTS:
+            turn.unknown(kind)
+
+    def _item(self, item, kind, turn):
+        item_type = item.get("type") or item.get("item_type")
+        if item_type in _CALL_ITEMS:
+            name = item.get("tool") if item_type in ("mcp_tool_call", "collab_tool_call") and item.get("tool") \
+                else item_type
+            args = self._args(item, item_type)
+            if kind == "item.completed":
+                turn.finish_call(item.get("id"), self._ok(item, item_type), self._result(item), item.get("error"),
+                                 name=name, args=args)
+            else:
+                turn.start_call(item.get("id"), name, args)
+        elif item_type in ("agent_message", "assistant_message"):
+            if kind == "item.completed":
+                turn.message(item.get("text"))
+        elif item_type == "error":
+            if kind == "item.completed":
+                turn.error(item.get("message") or "error")
+        elif item_type not in _QUIET_ITEMS:
+            turn.unknown(f"item:{item_type}")
+
+    @staticmethod
+    def _args(item, item_type):
+        if item_type == "command_execution":
+            return {"command": item.get("command")}
+        if item_type == "file_change":
+            changes = item.get("changes") if isinstance(item.get("changes"), list) else []
+            paths = [c.get("path") for c in changes if isinstance(c, dict) and isinstance(c.get("path"), str)]
+            return {"changes": changes, **({"path": paths[0]} if paths else {})}
+        if item_type == "web_search":
+            return {"query": item.get("query")}
+        args = item.get("arguments")
+        out = dict(args) if isinstance(args, dict) else ({} if args is None else {"arguments": args})
+        if item.get("server"):
+            out.setdefault("server", item["server"])
+        if item_type == "collab_tool_call" and item.get("prompt"):
+            out.setdefault("prompt", item["prompt"])
+        return out
+
+    @staticmethod
+    def _ok(item, item_type):
+        if item.get("status") in ("failed", "declined"):
+            return False
+        if item_type == "command_execution" and isinstance(item.get("exit_code"), int) and item["exit_code"] != 0:
+            return False
+        return not (item_type == "mcp_tool_call" and item.get("error"))
+
+    @staticmethod
+    def _result(item):
+        for key in ("aggregated_output", "result", "output"):
+            if item.get(key) is not None:
+                return item[key]
+        return ""
+
+
+@hookimpl
+def waza_register_event_formats(register):
+    register(CodexJson)

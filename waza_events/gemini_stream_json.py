@@ -1,0 +1,64 @@
+"""``events: gemini-stream-json``: Gemini CLI's ``gemini -p PROMPT --output-format stream-json``.
+
+A ``tool_use`` event (``tool_name``, ``tool_id``, ``parameters``) starts a call; the
+``tool_result`` with the same ``tool_id`` ends it, failed unless ``status`` is
+``success``. Assistant ``message`` events stream as deltas and are joined into one
+message up to the next tool call. ``error`` events (and a ``result`` whose ``status`` is
+not ``success``) are error events; usage comes from ``result.stats``; the session id
+from ``init``. ``activate_skill`` loads a skill.
+"""
+
+from __future__ import annotations
+
+from waza_core import EventFormat, hookimpl
+
+
+class GeminiStreamJson(EventFormat):
+    name = "gemini-stream-json"
+    description = "Gemini CLI: gemini -p PROMPT --output-format stream-json"
+    agent = "gemini -p PROMPT --output-format stream-json"
+    skill_tools = {"activate_skill": ("name", "skill", "skill_name")}
+
+    def __init__(self):
+        super().__init__()
+        self._buffer: list[str] = []
+
+    def read_event(self, event, turn):
+        kind = event.get("type")
+        turn.session(event.get("session_id"))
+        if kind == "init":
+            return
+        if kind == "message":
+            if event.get("role") == "assistant" and isinstance(event.get("content"), str):
+                self._buffer.append(event["content"])
+                if not event.get("delta"):
+                    self._flush(turn)
+            return
+        self._flush(turn)
+        if kind == "tool_use":
+            turn.start_call(event.get("tool_id"), event.get("tool_name"), event.get("parameters"))
+        elif kind == "tool_result":
+            ok = event.get("status") == "success"
+            turn.finish_call(event.get("tool_id"), ok, event.get("output"), event.get("error"))
+        elif kind == "error":
+            turn.error(event.get("message") or event)
+        elif kind == "result":
+            stats = event.get("stats") if isinstance(event.get("stats"), dict) else {}
+            turn.usage(stats)
+            if event.get("status") not in (None, "success"):
+                turn.error(event.get("error") or f"result status {event.get('status')}")
+        else:
+            turn.unknown(kind)
+
+    def end_turn(self, turn):
+        self._flush(turn)
+
+    def _flush(self, turn):
+        if self._buffer:
+            turn.message("".join(self._buffer))
+            self._buffer.clear()
+
+
+@hookimpl
+def waza_register_event_formats(register):
+    register(GeminiStreamJson)

@@ -1,0 +1,53 @@
+"""``events: opencode-json``: OpenCode's ``opencode run --format json``.
+
+OpenCode prints a ``tool_use`` event when a tool part reaches a final state: its
+``part.callID`` is the call id, ``part.tool`` the name, ``part.state.input`` the
+arguments; ``state.status`` ``completed`` is a success, ``error`` a failure (any other
+status leaves the call unfinished). ``text`` parts are messages; usage (tokens and cost)
+comes from each ``step_finish`` part; ``error`` events are error events; the session id
+is ``sessionID``. The ``skill`` tool loads a skill.
+"""
+
+from __future__ import annotations
+
+from waza_core import EventFormat, hookimpl
+
+_QUIET = frozenset({"step_start", "reasoning"})
+
+
+class OpencodeJson(EventFormat):
+    name = "opencode-json"
+    description = "OpenCode: opencode run --format json"
+    agent = "opencode run --format json PROMPT"
+    skill_tools = {"skill": ("name", "skill")}
+
+    def read_event(self, event, turn):
+        kind = event.get("type")
+        turn.session(event.get("sessionID"))
+        part = event.get("part") if isinstance(event.get("part"), dict) else {}
+        if kind == "tool_use":
+            state = part.get("state") if isinstance(part.get("state"), dict) else {}
+            call_id = part.get("callID") or part.get("id")
+            turn.start_call(call_id, part.get("tool"), state.get("input"))
+            if state.get("status") in ("completed", "error"):
+                turn.finish_call(call_id, state["status"] == "completed", state.get("output"), state.get("error"))
+        elif kind == "text":
+            turn.message(part.get("text"))
+        elif kind == "step_finish":
+            self.turns += 1
+            tokens = part.get("tokens") if isinstance(part.get("tokens"), dict) else {}
+            cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+            turn.usage({"input_tokens": tokens.get("input"), "output_tokens": tokens.get("output"),
+                        "cache_read_tokens": cache.get("read"), "cache_write_tokens": cache.get("write")},
+                       cost_usd=part.get("cost"))
+        elif kind == "error":
+            error = event.get("error") if isinstance(event.get("error"), dict) else {}
+            data = error.get("data") if isinstance(error.get("data"), dict) else {}
+            turn.error(data.get("message") or error.get("name") or event.get("error") or "error")
+        elif kind not in _QUIET:
+            turn.unknown(kind)
+
+
+@hookimpl
+def waza_register_event_formats(register):
+    register(OpencodeJson)
