@@ -3,6 +3,7 @@
 PLUGINS = (
     "waza_adapters.mock",
     "waza_adapters.echo",
+    "waza_adapters.null",
     "waza_adapters.fake",
     "waza_adapters.command",
     "waza_adapters.copilot_reflect",

@@ -44,7 +44,7 @@ DEFAULT_INCLUDE = ("task", "output")
 #: characters kept of each included section (agent output, files, tool calls)
 MAX_SECTION_CHARS = 256 * 1024
 #: executors that only echo their input: a judge there is "not judged", never a verdict
-NOT_JUDGING = frozenset({"mock"})
+NOT_JUDGING = frozenset({"mock", "null"})
 SESSION_ENV = "WAZA_SESSION_ID"
 REASONING_EFFORTS = ("low", "medium", "high", "xhigh", "max")
 BUILTIN_RUBRICS = ("groundedness", "helpfulness", "instruction-following", "refusal-correctness",

@@ -15,6 +15,7 @@ def _version(value: bool) -> None:
 
 def build_app() -> typer.Typer:
     from waza_core.cli import (
+        audit,
         cache,
         compare,
         gate,
@@ -51,6 +52,7 @@ def build_app() -> typer.Typer:
     run.register(app)
     grade.register(app)
     validate.register(app)
+    audit.register(app)
     migrate.register(app)
     get.register(app)
     preflight.register(app)

@@ -21,6 +21,7 @@ TEXT = (
     '  run        Run an eval suite.\n'
     "  grade      Grade saved runs with a suite's graders and print a JSON...\n"
     '  validate   Check a suite as `waza run` would before its first run,...\n'
+    '  audit      Run every task once against a do-nothing agent; report what...\n'
     '  migrate    Rewrite older eval suites (eval.yaml and the task files it...\n'
     '  get        Resolve remote grader refs and update waza.lock.\n'
     "  preflight  Inspect a suite's prerequisites offline, without starting an...\n"
@@ -37,6 +38,23 @@ TEXT = (
 )
 
 HELPS = {
+    'audit': (
+        'Usage: waza audit [OPTIONS] {eval_file}\n'
+        '\n'
+        '  Run every task once against a do-nothing agent; report what passes anyway.\n'
+        '\n'
+        '  Exit 1 when a task passes with no agent, 0 otherwise, 2 on bad input.\n'
+        '\n'
+        'Arguments:\n'
+        "  eval_file  The suite's eval.yaml (or its folder).  [required]\n"
+        '\n'
+        'Options:\n'
+        '  --format <str>      text or json.  [default: text]\n'
+        '  -p, --plugin <str>  Load a plugin module, or disable one with no:NAME\n'
+        '                      (repeatable; also WAZA_PLUGINS=a,b and\n'
+        '                      WAZA_DISABLED_PLUGINS=a,b).\n'
+        '  --help              Show this message and exit.\n'
+    ),
     'cache': (
         'Usage: waza cache [OPTIONS] COMMAND [ARGS]...\n'
         '\n'
