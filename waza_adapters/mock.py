@@ -26,11 +26,6 @@ from waza_core import ExecutionRequest, Executor, RunEvidence, hookimpl
 PREVIEW_BYTES = 1024
 
 
-def mock_output(request: ExecutionRequest) -> str:
-    first, follow_ups = mock_turns(request)
-    return "\n".join([*first, *follow_ups])
-
-
 def mock_turns(request: ExecutionRequest) -> tuple[list[str], list[str]]:
     """(lines of the first turn, one line per follow-up prompt)."""
     task = request.task

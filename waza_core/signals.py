@@ -123,8 +123,3 @@ def _say(text: str) -> None:
         os.write(2, text.encode())
     except OSError:
         pass
-
-
-def reset_for_tests() -> None:
-    """Forget received signals (tests that run several commands in one process)."""
-    _received.clear()

@@ -12,7 +12,6 @@ two files land on one name on a case-insensitive file system.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import stat
@@ -287,7 +286,3 @@ class CandidateStore:
                                   candidate_id=cand.id) from None
         self.records[cand.id] = record
         return record
-
-
-def read_json(path: Path) -> Any:  # small helper for tests and tools
-    return json.loads(path.read_text("utf-8"))

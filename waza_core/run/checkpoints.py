@@ -29,7 +29,7 @@ from waza_core.errors import WazaError
 from waza_core.grading.base import Grader, GradingContext
 from waza_core.grading.build import build_grader
 from waza_core.grading.grade import grade_run
-from waza_core.model import CheckpointSpec, RunEvidence, TaskSpec
+from waza_core.model import CheckpointSpec, RunEvidence
 
 if TYPE_CHECKING:
     from waza_core.run.prepared import PreparedSuite
@@ -105,8 +105,3 @@ class CheckpointRun:
             evidence.error = f"{evidence.error}; {self.stop_message}" if evidence.error else self.stop_message
         if self.outcomes:
             self.setup.result_fields["checkpoints"] = sorted(self.outcomes, key=lambda o: o["after_turn"])
-
-
-def turns_of(task: TaskSpec) -> int:
-    """How many turns a task's conversation has (the prompt and each follow-up)."""
-    return 1 + len(task.follow_up_prompts)
