@@ -38,9 +38,11 @@ from waza_core import (
     Executor,
     RunEvidence,
     WazaError,
+    add_usage,
     find_registered,
     get_console,
     hookimpl,
+    normalize_usage,
     registered_names,
 )
 
@@ -160,42 +162,6 @@ def as_text(value: Any) -> str:
     if isinstance(value, list) and all(isinstance(v, dict) and isinstance(v.get("text"), str) for v in value):
         return "".join(v["text"] for v in value)  # content blocks: [{"type": "text", "text": ...}]
     return json.dumps(value, ensure_ascii=False)
-
-
-_USAGE_KEYS = {
-    "input_tokens": ("input_tokens", "inputTokens", "prompt_tokens", "promptTokens"),
-    "output_tokens": ("output_tokens", "outputTokens", "completion_tokens", "completionTokens"),
-    "cache_read_tokens": ("cache_read_tokens", "cacheReadTokens", "cache_read_input_tokens",
-                          "cached_input_tokens", "cached_tokens"),
-    "cache_write_tokens": ("cache_write_tokens", "cacheWriteTokens", "cache_creation_input_tokens"),
-    "premium_requests": ("premium_requests", "premiumRequests"),
-    "ai_credits": ("ai_credits", "aiCredits"),
-    # what the run cost in USD, as the agent itself reports it (Claude Code: total_cost_usd)
-    "cost_usd": ("cost_usd", "total_cost_usd", "costUSD", "costUsd"),
-}
-
-
-def normalize_usage(raw: Any) -> dict[str, Any] | None:
-    """Map common token-count spellings to waza's usage keys; ``None`` if none is there."""
-    if not isinstance(raw, dict):
-        return None
-    out: dict[str, Any] = {}
-    for key, names in _USAGE_KEYS.items():
-        for name in names:
-            value = raw.get(name)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                out[key] = value
-                break
-    return out or None
-
-
-def add_usage(total: dict[str, Any] | None, turn: dict[str, Any] | None) -> dict[str, Any] | None:
-    if turn is None:
-        return total
-    total = dict(total or {})
-    for key, value in turn.items():
-        total[key] = total.get(key, 0) + value
-    return total
 
 
 # -- the executor ---------------------------------------------------------------------
@@ -440,9 +406,9 @@ class CliExecutor(Executor):
             lines, problem = _events_from_file(events_file, self.max_output)
             if problem:
                 return f"agent {result.argv[0]!r}: {problem}"
-        elif result.stdout_truncated:
-            return None  # _read_turn already reports the cut-off JSON
         else:
+            # cut at max_output_bytes: the calls read up to the cut are kept (the cut line
+            # is skipped as malformed); _read_turn reports the cut itself
             lines = result.stdout_text().splitlines()
         stream.feed_lines(lines, turn, evidence)
         summary = stream.summary()

@@ -65,6 +65,8 @@ _EXPORTS: dict[str, str] = {
     "Reporter": "waza_core.results.reporting",
     # agent event streams (config.cli.events)
     "EventFormat": "waza_core.run.event_stream",
+    "normalize_usage": "waza_core.run.event_stream",
+    "add_usage": "waza_core.run.event_stream",
     "find_registered": "waza_core.plugins",
     "registered_names": "waza_core.plugins",
     "get_console": "waza_core.results.console",
@@ -146,7 +148,8 @@ __all__ = [
     "ADAPTER_RESPONSE_KIND", "HARNESS_CAPABILITIES", "StrictJSONError", "strict_json_loads", "Dialect",
     "Conversion", "SuiteConversion", "InteropError", "find_template_marker", "yaml_quote", "quote_for_message",
     "StrictDocument",
-    "StrictYamlError", "load_strict_yaml", "describe_yaml_type", "Reporter", "EventFormat", "find_registered",
+    "StrictYamlError", "load_strict_yaml", "describe_yaml_type", "Reporter", "EventFormat", "normalize_usage",
+    "add_usage", "find_registered",
     "registered_names", "get_console", "ResultsView",
     "results_json_bytes", "escape_markdown", "run_process", "ProcessResult", "ProcessStartError",
     "CancelEvent", "display_path", "resolve_inside", "PathEscape", "program_timeout", "child_environment",
@@ -240,6 +243,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from waza_core.results.reporting import Reporter as Reporter
     from waza_core.results.reporting import ResultsView as ResultsView
     from waza_core.run.event_stream import EventFormat as EventFormat
+    from waza_core.run.event_stream import add_usage as add_usage
+    from waza_core.run.event_stream import normalize_usage as normalize_usage
     from waza_core.run.execution import ExecutionRequest as ExecutionRequest
     from waza_core.run.execution import Executor as Executor
     from waza_core.safe_write import check_target as check_output_target

@@ -90,8 +90,11 @@ class CodexJson(EventFormat):
     @staticmethod
     def _result(item):
         for key in ("aggregated_output", "result", "output"):
-            if item.get(key) is not None:
-                return item[key]
+            value = item.get(key)
+            if isinstance(value, dict) and isinstance(value.get("content"), list):
+                return value["content"]  # an MCP result: its content blocks
+            if value is not None:
+                return value
         return ""
 
 

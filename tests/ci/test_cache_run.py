@@ -109,7 +109,7 @@ def test_the_key_reads_the_task_document_not_its_stored_form():
     from pathlib import Path
 
     from waza_core.model import TaskSpec
-    from waza_core.results.cache import canonical
+    from waza_core.run.result_cache import canonical
 
     doc = {"id": "t", "inputs": {"prompt": "p"}, "b": 1, "a": [1, 2]}
     kept = TaskSpec(id="t", name="t", prompt="p", file=Path("t.yaml"), raw=doc)

@@ -125,7 +125,7 @@ def test_a_symlink_in_the_way_is_not_followed(tmp_path):
 # -- the cache store -----------------------------------------------------------------
 
 def test_cache_store_round_trip_corruption_and_clear(tmp_path):
-    from waza_core.results.cache import ResultCache
+    from waza_core.run.result_cache import ResultCache
 
     warnings = []
     cache = ResultCache(tmp_path / "c", warn=warnings.append)
@@ -162,7 +162,7 @@ def test_cache_clear_command(tmp_path):
 
 
 def test_run_keys_change_with_what_the_run_depends_on(tmp_path):
-    from waza_core.results.cache import run_key
+    from waza_core.run.result_cache import run_key
 
     fixture = tmp_path / "fx"
     fixture.mkdir()

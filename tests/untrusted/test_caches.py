@@ -11,7 +11,7 @@ import stat
 import pytest
 
 from tests.conftest import BASIC_EVAL, run_waza
-from waza_core.results.cache import MAX_ENTRY_BYTES, ResultCache
+from waza_core.run.result_cache import MAX_ENTRY_BYTES, ResultCache
 
 KEY = "a" * 64
 TASK = """

@@ -21,7 +21,7 @@ def clear(
     cache_dir: Path = typer.Option(Path(".waza-cache"), "--cache-dir", help="The cache folder."),
 ) -> None:
     """Delete every cached run. Refuses a folder that holds anything but waza cache entries."""
-    from waza_core.results.cache import ResultCache
+    from waza_core.run.result_cache import ResultCache
 
     removed = ResultCache(cache_dir).clear()
     typer.echo(f"removed {removed} cached run(s) from {cache_dir}")

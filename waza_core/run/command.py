@@ -9,7 +9,7 @@ line there, and its use in the step below that needs it:
 - :func:`run_options`: the :class:`~waza_core.run.plan.RunOptions` of the engine;
 - :func:`write_results`: the results file (``-`` is stdout); reporters
   (:mod:`waza_core.results.reports`) are checked before the run and written after it;
-- the result cache (:mod:`waza_core.results.cache`) wraps the backend;
+- the result cache (:mod:`waza_core.run.result_cache`) wraps the backend;
 - :func:`exit_code_of`: 0 / 1 / 130.
 """
 
@@ -252,7 +252,7 @@ def attach_cache(cmd: RunCommand, engine: Engine):
         return None
     import sys
 
-    from waza_core.results.cache import RunCache
+    from waza_core.run.result_cache import RunCache
 
     cache = RunCache(engine.prepared, cmd.cache_dir, lambda m: sys.stderr.write(f"waza: warning: {m}\n"))
     if not cache.active:
