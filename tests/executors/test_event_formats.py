@@ -258,3 +258,29 @@ def test_without_output_path_the_answer_is_the_streams_last_message(exec_suite, 
     assert run["status"] != "error", run.get("error_msg")
     assert run["final_output"] == "SWITCHBOARD_GEMINI_PROBE_TOOL_5F8A21"
     assert run["usage"]["input_tokens"] == 20525
+
+
+def test_waza_plugins_lists_each_built_in_format_as_its_own_plugin(exec_registry):
+    by_module = {p.module: p.registers for p in exec_registry.plugins}
+    assert by_module["waza_events.codex_json"] == {"event_format": ["codex-json"]}
+    assert exec_registry.names("event_format") == sorted([
+        "claude-stream-json", "codex-json", "gemini-stream-json", "opencode-json", "cursor-stream-json",
+        "copilot-cli-json"])
+
+
+def test_skipped_lines_are_shown_with_verbose(exec_suite, exec_registry, capsys):
+    from waza_core.results import console
+
+    from .test_cli_events import one_run
+
+    console.set_console(console.Console(verbosity=console.VERBOSE, color="never"))
+    try:
+        name = "takopi-codex_exec_json_phase_and_unknown.jsonl"
+        cli = {"command": [sys.executable, str(REPLAY), str(STREAMS / name), "--say", "log line, not JSON"],
+               "output": "jsonl", "output_path": "item.text", "events": "codex-json"}
+        run = one_run(exec_suite, exec_registry, cli)
+    finally:
+        console.set_console(console.Console())
+    assert run["status"] != "error", run.get("error_msg")
+    err = capsys.readouterr().err
+    assert "events codex-json: skipped 1 event(s) of unknown types ['item:future_item'], 1 line(s)" in err
