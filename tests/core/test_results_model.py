@@ -44,7 +44,7 @@ def every_field_document() -> ResultsDocument:
     runs[1].validations["h"] = _grader("h", 0.0, error={"kind": "timeout", "message": "slow"})
     runs[0].extra["checkpoints"] = [{"after_turn": 1, "status": "error", "stopped": True, "validations": {
         "g": _grader("g", 0.0, error={"kind": "timeout", "message": "slow"}).to_json()}}]
-    runs[0].extra["cached"] = True  # the result cache's marks travel in `extra` (waza_core/results/cache.py)
+    runs[0].extra["cached"] = True  # the result cache's marks travel in `extra` (waza_core/run/result_cache.py)
     task = TaskResult(test_id="t", display_name="T", status=stats.task_status(runs), runs=runs,
                       stats=stats.task_stats(runs), tags=["a"],
                       extra={"cached": True, "golden": True, "group": "m",

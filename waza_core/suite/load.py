@@ -37,6 +37,29 @@ from waza_core.suite import schema as schemas
 from waza_core.suite.cache import SuiteCache, stat_key
 from waza_core.suite.problems import Problems, read_yaml
 
+#: ``config`` keys that become the :class:`SuiteConfig` field of that name as they are
+_CONFIG_AS_IS = ("trials_per_task", "timeout_seconds", "parallel", "executor", "model", "judge_model", "fail_fast",
+                 "backend", "first_event_timeout_seconds", "reasoning_effort", "judge_reasoning_effort",
+                 "inject_skill_body", "trigger_skill_routing")
+#: ``config`` keys that become a tuple field
+_CONFIG_TUPLES = ("required_skills", "disabled_skills", "instruction_files", "models")
+
+
+def _suite_config(cfg: dict, known, file: Path) -> SuiteConfig:
+    """The suite's :class:`SuiteConfig`: only the keys the eval sets; every default is the
+    field's own (written once, in :mod:`waza_core.model`)."""
+    given: dict[str, Any] = {k: cfg[k] for k in _CONFIG_AS_IS if k in cfg}
+    given.update({k: tuple(cfg[k]) for k in _CONFIG_TUPLES if k in cfg})
+    if "workers" in cfg or "max_workers" in cfg:
+        given["workers"] = cfg["workers"] if "workers" in cfg else cfg["max_workers"]
+    if "max_attempts" in cfg:
+        given["max_attempts"] = max(1, cfg["max_attempts"])
+    if "skill_directories" in cfg:
+        given["skill_directories"] = tuple(_resolve_dirs(file.parent, cfg["skill_directories"]))
+    if cfg.get("group_by") in ("model", "tags"):
+        given["group_by"] = cfg["group_by"]
+    return SuiteConfig(extra={k: v for k, v in cfg.items() if k not in known}, **given)
+
 
 def _lenient_unknown(kind: str, path: tuple, legacy: bool) -> bool:
     """Whether an unknown key at ``path`` is only a warning (see the module doc)."""
@@ -454,30 +477,7 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
         raise SuiteError(problems.items, warnings)
     cfg = data.get("config") or {}
     known = set(schemas.load("eval")["properties"]["config"]["properties"])
-    config = SuiteConfig(
-        trials_per_task=cfg.get("trials_per_task", 1),
-        timeout_seconds=cfg.get("timeout_seconds", 300),
-        parallel=cfg.get("parallel", False),
-        workers=cfg.get("workers", cfg.get("max_workers", 4)),
-        executor=cfg.get("executor", "mock"),
-        model=cfg.get("model", ""),
-        judge_model=cfg.get("judge_model", ""),
-        max_attempts=max(1, cfg.get("max_attempts", 1)),
-        fail_fast=cfg.get("fail_fast", False),
-        skill_directories=tuple(_resolve_dirs(file.parent, cfg.get("skill_directories", []))),
-        required_skills=tuple(cfg.get("required_skills", [])),
-        disabled_skills=tuple(cfg.get("disabled_skills", [])),
-        backend=cfg.get("backend"),
-        extra={k: v for k, v in cfg.items() if k not in known},
-        first_event_timeout_seconds=cfg.get("first_event_timeout_seconds", 0),
-        reasoning_effort=cfg.get("reasoning_effort", ""),
-        judge_reasoning_effort=cfg.get("judge_reasoning_effort", ""),
-        group_by=cfg.get("group_by", "") if cfg.get("group_by") in ("model", "tags") else "",
-        instruction_files=tuple(cfg.get("instruction_files", [])),
-        inject_skill_body=cfg.get("inject_skill_body"),
-        trigger_skill_routing=cfg.get("trigger_skill_routing", False),
-        models=tuple(cfg.get("models", [])),
-    )
+    config = _suite_config(cfg, known, file)
     assert version is not None  # a suite without a readable version has a problem above
     return Suite(
         name=data["name"], skill=str(data.get("skill") or ""), file=file, config=config,
