@@ -17,6 +17,9 @@ from waza_core import EventFormat, hookimpl
 _CALL_ITEMS = frozenset({"command_execution", "file_change", "mcp_tool_call", "web_search", "collab_tool_call"})
 _QUIET_ITEMS = frozenset({"reasoning", "todo_list"})
 _QUIET_EVENTS = frozenset({"turn.started", "session.created"})
+_LEGACY_QUIET = frozenset({"task_started", "task_complete", "agent_reasoning", "agent_reasoning_delta",
+                           "agent_message_delta", "exec_command_output_delta", "background_event",
+                           "agent_reasoning_section_break", "turn_diff", "plan_update", "user_message"})
 
 
 class CodexJson(EventFormat):
@@ -25,6 +28,9 @@ class CodexJson(EventFormat):
     agent = "codex exec --json PROMPT"
 
     def read_event(self, event, turn):
+        if isinstance(event.get("msg"), dict) and "type" not in event:
+            self._legacy(event["msg"], turn)  # codex exec --json before 0.44: {"id", "msg": {...}}
+            return
         kind = event.get("type")
         if kind in ("thread.started", "session.created"):
             turn.session(event.get("thread_id") or event.get("session_id"))
@@ -60,6 +66,49 @@ class CodexJson(EventFormat):
                 turn.error(item.get("message") or "error")
         elif item_type not in _QUIET_ITEMS:
             turn.unknown(f"item:{item_type}")
+
+    def _legacy(self, msg, turn):
+        """The older ``{"id", "msg"}`` events, mapped to the same names as the item events."""
+        kind = msg.get("type")
+        call_id = msg.get("call_id")
+        if kind == "exec_command_begin":
+            command = msg.get("command")
+            turn.start_call(call_id, "command_execution",
+                            {"command": " ".join(command) if isinstance(command, list) else command})
+        elif kind == "exec_command_end":
+            code = msg.get("exit_code")
+            output = msg.get("aggregated_output") or msg.get("formatted_output") or msg.get("stdout")
+            turn.finish_call(call_id, code == 0, output, msg.get("stderr"))
+        elif kind == "mcp_tool_call_begin":
+            inv = msg.get("invocation") if isinstance(msg.get("invocation"), dict) else {}
+            args = inv.get("arguments") if isinstance(inv.get("arguments"), dict) else {}
+            turn.start_call(call_id, inv.get("tool") or "mcp_tool_call", {**args, "server": inv.get("server")})
+        elif kind == "mcp_tool_call_end":
+            result = msg.get("result") if isinstance(msg.get("result"), dict) else {}
+            ok = "Err" not in result and not (isinstance(result.get("Ok"), dict) and result["Ok"].get("isError"))
+            turn.finish_call(call_id, ok, result.get("Ok") or result.get("Err"), result.get("Err"))
+        elif kind == "patch_apply_begin":
+            turn.start_call(call_id, "file_change", {"changes": msg.get("changes")})
+        elif kind == "patch_apply_end":
+            turn.finish_call(call_id, msg.get("success") is True, msg.get("stdout"), msg.get("stderr"))
+        elif kind in ("web_search_begin", "web_search_end"):
+            turn.start_call(call_id, "web_search", {"query": msg.get("query")})
+            if kind == "web_search_end":
+                turn.finish_call(call_id, True, "")
+        elif kind == "agent_message":
+            turn.message(msg.get("message"))
+        elif kind == "token_count":
+            info = msg.get("info") if isinstance(msg.get("info"), dict) else None
+            if info is None:
+                turn.usage(msg)
+            elif isinstance(info.get("last_token_usage"), dict):
+                turn.usage(info["last_token_usage"])
+        elif kind == "session_configured":
+            turn.session(msg.get("session_id"))
+        elif kind in ("error", "stream_error"):
+            turn.error(msg.get("message") or "error")
+        elif kind not in _LEGACY_QUIET:
+            turn.unknown(f"msg:{kind}")
 
     @staticmethod
     def _args(item, item_type):

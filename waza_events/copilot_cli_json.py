@@ -36,7 +36,7 @@ class CopilotCliJson(EventFormat):
                              error.get("message") if isinstance(error, dict) else error,
                              name=data.get("toolName"), args=data.get("arguments"))
         elif kind == "assistant.message":
-            turn.message(data.get("content"))
+            turn.message(data.get("content") or data.get("text"))  # "text" in some 1.0.x releases
         elif kind == "skill.invoked":
             name = data.get("name") or data.get("skill")
             if isinstance(name, str) and name:

@@ -41,12 +41,23 @@ class JsonSchemaGrader(Grader):
         super().__init__(spec, suite)
         c = spec.config
         self.extract = bool(c.get("extract_json"))
+        #: why schema_file cannot be used: that run's grader error, raised once the output parsed
+        #: as JSON (waza (Go) reads the file when grading), not a refusal of the whole suite
+        self.file_problem: str | None = None
+        self.validator = None
         if "schema" in c:
             schema = c["schema"]
         else:
-            schema = self._load_file(c["schema_file"])
+            try:
+                schema = self._load_file(c["schema_file"])
+            except WazaError as exc:
+                self.file_problem = str(exc)
+                return
         problem = schema_problem(schema)
         if problem:
+            if "schema" not in c:
+                self.file_problem = f"{spec.where}: grader {spec.name!r}: {problem}"
+                return
             raise WazaError(f"{spec.where}: grader {spec.name!r}: {problem}")
         self.validator = _validator(schema)
 
@@ -82,6 +93,8 @@ class JsonSchemaGrader(Grader):
             value = parse_output(ctx.evidence.output or "", self.extract)
         except ValueError as exc:
             return self.result(0.0, False, f"Output is not valid JSON: {exc}", error=str(exc))
+        if self.validator is None:
+            raise GraderError(self.file_problem or "no schema", "schema_file")
         try:
             errors = sorted(self.validator.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
         except RecursionError:  # the output, not the schema: nested past what the validator can walk

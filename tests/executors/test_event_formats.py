@@ -284,3 +284,19 @@ def test_skipped_lines_are_shown_with_verbose(exec_suite, exec_registry, capsys)
     assert run["status"] != "error", run.get("error_msg")
     err = capsys.readouterr().err
     assert "events codex-json: skipped 1 event(s) of unknown types ['item:future_item'], 1 line(s)" in err
+
+
+def test_codex_exec_json_before_0_44_reads_the_same():
+    """The older {"id", "msg"} shape (openai/codex before PR #4525) maps to the same names."""
+    lines = [json.dumps({"id": "0", "msg": {"type": "session_configured", "session_id": "s-old"}}),
+             json.dumps({"id": "0", "msg": {"type": "exec_command_begin", "call_id": "call_A",
+                                            "command": ["bash", "-lc", "cat skills/pdf/SKILL.md"]}}),
+             json.dumps({"id": "0", "msg": {"type": "exec_command_begin", "call_id": "call_B",
+                                            "command": ["bash", "-lc", "false"]}}),
+             json.dumps({"id": "0", "msg": {"type": "exec_command_end", "call_id": "call_B", "exit_code": 1}}),
+             json.dumps({"id": "0", "msg": {"type": "exec_command_end", "call_id": "call_A", "exit_code": 0,
+                                            "stdout": "---\\nname: pdf"}}),
+             json.dumps({"id": "0", "msg": {"type": "agent_message", "message": "done"}})]
+    reader, ev = read("codex-json", lines)
+    assert outcomes(ev) == [("command_execution", OK), ("command_execution", FAIL)]
+    assert [s["name"] for s in ev.skill_invocations] == ["pdf"] and reader.session_id == "s-old"

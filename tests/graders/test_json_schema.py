@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from waza_core.errors import GraderError, WazaError
+from waza_core.errors import GraderError
 
 from .conftest import ctx, suite_at
 
@@ -88,22 +88,26 @@ def test_schema_file_from_cwd_then_suite_folder(build, tmp_path, monkeypatch):
     assert g.grade(ctx("{}")).passed
 
 
-def test_schema_file_problems_stop_the_run_before_it_starts(registry, tmp_path, monkeypatch):
+def test_schema_file_problems_are_that_runs_grader_error(registry, tmp_path, monkeypatch):
+    """waza (Go) reads schema_file when grading, after the output parsed as JSON: a missing or
+    bad file is the run's grader error (kind schema_file), never a refusal of the whole suite."""
     from waza_core.model import GraderSpec
 
     monkeypatch.chdir(tmp_path)
     cls = registry.get("grader", "json_schema")
     suite = suite_at(tmp_path / "suite")
-    with pytest.raises(WazaError) as exc:
-        cls(GraderSpec("json_schema", "js", config={"schema_file": "nope.json"}, where="eval.yaml (graders[0])"), suite)
+    g = cls(GraderSpec("json_schema", "js", config={"schema_file": "nope.json"}, where="eval.yaml (graders[0])"), suite)
+    assert not g.grade(ctx("not json")).passed  # the output is judged first, as in waza (Go)
+    with pytest.raises(GraderError) as exc:
+        g.grade(ctx("{}"))
     assert str(exc.value).startswith("eval.yaml (graders[0]): grader 'js': schema_file 'nope.json' not found")
-    assert str(tmp_path / "suite" / "nope.json") in str(exc.value)
+    assert str(tmp_path / "suite" / "nope.json") in str(exc.value) and exc.value.kind == "schema_file"
     (tmp_path / "bad.json").write_text("{nope")
-    with pytest.raises(WazaError, match="is not JSON"):
-        cls(GraderSpec("json_schema", "js", config={"schema_file": "bad.json"}), suite)
+    with pytest.raises(GraderError, match="is not JSON"):
+        cls(GraderSpec("json_schema", "js", config={"schema_file": "bad.json"}), suite).grade(ctx("{}"))
     (tmp_path / "bad.json").write_text('{"type": 5}')
-    with pytest.raises(WazaError, match="invalid JSON Schema at '/type'"):
-        cls(GraderSpec("json_schema", "js", config={"schema_file": "bad.json"}), suite)
+    with pytest.raises(GraderError, match="invalid JSON Schema at '/type'"):
+        cls(GraderSpec("json_schema", "js", config={"schema_file": "bad.json"}), suite).grade(ctx("{}"))
 
 
 def test_config_errors(problems):
