@@ -79,3 +79,18 @@ def test_the_minimum_detectable_effect_shrinks_with_more_tasks():
     large = significance.minimum_detectable_effect([0.2, -0.2] * 50, trials=5, alpha=0.05)
     assert small is not None and large is not None and large < small
     assert significance.minimum_detectable_effect([0.1], trials=5, alpha=0.05) is None
+
+
+def test_beyond_large_suites_the_normal_limit_agrees_with_the_permutation_test():
+    import scipy.stats
+
+    rng = np.random.default_rng(5)
+    diffs = list(rng.choice([-0.4, -0.2, 0.2, 0.4, 0.6], size=significance.LARGE + 500))
+    normal_less, normal_greater, exact = significance._sign_flip(scipy.stats, diffs)
+    assert exact is False
+    old, significance.LARGE = significance.LARGE, 10 ** 9
+    try:
+        perm_less, perm_greater, _ = significance._sign_flip(scipy.stats, diffs)
+    finally:
+        significance.LARGE = old
+    assert abs(normal_less - perm_less) < 0.01 and abs(normal_greater - perm_greater) < 0.01
