@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from waza_core import SuiteError
 from waza_core import yaml_quote as quote
-from waza_core.errors import SuiteError
 from waza_core.plugins import get_registry
 from waza_core.suite.load import load_suite
 from waza_interop._jsassert import unknown_names

@@ -18,7 +18,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from waza_core.errors import WazaError
+from waza_core import WazaError
 
 
 class SourceError(WazaError):

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from waza_core import Dialect, SuiteConversion, hookimpl
-from waza_core.errors import SuiteError
+from waza_core import Dialect, SuiteConversion, SuiteError, hookimpl
 
 DEFAULT_THRESHOLD = 0.8
 
