@@ -45,6 +45,8 @@ def every_field_document() -> ResultsDocument:
     runs[0].extra["checkpoints"] = [{"after_turn": 1, "status": "error", "stopped": True, "validations": {
         "g": _grader("g", 0.0, error={"kind": "timeout", "message": "slow"}).to_json()}}]
     runs[0].extra["cached"] = True  # the result cache's marks travel in `extra` (waza_core/run/result_cache.py)
+    runs[0].extra["over_max_run_cost"] = True  # --max-spend's marks too (waza_core/run/budget.py)
+    runs[1].extra["skipped_for_budget"] = True
     task = TaskResult(test_id="t", display_name="T", status=stats.task_status(runs), runs=runs,
                       stats=stats.task_stats(runs), tags=["a"],
                       extra={"cached": True, "golden": True, "group": "m",
@@ -67,7 +69,10 @@ def every_field_document() -> ResultsDocument:
                          max_attempts=1, parallel=False, workers=4, skip_graders=False, regraded=True),
         summary=summary, tasks=[task], incomplete=False, metrics={"trigger_accuracy": metric},
         extra={"trigger_metrics": counts, "trigger_results": [trigger], "is_baseline": True,
-               "baseline_outcome": {"eval_id": "run-0"}, "models": ["m"], "metadata": {}},
+               "baseline_outcome": {"eval_id": "run-0"}, "models": ["m"], "metadata": {},
+               "spend": {"max_spend": 1.0, "max_run_cost": 0.25, "worst_case_source": "max_run_cost",
+                         "spent_usd": 0.5, "charged_usd": 0.75, "unknown_cost_runs": 1, "runs_skipped": 0,
+                         "runs_over_max_run_cost": 0, "stopped": False, "reason": None}},
     )
 
 

@@ -153,7 +153,8 @@ def test_a_checkpoint_grader_that_cannot_judge_makes_the_checkpoint_an_error(waz
     write(tmp_path / "suite" / "fail.py", "raise SystemExit(3)\n")
     task = ("id: t\ninputs:\n  prompt: a\n  follow_up_prompts: [b]\ncheckpoints:\n  - after_turn: 1\n"
             "    on_failure: stop\n"
-            f"    graders: [{{type: program, name: p, config: {{command: '{tmp_path}/suite/nope-not-here'}}}}]\n")
+            "    graders: [{type: program, name: p,\n"
+            f"               config: {{command: python3, args: ['{tmp_path}/suite/fail.py']}}}}]\n")
     res, doc = run_suite(waza, make_suite, task)
     run = doc["tasks"][0]["runs"][0]
     assert run["checkpoints"][0]["status"] in ("error", "failed")

@@ -42,10 +42,12 @@ def test_bad_trigger_tests(problems, text, message):
     assert any(message in p and "trigger_tests.yaml" in p for p in out), out
 
 
-def test_camel_case_keys_warn_and_leave_no_prompt(problems):
-    """waza (Go) ignores unknown keys here, so a camelCase file has no prompt at all."""
+def test_camel_case_keys_are_a_near_miss_error(problems):
+    """waza (Go) ignores unknown keys here, so a camelCase file silently has no prompt at all; a
+    near miss of a known key is an error here, naming the key it misspells (docs/suite-format.md)."""
     out = problems(LEGACY, files={"trigger_tests.yaml": "skill: demo\nshouldTriggerPrompts: [{prompt: x}]\n"})
-    assert "trigger tests must define at least one prompt" in out[0]
+    assert "trigger_tests.yaml:2:1: unknown key 'shouldTriggerPrompts' (did you mean 'should_trigger_prompts'?)" \
+        in out[0]
 
 
 def test_unknown_keys_warn(load):
