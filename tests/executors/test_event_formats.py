@@ -170,7 +170,7 @@ SKILL_CASES = {
     "claude Skill tool": ("claude-stream-json", [claude_use("s1", "Skill", {"skill": "pdf"}), claude_result("s1")],
                           [("pdf", "skill_tool")]),
     "claude Read of SKILL.md": ("claude-stream-json", [
-        claude_use("r1", "Read", {"file_path": "/work/.claude/skills/docx/SKILL.md"}), claude_result("r1")],
+        claude_use("r1", "Read", {"file_path": "/home/dev/.claude/skills/docx/SKILL.md"}), claude_result("r1")],
         [("docx", "skill_file_read")]),
     "claude Bash cat": ("claude-stream-json", [
         claude_use("b1", "Bash", {"command": "cat ~/.agents/skills/csv-report/SKILL.md | head -50"}),
