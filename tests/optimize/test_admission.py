@@ -267,14 +267,23 @@ def test_absolute_grader_files_inside_the_suite_are_fine(make, tmp_path):
 @pytest.mark.parametrize("config,needle", [
     ({"command": "python3", "args": ["check.py"], "timeout": 5}, "relative script"),
     ({"command": "./check.sh", "timeout": 5}, "relative script"),
-    ({"command": "/usr/local/bin/check", "timeout": 5}, "outside"),
-    ({"command": "python3", "args": ["/tmp/elsewhere/check.py"], "timeout": 5}, "outside"),
+    ({"command": "{tmp}/bin/check", "timeout": 5}, "outside"),
+    ({"command": "python3", "args": ["{tmp}/elsewhere/check.py"], "timeout": 5}, "outside"),
     ({"command": "python3", "args": ["{suite}/check.py"]}, "positive timeout"),
     ({"command": "python3", "args": ["{suite}/check.py"], "timeout": 0}, "positive timeout"),
 ])
-def test_program_grader_scripts_must_be_pinned(make, tmp_path, config, needle):
+def test_program_grader_scripts_must_be_pinned(make, tmp_path, monkeypatch, config, needle):
     suite_dir = str(tmp_path / "suite")
-    config = {k: ([a.replace("{suite}", suite_dir) for a in v] if isinstance(v, list) else v)
+    # every script exists (a missing one is a load error, before the optimizer's own check runs);
+    # the relative ones are found from the working folder, as waza resolves them
+    monkeypatch.chdir(tmp_path)
+    for name in ("check.py", "check.sh", "suite/check.py", "elsewhere/check.py", "bin/check"):
+        write(tmp_path / name, "")
+
+    def fill(value: str) -> str:
+        return value.replace("{suite}", suite_dir).replace("{tmp}", str(tmp_path))
+
+    config = {k: ([fill(a) for a in v] if isinstance(v, list) else fill(v) if isinstance(v, str) else v)
               for k, v in config.items()}
     s = make(eval_extra=grader("program", **config))
     assert_invalid(s.run([]), needle)

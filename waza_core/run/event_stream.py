@@ -220,6 +220,8 @@ class StreamTurn:
         if name in self.reader.skills:
             return
         self.reader.skills.add(name)
+        if self.evidence.skill_invocations is None:
+            self.evidence.skill_invocations = []
         self.evidence.skill_invocations.append({"name": name, "detected_by": detected_by, "tool": tool})
         self.evidence.transcript.append({"type": "skill.invoked", "skill": {"name": name},
                                          "detected_by": detected_by})
@@ -265,6 +267,8 @@ class StreamTurn:
             elif not success:
                 record["error"] = call.error or "tool failed"
             self.evidence.tool_calls.append(legacy)
+            if self.evidence.tool_events is None:
+                self.evidence.tool_events = []
             self.evidence.tool_events.append(record)
 
 
