@@ -71,8 +71,6 @@ def run(waza, suite, *args):
 
 
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.xfail(strict=False, reason="under load one run fewer than the cap allows may start "
-                   "(15 of 16); the cap itself held in every run seen; not investigated yet")
 def test_total_never_passes_the_cap_with_a_known_worst_case(waza, tmp_path, seed):
     rnd = random.Random(seed)
     cost = rnd.choice([0.1, 0.25, 0.3])
@@ -82,7 +80,9 @@ def test_total_never_passes_the_cap_with_a_known_worst_case(waza, tmp_path, seed
     total, runs, _ = ledger_of(ledger)
     assert total <= cap + 1e-9, (total, cap)
     fits = int(cap / cost + 1e-9)
-    assert runs == min(16, fits)  # the cap is used as fully as the worst case allows
+    assert runs <= min(16, fits)
+    if runs < min(16, fits):  # an open defect: under load one run fewer than the cap allows may start
+        pytest.xfail(f"{runs} of {min(16, fits)} runs started under load (the cap itself held)")
     spend = doc["spend"]
     assert spend["runs_skipped"] == 16 - runs and spend["spent_usd"] == pytest.approx(total)
     assert spend["max_spend"] == cap and spend["worst_case_source"] == "max_run_cost"
