@@ -45,8 +45,10 @@ def grade(
     from waza_core.plugins import get_registry
     from waza_core.results.codec import encode_results, read_results
     from waza_core.results.console import setup_console
-    from waza_core.results.io import check_writable_target, write_atomic
+    from waza_core.results.io import check_writable_target, read_bytes, write_atomic
     from waza_core.run.regrade import regrade
+    from waza_core.run.regrade_stream import regrade_bytes
+    from waza_core.safe_write import is_special
     from waza_core.suite.load import load_suite
 
     con = setup_console(color, quiet, verbose)
@@ -57,31 +59,44 @@ def grade(
     registry = get_registry(plugin)
     suite = load_suite(eval_file, registry)
     warnings: list[str] = []
-    doc = read_results(results, warnings)
-    if doc.eval_name and doc.eval_name != suite.name:
-        con.warning(f"{results} holds runs of {doc.eval_name!r}, grading them with suite {suite.name!r}")
+
+    def check_name(doc) -> None:
+        if doc.eval_name and doc.eval_name != suite.name:
+            con.warning(f"{results} holds runs of {doc.eval_name!r}, grading them with suite {suite.name!r}")
 
     def progress(task_id: str, run) -> None:
         extra = f": {run.error_msg}" if run.error_msg else ""
         con.detail(f"waza: {task_id} run {run.run_number}: {run.status}{extra}")
 
-    try:
-        report = regrade(suite, registry, doc, task_id=task, workspace_dir=workspace, on_run=progress,
-                         judge_model=judge_model)
+    if is_special(results):
+        raise WazaError(f"cannot read results file {results}: it is not a regular file")
+    try:  # a large file is graded from its bytes, one task at a time (regrade_stream)
+        streamed = regrade_bytes(suite, registry, read_bytes(results), task_id=task, workspace_dir=workspace,
+                                 on_run=progress, judge_model=judge_model, on_header=check_name)
+        if streamed is None:
+            doc = read_results(results, warnings)
+            check_name(doc)
+            report = regrade(suite, registry, doc, task_id=task, workspace_dir=workspace, on_run=progress,
+                             judge_model=judge_model)
+            summary, warnings, make_output = report.summary, warnings + report.warnings, \
+                lambda: encode_results(report.outcome)
+        else:
+            summary, warnings, make_output = streamed.summary, streamed.warnings, streamed.output
     except KeyboardInterrupt:
         from waza_core import signals
 
         con.error("interrupted; nothing was written")
         raise typer.Exit(signals.exit_code()) from None
-    for warning in warnings + report.warnings:
+    data = make_output() if output is not None else None  # its warnings are printed too
+    for warning in warnings:
         con.warning(warning)
     lost = None
     if output is not None:
         try:
-            write_atomic(output, encode_results(report.outcome))
+            write_atomic(output, data)
         except WazaError as exc:  # still print the summary, then exit 2
             lost = exc
-    con.result(json.dumps(report.summary, indent=2))
+    con.result(json.dumps(summary, indent=2))
     if lost is not None:
         raise fail(str(lost))
     stdout_lost_exit()

@@ -77,6 +77,20 @@ def regrade(
     """
     warnings: list[str] = []
     doc = _as_document(results, warnings)
+    regraded = grade_tasks(suite, registry, doc, warnings, task_id=task_id, workspace_dir=workspace_dir,
+                           cancel=cancel, on_run=on_run, judge_model=judge_model)
+    outcome = merged_document(doc, suite, regraded)
+    return GradeReport(outcome=outcome, summary=grade_summary(regraded), graded=[t.test_id for t in regraded],
+                       warnings=warnings)
+
+
+def grade_tasks(suite: Suite, registry, doc: ResultsDocument, warnings: list[str], *, task_id: str | None = None,
+                workspace_dir: str | os.PathLike[str] | None = None, cancel: threading.Event | None = None,
+                on_run: Callable[[str, RunResult], None] | None = None,
+                judge_model: str | None = None) -> list[TaskResult]:
+    """The regraded tasks of :func:`regrade`, in suite order (``doc`` needs to hold only
+    the saved entries of the suite's tasks: :mod:`waza_core.run.regrade_stream` gives it
+    no other)."""
     todo = tasks_to_grade(suite, doc, task_id, warnings)
     workspace = os.path.abspath(workspace_dir if workspace_dir is not None else os.curdir)
     graders = SuiteGraders(suite, registry, [task for task, _ in todo])
@@ -84,13 +98,10 @@ def regrade(
                               model=doc.config.model_id or suite.config.model, executor=suite.config.executor,
                               new_executor=executor_factory(suite, registry), cancel=cancel))
     try:
-        regraded = [regrade_task(task, saved, graders.of(task), suite, workspace, cancel, on_run)
-                    for task, saved in todo]
+        return [regrade_task(task, saved, graders.of(task), suite, workspace, cancel, on_run)
+                for task, saved in todo]
     finally:
         graders.close()
-    outcome = merged_document(doc, suite, regraded)
-    return GradeReport(outcome=outcome, summary=grade_summary(regraded), graded=[t.id for t, _ in todo],
-                       warnings=warnings)
 
 
 def _as_document(results: ResultsDocument | Mapping[str, Any], warnings: list[str]) -> ResultsDocument:
