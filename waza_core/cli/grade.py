@@ -45,10 +45,10 @@ def grade(
     from waza_core.plugins import get_registry
     from waza_core.results.codec import encode_results, read_results
     from waza_core.results.console import setup_console
-    from waza_core.results.io import check_writable_target, read_bytes, write_atomic
+    from waza_core.results.io import check_writable_target, read_bytes
     from waza_core.run.regrade import regrade
     from waza_core.run.regrade_stream import regrade_bytes
-    from waza_core.safe_write import is_special
+    from waza_core.safe_write import is_special, write_stream
     from waza_core.suite.load import load_suite
 
     con = setup_console(color, quiet, verbose)
@@ -78,22 +78,24 @@ def grade(
             check_name(doc)
             report = regrade(suite, registry, doc, task_id=task, workspace_dir=workspace, on_run=progress,
                              judge_model=judge_model)
-            summary, warnings, make_output = report.summary, warnings + report.warnings, \
-                lambda: encode_results(report.outcome)
+            summary, warnings = report.summary, warnings + report.warnings
+            data = encode_results(report.outcome) if output is not None else b""
+            fill = lambda fh: fh.write(data)  # noqa: E731
         else:
-            summary, warnings, make_output = streamed.summary, streamed.warnings, streamed.output
+            if output is not None:
+                streamed.prepare()  # its warnings are printed with the others
+            summary, warnings, fill = streamed.summary, streamed.warnings, streamed.write
     except KeyboardInterrupt:
         from waza_core import signals
 
         con.error("interrupted; nothing was written")
         raise typer.Exit(signals.exit_code()) from None
-    data = make_output() if output is not None else None  # its warnings are printed too
     for warning in warnings:
         con.warning(warning)
     lost = None
     if output is not None:
         try:
-            write_atomic(output, data)
+            write_stream(output, fill)
         except WazaError as exc:  # still print the summary, then exit 2
             lost = exc
     con.result(json.dumps(summary, indent=2))
