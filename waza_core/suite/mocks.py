@@ -129,14 +129,16 @@ def load_mcp_fixtures(base: Path, rel: str) -> dict[str, dict]:
             shown = display_path(path)
             try:
                 resolve_inside(base, os.path.relpath(path, base))
-                data = untrusted.read_bytes(path, limit=min(MAX_FIXTURE_BYTES, MAX_FIXTURES_BYTES - total),
-                                            follow=True)
+                data = untrusted.read_bytes(path, limit=MAX_FIXTURE_BYTES, follow=True)
                 total += len(data)
+                if total > MAX_FIXTURES_BYTES:
+                    raise ValueError(f"{shown}: with it the fixture files of this mock hold {total:,} bytes, more "
+                                     f"than the {MAX_FIXTURES_BYTES:,} allowed together (see docs/safety.md)")
                 doc = untrusted.loads(data, shown, positions=True)
             except PathEscape as exc:
                 raise ValueError(f"{shown}: {exc}") from None
             except untrusted.UntrustedInput as exc:
-                raise ValueError(_fixture_problem(str(exc).replace(str(path), shown), shown, total)) from None
+                raise ValueError(_fixture_problem(str(exc).replace(str(path), shown))) from None
             except OSError as exc:
                 raise ValueError(f"{shown}: {exc.strerror or exc}") from None
             bundle = doc.get("tools") if isinstance(doc, dict) else None
@@ -152,11 +154,10 @@ def load_mcp_fixtures(base: Path, rel: str) -> dict[str, dict]:
     return tools
 
 
-def _fixture_problem(message: str, shown: str, total: int) -> str:
-    """An :class:`~waza_core.untrusted.UntrustedInput` message, with the limit's name."""
+def _fixture_problem(message: str) -> str:
+    """An :class:`~waza_core.untrusted.UntrustedInput` message, with the limit's reason."""
     if "allowed" in message:
-        return (f"{message} (a fixture file may hold {MAX_FIXTURE_BYTES:,} bytes, the fixtures of one mock "
-                f"{MAX_FIXTURES_BYTES:,} together; see docs/safety.md)")
+        return f"{message} (a fixture file holds at most {MAX_FIXTURE_BYTES:,} bytes; see docs/safety.md)"
     return message
 
 
