@@ -186,3 +186,19 @@ def test_a_file_without_the_field_is_triaged_the_same_way():
                             audit={"vacuous_tasks": ["v"]})
     assert dict(tally.runs) == {"grader_defect": 1, "infrastructure": 1, "vacuous": 1}
     assert [g["category"] for g in tally.groups()] == ["infrastructure", "grader_defect", "vacuous"]
+
+
+def test_the_example_makes_one_failure_of_each_category(tmp_path):
+    example = REPO / "examples" / "triage"
+    out = tmp_path / "r.json"
+    res = run_waza("run", "eval.yaml", "--audit", "-o", str(out), "--color", "never", cwd=example)
+    assert res.returncode == 1, res.stderr.decode()
+    doc = json.loads(out.read_text())
+    assert _categories(doc) == {"agent-crash": ["infrastructure"], "broken-grader": ["grader_defect"],
+                                "wrong-answer": ["agent_failure"], "no-op-pass": ["vacuous"], "real-pass": [None]}
+    assert doc["summary"]["triage"] == {"infrastructure": 1, "grader_defect": 1, "agent_failure": 1, "vacuous": 1}
+    text = res.stdout.decode()
+    heads = [line.split(":")[0].strip() for line in text[text.index("FAILURE TRIAGE"):].splitlines()[1:]
+             if line.startswith("  ") and not line.startswith("    ")]
+    assert heads[:4] == ["infrastructure", "grader defect", "agent failure", "vacuous pass"]
+    _valid(doc)
