@@ -106,3 +106,10 @@ def test_text_lines_name_each_grader_and_the_verdict():
     assert agreement.summary_lines(agreement.agreement_block(3, 0.667, {}))[1].startswith(
         "  no prompt (judge) grader")
     assert agreement.summary_lines(None) == []
+
+
+def test_the_worked_example_of_docs_statistics_md():
+    units = [[True, True, True], [False, False, False], [True, True, False], [False, False, False]]
+    assert observed_agreement(units) == pytest.approx(10 / 12)
+    assert alpha(units)[0] == pytest.approx(1 - (2 / 12) / (2 * 5 * 7 / (12 * 11)))
+    assert round(alpha(units)[0], 3) == 0.686

@@ -54,12 +54,15 @@ def grade(
     from waza_core.results.codec import encode_results, read_results
     from waza_core.results.console import setup_console
     from waza_core.results.io import check_writable_target, write_atomic
-    from waza_core.run.judge_agreement import JudgeRepeats
     from waza_core.run.regrade import regrade
     from waza_core.suite.load import load_suite
 
     con = setup_console(color, quiet, verbose)
-    judges = JudgeRepeats(repeat, min_agreement) if repeat is not None else None
+    judges = None
+    if repeat is not None:
+        from waza_core.run.judge_agreement import JudgeRepeats  # imports numpy: only with --repeat
+
+        judges = JudgeRepeats(repeat, min_agreement)
     if not workspace.is_dir():
         raise WazaError(f"--workspace {workspace}: no such folder")
     if output is not None:

@@ -23,7 +23,7 @@ import datetime
 import os
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -34,7 +34,9 @@ from waza_core.grading.grade import grade_run
 from waza_core.model import Suite, TaskSpec
 from waza_core.results import stats as stats_mod
 from waza_core.results.model import RESULTS_SCHEMA_VERSION, ResultsDocument, RunResult, TaskResult
-from waza_core.run.judge_agreement import JudgeRepeats
+
+if TYPE_CHECKING:  # only --repeat builds one; its module imports numpy (~140 ms a plain grade need not pay)
+    from waza_core.run.judge_agreement import JudgeRepeats
 
 
 @attrs.define
