@@ -589,6 +589,9 @@ HELPS = {
         '                             rest are skipped, exit 1.  [x>=0]\n'
         '  --max-run-cost USD         Worst-case cost of one run for --max-spend (else\n'
         '                             the dearest run so far).  [x>=0]\n'
+        '  --prices FILE              Price table over the built-in one for runs that\n'
+        '                             report tokens but no cost (else .waza.yaml\n'
+        "                             defaults.prices); 'none': off.\n"
         '  --help                     Show this message and exit.\n'
     ),
     'schema': (
