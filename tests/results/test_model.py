@@ -78,8 +78,18 @@ def every_field_document() -> ResultsDocument:
                          "runs_over_max_run_cost": 0, "stopped": False, "reason": None},
                "audit": {"vacuous_tasks": ["t"], "vacuous_graders": [{"task_id": "t", "grader": "g"}],
                          "not_audited": [{"task_id": "t", "grader": "j", "reason": "prompt grader"}],
-                         "tasks_audited": 1, "executor": "null"}},
+                         "tasks_audited": 1, "executor": "null"},
+               "judge_agreement": _judge_agreement()},
     )
+
+
+def _judge_agreement() -> dict:
+    """``waza grade --repeat``'s block, with more split runs than it lists (every key written)."""
+    from waza_core.results.agreement import agreement_block, grader_agreement
+
+    split = [{"task": "t", "run": i, "verdicts": [{"passed": True, "score": 1.0}, {"passed": False, "score": 0.0}]}
+             for i in range(1, 53)]
+    return agreement_block(2, 0.667, {"judge": grader_agreement("judge", "prompt", split, 0.667)})
 
 
 def _resolve(schema: dict, node: dict) -> dict:

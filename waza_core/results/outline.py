@@ -83,6 +83,7 @@ class _Top(TypedDict, total=False):
     config: Any
     summary: Any
     audit: Any
+    judge_agreement: Any  # waza grade --repeat: shown by the markdown and HTML reports
     tasks: list[msgspec.Raw]
 
 
