@@ -73,8 +73,11 @@ class RunCommand:
     resume: Path | None = None  # --resume: rerun only what this journal lacks, keep appending
     max_spend: float | None = None  # --max-spend USD; else .waza.yaml defaults.maxSpend
     max_run_cost: float | None = None  # --max-run-cost USD; else .waza.yaml defaults.maxRunCost
+    prices: str | None = None  # --prices FILE|none; else .waza.yaml defaults.prices; else the built-in table
     #: the one budget of this command (shared by every model and A/B pass), made on first use
     budget: Any = None
+    #: the price table of this command, read on first use (False: --prices none)
+    price_table: Any = None
 
 
 def run_command(cmd: RunCommand) -> int:
@@ -447,7 +450,7 @@ def run_options(cmd: RunCommand, on_task_done) -> RunOptions:
         keep_workspaces=cmd.keep_workspaces, skip_graders=cmd.skip_graders,
         update_snapshots=cmd.update_snapshots, judge_model=cmd.judge_model,
         fail_fast=True if cmd.fail_fast else None, on_task_done=on_task_done,
-        on_warning=_print_warning, budget=command_budget(cmd),
+        on_warning=_print_warning, budget=command_budget(cmd), prices=command_prices(cmd),
     )
 
 
@@ -468,6 +471,15 @@ def command_budget(cmd: RunCommand):
                 raise WazaError(f"{name} must be a finite amount >= 0, got {value!r}")
         cmd.budget = Budget(float(cap), None if per_run is None else float(per_run))
     return cmd.budget
+
+
+def command_prices(cmd: RunCommand):
+    """The price table of ``--prices`` (else ``.waza.yaml`` ``defaults.prices``, else the built-in one)."""
+    if cmd.price_table is None:
+        from waza_core.run.prices import resolve
+
+        cmd.price_table = resolve(cmd.prices) or False  # False: pricing is off (--prices none)
+    return cmd.price_table or None
 
 
 def _print_warning(message: str) -> None:
