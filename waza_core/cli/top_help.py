@@ -152,8 +152,9 @@ HELPS = {
         "  Grade saved runs with a suite's graders and print a JSON summary on stdout.\n"
         '\n'
         '  Runs whose agent failed stay errors. Exit 0 whatever the grades are (read\n'
-        '  `passed` in the summary); 2 on bad input, or when the summary or -o file\n'
-        '  cannot be written.\n'
+        "  `passed` in the summary; with --repeat, also whatever the judges'\n"
+        '  agreement); 2 on bad input (--repeat below 2 included), or when the summary\n'
+        '  or -o file cannot be written.\n'
         '\n'
         'Arguments:\n'
         "  eval_file  The suite's eval.yaml (or its folder): its graders are used.\n"
@@ -170,6 +171,13 @@ HELPS = {
         '                             stats here.\n'
         '  --judge-model <str>        Model for judge graders (overrides\n'
         '                             config.judge_model).\n'
+        '  --repeat K                 Ask every judge (prompt) grader K times per run\n'
+        '                             (K >= 2) and record how often it agreed with\n'
+        '                             itself (judge_agreement); deterministic graders\n'
+        '                             are graded once.\n'
+        "  --min-agreement ALPHA      With --repeat: a judge whose Krippendorff's alpha\n"
+        '                             (pass/fail) is below ALPHA is flagged unstable\n'
+        '                             (docs/statistics.md).  [default: 0.667]\n'
         '  -v, --verbose              Print each graded run on stderr.\n'
         '  -q, --quiet                Print only errors and warnings.\n'
         '  --color auto|always|never  Colour: auto (on a terminal, unless NO_COLOR is\n'
