@@ -592,6 +592,8 @@ HELPS = {
         '                             (results_<model>.json).\n'
         '  --baseline                 A/B run: the suite with and without its skills\n'
         '                             (exit 1 unless skills help).\n'
+        '  --baseline-from FILE       A/B run against this stored results file instead\n'
+        '                             of running the without-skills pass again.\n'
         '  --parallel                 Run tasks concurrently.\n'
         '  --workers <int range>      Concurrent runs (0 = one per core); any value but\n'
         '                             1 implies --parallel.  [0<=x<=256]\n'
