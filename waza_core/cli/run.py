@@ -38,6 +38,9 @@ def run(
                                     help="Override config.model; repeat for a run per model (results_<model>.json)."),
     baseline: bool = typer.Option(False, "--baseline",
                                   help="A/B run: the suite with and without its skills (exit 1 unless skills help)."),
+    baseline_from: Optional[Path] = typer.Option(None, "--baseline-from", metavar="FILE",
+                                                 help="A/B run against this stored results file instead of "
+                                                      "running the without-skills pass again."),
     parallel: bool = typer.Option(False, "--parallel", help="Run tasks concurrently."),
     workers: Optional[int] = typer.Option(None, "--workers", min=0, max=MAX_WORKERS,
                                           help="Concurrent runs (0 = one per core); "
@@ -87,6 +90,7 @@ def run(
         executor=executor,
         models=model,
         baseline=baseline,
+        baseline_from=baseline_from,
         parallel=parallel,
         workers=workers,
         fail_fast=fail_fast,

@@ -49,6 +49,8 @@ class RunCommand:
     models: list[str] = attrs.field(factory=list)
     #: ``--baseline``: an A/B run (also ``baseline: true`` in eval.yaml)
     baseline: bool = False
+    #: ``--baseline-from FILE``: an A/B run whose without-skills side is this stored file
+    baseline_from: Path | None = None
     parallel: bool = False
     workers: int | None = None
     fail_fast: bool = False
@@ -107,6 +109,7 @@ def run_command(cmd: RunCommand) -> int:
     finally:
         gc.set_threshold(*thresholds)
     check_output_dir_name(cmd, suite.name)
+    stored = load_stored_baseline(cmd, suite.name)
     models = multimodel.models_to_run(cmd.models, suite)
     if len(models) > 1 and cmd.output is not None and str(cmd.output) == STDOUT:
         raise WazaError("-o - writes one results document; with several models use -o FILE (one file per "
@@ -117,14 +120,16 @@ def run_command(cmd: RunCommand) -> int:
     collisions.check_outputs(collisions.run_targets(cmd.output, models, cmd.journal, cmd.resume, reports.requests),
                              suite)
     code, done, failures = ExitCode.OK, [], []
-    journal = journal_mod.Session(cmd.journal, cmd.resume, models, ab_run=bool(cmd.baseline or suite.baseline))
+    journal = journal_mod.Session(cmd.journal, cmd.resume, models,
+                                  ab_run=bool(cmd.baseline or suite.baseline) and stored is None)
     with machine_stdout(reports.uses_stdout) as machine, contextlib.closing(journal):
         reporter = console.Reporter(console=con,
                                     summary_to_stderr=cmd.output is not None and _is_stdout(cmd.output))
         for i, model in enumerate(models):
             last = i == len(models) - 1
             doc, engine, finished = run_model(cmd, suite, registry, reporter, model, backend, journal,
-                                              needs_document=bool(reports.requests) or str(cmd.output) == STDOUT)
+                                              needs_document=bool(reports.requests) or str(cmd.output) == STDOUT,
+                                              stored=stored)
             if len(models) > 1:
                 doc.extra["models"] = list(models)
             failures += finish_model(cmd, doc, finished, reporter, reports if last else None, machine.stream,
@@ -174,18 +179,22 @@ class _Interrupted(Exception):
 
 
 def run_model(cmd: RunCommand, suite, registry, reporter, model: str, backend: tuple[str, dict],
-              journal: journal_mod.Session, needs_document: bool) -> tuple[ResultsDocument, Engine, FinishedTasks]:
-    """One model's run (two passes for an A/B run): the document, the last engine and
-    what the last pass kept of its finished tasks."""
-    from waza_core.run import baseline
+              journal: journal_mod.Session, needs_document: bool,
+              stored=None) -> tuple[ResultsDocument, Engine, FinishedTasks]:
+    """One model's run (two passes for an A/B run, one against a ``stored`` baseline): the
+    document, the last engine and what the last pass kept of its finished tasks."""
+    from waza_core.run import baseline, stored_baseline
 
-    ab_run = bool(cmd.baseline or suite.baseline)
+    ab_run = bool(cmd.baseline or suite.baseline) or stored is not None
     passes: list[tuple[Engine, FinishedTasks]] = []
+    stored_warnings: list[str] = []
 
     def run_pass(the_suite, skills_off: bool) -> ResultsDocument:
         engine, finished = build_engine(cmd, the_suite, registry, reporter, model, backend, skills_off,
                                         needs_document or ab_run)  # an A/B run merges whole documents
         passes.append((engine, finished))
+        if stored is not None:  # before anything runs: refuse a meaningless comparison
+            stored_warnings[:] = stored_baseline.check_plan(stored, engine.plan, _print_warning)
         journal.attach(engine, baseline=skills_off)
         reporter.start(the_suite, engine)
         try:
@@ -205,7 +214,12 @@ def run_model(cmd: RunCommand, suite, registry, reporter, model: str, backend: t
         return doc
 
     try:
-        doc = baseline.run_baseline(run_pass, suite, _print_warning) if ab_run else run_pass(suite, False)
+        if stored is not None:
+            doc = stored_baseline.merge(run_pass(suite, False), stored, stored_warnings, _print_warning)
+        elif ab_run:
+            doc = baseline.run_baseline(run_pass, suite, _print_warning)
+        else:
+            doc = run_pass(suite, False)
     except _Interrupted as stop:
         doc = stop.doc
     except BaseException:
@@ -365,6 +379,18 @@ def check_targets(cmd: RunCommand) -> None:
         from waza_core.run.journal import check_new_target
 
         check_new_target(cmd.journal)
+
+
+def load_stored_baseline(cmd: RunCommand, suite_name: str):
+    """``--baseline-from``: the stored baseline side, read and checked against the suite
+    before anything runs (None without the flag)."""
+    if cmd.baseline_from is None:
+        return None
+    from waza_core.run import stored_baseline
+
+    stored = stored_baseline.load(cmd.baseline_from)
+    stored_baseline.check_suite(stored, suite_name, _print_warning)
+    return stored
 
 
 def pick_backend(cmd: RunCommand, suite) -> tuple[str, dict]:
