@@ -75,10 +75,12 @@ class MarkdownReporter(Reporter):
         if header.get("incomplete"):
             about.append("**incomplete run**")
         out += ["", " · ".join(about), ""]
-        counted = _Counted(results.tasks())
+        tally = ResultsView.triage_tally(header.get("audit"))
+        counted = _Counted(tally.watch(results.tasks()))
         # the first max_rows in sorted order, kept as the tasks stream by (nsmallest is
         # sorted()[:n], stable): a file of 500,000 runs is never held whole
         shown = heapq.nsmallest(max_rows, counted, key=lambda t: (ORDER.get(t.get("status"), 2), t.get("test_id", "")))
+        out += triage_section(tally, header.get("audit"))
         if not shown:
             return out + ["_No tasks._"]
         out += ["| Status | Task | Score | Pass rate | Flaky | Failing graders |",
@@ -105,6 +107,32 @@ class MarkdownReporter(Reporter):
         return (f"| {MARK.get(task.get('status'), escape(task.get('status'), 20))} | {label} | "
                 f"{_num(ResultsView.task_score(task))} | {rate} | {flaky} | "
                 f"{escape(chr(10).join(_feedback(task)), max_feedback)} |")
+
+
+def triage_section(tally: Any, audit: Any) -> list[str]:
+    """``### Failure triage``: runs per category, the next action, the tasks (and the audit's
+    findings under ``waza run --audit``); nothing when every run passed for real."""
+    out: list[str] = []
+    groups = tally.groups()
+    if groups:
+        out += ["### Failure triage", "", "| Category | Runs | Tasks | Next action |", "|---|---:|---|---|"]
+        for g in groups:
+            names = ", ".join(escape(tid, 80) for tid, _ in g["shown"][:10])
+            if g["tasks"] > min(len(g["shown"]), 10):
+                names += f" … (+{g['tasks'] - min(len(g['shown']), 10)})"
+            out.append(f"| **{g['title']}** | {g['runs']} | {names} | {escape(g['action'], 300)} |")
+        out.append("")
+    if isinstance(audit, dict):
+        vacuous = [str(t) for t in audit.get("vacuous_tasks") or []]
+        graders = [g for g in audit.get("vacuous_graders") or [] if isinstance(g, dict)]
+        line = (f"**Audit** (do-nothing agent, {audit.get('tasks_audited', 0)} task(s)): "
+                + (f"{len(vacuous)} vacuous task(s): {escape(', '.join(vacuous[:20]), 1000)}" if vacuous
+                   else "no task passes with no agent"))
+        if graders:
+            line += (f" · {len(graders)} vacuous grader(s): "
+                     + escape(", ".join(f"{g.get('task_id')}/{g.get('grader')}" for g in graders[:20]), 1000))
+        out += [line, ""]
+    return out
 
 
 class _Counted:
