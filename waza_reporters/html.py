@@ -110,7 +110,7 @@ def _judge_agreement(block: Any) -> dict[str, Any] | None:
     """``waza grade --repeat K``: what the page's "Judge agreement" table shows; None without it."""
     if not isinstance(block, dict) or not isinstance(block.get("graders"), dict):
         return None
-    keys = ("type", "percent_agreement", "alpha", "alpha_reason", "score_alpha", "runs_compared",
+    keys = ("type", "percent_agreement", "alpha", "alpha_reason", "alpha_ci", "score_alpha", "runs_compared",
             "runs_unanimous", "judgment_errors", "unstable")
     return {"repeat": _num(block.get("repeat")), "min_alpha": _num(block.get("min_alpha")),
             "graders": [{"name": str(name), **{k: _finite(g.get(k)) for k in keys}}

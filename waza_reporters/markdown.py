@@ -170,7 +170,7 @@ def judge_agreement_lines(block: Any) -> list[str]:
     graders = {k: g for k, g in block["graders"].items() if isinstance(g, dict)}
     if not graders:
         return out + ["_No prompt (judge) grader in the graded tasks: nothing was repeated._"]
-    out += ["| Judge | Type | Agreement | Alpha | Score alpha | Unanimous runs | Errors | |",
+    out += ["| Judge | Type | Agreement | Alpha [95% CI] | Score alpha | Unanimous runs | Errors | |",
             "|---|---|---:|---:|---:|---:|---:|---|"]
     for name, g in graders.items():
         if g.get("runs_compared") == 0:
@@ -180,6 +180,9 @@ def judge_agreement_lines(block: Any) -> list[str]:
         alpha = _num3(g.get("alpha"))
         if g.get("alpha") is None and g.get("alpha_reason"):
             alpha += f" ({escape(g['alpha_reason'], 120)})"
+        ci = g.get("alpha_ci")
+        if isinstance(ci, list) and len(ci) == 2:
+            alpha += f" [{_num3(ci[0])}, {_num3(ci[1])}]"
         out.append(f"| {escape(name, 80)} | {escape(g.get('type'), 40)} | {_pct(g.get('percent_agreement'))} | "
                    f"{alpha} | {_num3(g.get('score_alpha'))} | "
                    f"{_count(g.get('runs_unanimous'))}/{_count(g.get('runs_compared'))} | "

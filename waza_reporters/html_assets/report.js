@@ -64,7 +64,8 @@
       var verdict = !g.runs_compared ? "not measured" : g.unstable ? "unstable" : "stable";
       body.appendChild(el("tr", null, [el("td", null, [g.name]), el("td", null, [g.type]),
         el("td", { "class": "num" }, [pct(g.percent_agreement)]),
-        el("td", { "class": "num", title: g.alpha_reason || null }, [isNum(g.alpha) ? num(g.alpha, 3) : "n/a"]),
+        el("td", { "class": "num", title: g.alpha_reason || null }, [isNum(g.alpha) ? num(g.alpha, 3) : "n/a",
+          Array.isArray(g.alpha_ci) && g.alpha_ci.length === 2 ? el("div", { "class": "sub" }, ["95% CI " + num(g.alpha_ci[0], 3) + " to " + num(g.alpha_ci[1], 3)]) : null]),
         el("td", { "class": "num" }, [isNum(g.score_alpha) ? num(g.score_alpha, 3) : "n/a"]),
         el("td", { "class": "num" }, [(g.runs_unanimous || 0) + "/" + (g.runs_compared || 0)]),
         el("td", { "class": "num" }, [String(g.judgment_errors || 0)]),
