@@ -42,7 +42,8 @@ class MarkdownReporter(Reporter):
     int_options = {"max_rows": (100, 1), "max_feedback": (300, 1)}
 
     def write(self, results: ResultsView, out: IO[bytes]) -> None:
-        out.write("\n".join(self.lines(results)).encode("utf-8") + b"\n")
+        lines = self.lines(results) + judge_agreement_lines(results.header.get("judge_agreement"))
+        out.write("\n".join(lines).encode("utf-8") + b"\n")
 
     def lines(self, results: ResultsView) -> list[str]:
         max_rows = self.option_int("max_rows")
@@ -129,6 +130,41 @@ def _feedback(task: dict) -> list[str]:
         for name, v in ResultsView.failed_graders(run):
             seen.setdefault(f"{name}: {v.get('feedback') or 'failed'}", None)
     return list(seen)
+
+
+def judge_agreement_lines(block: Any) -> list[str]:
+    """``waza grade --repeat K``: a small table of each judge's self-agreement; [] without it."""
+    if not isinstance(block, dict) or not isinstance(block.get("graders"), dict):
+        return []
+    out = ["", "### Judge agreement", "",
+           f"_Each judge was asked {_count(block.get('repeat'))} times per run (`waza grade --repeat`); "
+           f"stable at Krippendorff's alpha ≥ {_num3(block.get('min_alpha'))}._", ""]
+    graders = {k: g for k, g in block["graders"].items() if isinstance(g, dict)}
+    if not graders:
+        return out + ["_No prompt (judge) grader in the graded tasks: nothing was repeated._"]
+    out += ["| Judge | Type | Agreement | Alpha | Score alpha | Unanimous runs | Errors | |",
+            "|---|---|---:|---:|---:|---:|---:|---|"]
+    for name, g in graders.items():
+        if g.get("runs_compared") == 0:
+            mark = "not measured"
+        else:
+            mark = "⚠️ unstable" if g.get("unstable") else "stable"
+        alpha = _num3(g.get("alpha"))
+        if g.get("alpha") is None and g.get("alpha_reason"):
+            alpha += f" ({escape(g['alpha_reason'], 120)})"
+        out.append(f"| {escape(name, 80)} | {escape(g.get('type'), 40)} | {_pct(g.get('percent_agreement'))} | "
+                   f"{alpha} | {_num3(g.get('score_alpha'))} | "
+                   f"{_count(g.get('runs_unanimous'))}/{_count(g.get('runs_compared'))} | "
+                   f"{_count(g.get('judgment_errors'))} | {mark} |")
+    return out
+
+
+def _num3(value: Any) -> str:
+    return f"{value:.3f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "n/a"
+
+
+def _count(value: Any) -> str:
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else "?"
 
 
 @hookimpl

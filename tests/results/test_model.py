@@ -72,8 +72,18 @@ def every_field_document() -> ResultsDocument:
                "baseline_outcome": {"eval_id": "run-0"}, "models": ["m"], "metadata": {},
                "spend": {"max_spend": 1.0, "max_run_cost": 0.25, "worst_case_source": "max_run_cost",
                          "spent_usd": 0.5, "charged_usd": 0.75, "unknown_cost_runs": 1, "runs_skipped": 0,
-                         "runs_over_max_run_cost": 0, "stopped": False, "reason": None}},
+                         "runs_over_max_run_cost": 0, "stopped": False, "reason": None},
+               "judge_agreement": _judge_agreement()},
     )
+
+
+def _judge_agreement() -> dict:
+    """``waza grade --repeat``'s block, with more split runs than it lists (every key written)."""
+    from waza_core.results.agreement import agreement_block, grader_agreement
+
+    split = [{"task": "t", "run": i, "verdicts": [{"passed": True, "score": 1.0}, {"passed": False, "score": 0.0}]}
+             for i in range(1, 53)]
+    return agreement_block(2, 0.667, {"judge": grader_agreement("judge", "prompt", split, 0.667)})
 
 
 def _resolve(schema: dict, node: dict) -> dict:

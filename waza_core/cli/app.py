@@ -24,6 +24,7 @@ def build_app() -> typer.Typer:
         init,
         interop,
         migrate,
+        noise,
         optimize,
         plugins_cmd,
         preflight,
@@ -61,6 +62,7 @@ def build_app() -> typer.Typer:
     report.register(app)
     gate.register(app)
     compare.register(app)
+    noise.register(app)
     init.register(app)
     cache.register(app)
     app.add_typer(interop.app, name="interop")

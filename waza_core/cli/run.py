@@ -70,6 +70,9 @@ def run(
     max_run_cost: Optional[float] = typer.Option(None, "--max-run-cost", metavar="USD", min=0,
                                                  help="Worst-case cost of one run for --max-spend (else the "
                                                       "dearest run so far)."),
+    prices: Optional[str] = typer.Option(None, "--prices", metavar="FILE",
+                                         help="Price table over the built-in one for runs that report tokens "
+                                              "but no cost (else .waza.yaml defaults.prices); 'none': off."),
 ) -> None:
     """Run an eval suite. Exit 0 when every task passed, 1 when one failed or errored, 2 on bad input."""
     from waza_core.run.command import (
@@ -92,7 +95,7 @@ def run(
                        update_snapshots=update_snapshots, judge_model=judge_model, skip_graders=skip_graders,
                        fail_fast=fail_fast, baseline=baseline),
         backend=BackendRequest(name=backend, ray_address=ray_address),
-        spend=SpendLimits(max_spend=max_spend, max_run_cost=max_run_cost),
+        spend=SpendLimits(max_spend=max_spend, max_run_cost=max_run_cost, prices=prices),
         cache=CacheRequest(on=cache, directory=cache_dir),
         reports=ReportFlags(names=reporters, options=reporter_options),
         plugins=plugin,

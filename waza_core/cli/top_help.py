@@ -30,6 +30,7 @@ TEXT = (
     '  report     Write reports of a saved results file: the same bytes `waza...\n'
     '  gate       Gate current results against a baseline for CI.\n'
     '  compare    Compare results files: per-task and summary deltas of score,...\n'
+    '  noise      How noisy is this suite? Flip rates, between-run spread, the...\n'
     '  init       Create a starter project: suite (mock executor), .waza.yaml,...\n'
     '  new        Create a new eval suite or task from a template (never...\n'
     '  cache      Manage the result cache of `waza run --cache`.\n'
@@ -151,8 +152,9 @@ HELPS = {
         "  Grade saved runs with a suite's graders and print a JSON summary on stdout.\n"
         '\n'
         '  Runs whose agent failed stay errors. Exit 0 whatever the grades are (read\n'
-        '  `passed` in the summary); 2 on bad input, or when the summary or -o file\n'
-        '  cannot be written.\n'
+        "  `passed` in the summary; with --repeat, also whatever the judges'\n"
+        '  agreement); 2 on bad input (--repeat below 2 included), or when the summary\n'
+        '  or -o file cannot be written.\n'
         '\n'
         'Arguments:\n'
         "  eval_file  The suite's eval.yaml (or its folder): its graders are used.\n"
@@ -169,6 +171,13 @@ HELPS = {
         '                             stats here.\n'
         '  --judge-model <str>        Model for judge graders (overrides\n'
         '                             config.judge_model).\n'
+        '  --repeat K                 Ask every judge (prompt) grader K times per run\n'
+        '                             (K >= 2) and record how often it agreed with\n'
+        '                             itself (judge_agreement); deterministic graders\n'
+        '                             are graded once.\n'
+        "  --min-agreement ALPHA      With --repeat: a judge whose Krippendorff's alpha\n"
+        '                             (pass/fail) is below ALPHA is flagged unstable\n'
+        '                             (docs/statistics.md).  [default: 0.667]\n'
         '  -v, --verbose              Print each graded run on stderr.\n'
         '  -q, --quiet                Print only errors and warnings.\n'
         '  --color auto|always|never  Colour: auto (on a terminal, unless NO_COLOR is\n'
@@ -345,6 +354,39 @@ HELPS = {
         "  --prompt <str>  The task's prompt.  [default: Describe what you would like\n"
         '                  the agent to do.]\n'
         '  --help          Show this message and exit.\n'
+    ),
+    'noise': (
+        'Usage: waza noise [OPTIONS] {files}...\n'
+        '\n'
+        '  How noisy is this suite? Flip rates, between-run spread, the smallest change\n'
+        '  it can detect.\n'
+        '\n'
+        '  With --effect: how many trials per task (or tasks) are needed to detect that\n'
+        '  drop. Exit 0, or 2 on bad input (an unreadable or invalid file, a bad\n'
+        '  option).\n'
+        '\n'
+        'Arguments:\n'
+        '  files...  Results files with trials: one file with several trials per task,\n'
+        '            or two or more runs of the same suite (an A/A pair).  [required]\n'
+        '\n'
+        'Options:\n'
+        "  --alpha <float>         Level of the gate's test the effect must pass.\n"
+        '                          [default: 0.05]\n'
+        '  --power <float>         How often the effect must be found (0..1).\n'
+        '                          [default: 0.8]\n'
+        '  --effect <float>        Plan: trials (or tasks) needed to find a drop of\n'
+        '                          this much in the mean pass rate, e.g. 0.10.\n'
+        '  --simulations <int>     Simulated pairs per power estimate.  [default: 1000]\n'
+        '  --seed <int>            Seed of every random draw.  [default: 20261204]\n'
+        "  --correlation auto|RHO  Correlation of a run's trials of one task: estimated\n"
+        '                          from two or more files (auto), or given (0\n'
+        '                          independent .. 1 one verdict per run).  [default:\n'
+        '                          auto]\n'
+        '  --max-trials <int>      Plan: the most trials per task to consider.\n'
+        '                          [default: 20]\n'
+        '  --max-tasks <int>       Plan: the most tasks to consider.  [default: 2000]\n'
+        '  -f, --format <str>      text or json.  [default: text]\n'
+        '  --help                  Show this message and exit.\n'
     ),
     'optimize': (
         'Usage: waza optimize [OPTIONS] COMMAND [ARGS]...\n'
@@ -555,6 +597,9 @@ HELPS = {
         '                             rest are skipped, exit 1.  [x>=0]\n'
         '  --max-run-cost USD         Worst-case cost of one run for --max-spend (else\n'
         '                             the dearest run so far).  [x>=0]\n'
+        '  --prices FILE              Price table over the built-in one for runs that\n'
+        '                             report tokens but no cost (else .waza.yaml\n'
+        "                             defaults.prices); 'none': off.\n"
         '  --help                     Show this message and exit.\n'
     ),
     'schema': (

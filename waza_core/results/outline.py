@@ -78,6 +78,7 @@ class _Top(TypedDict, total=False):
     incomplete: Any
     config: Any
     summary: Any
+    judge_agreement: Any  # waza grade --repeat: shown by the markdown and HTML reports
     tasks: list[msgspec.Raw]
 
 

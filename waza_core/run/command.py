@@ -47,6 +47,8 @@ from waza_core.run.budget import Budget
 from waza_core.run.engine import Engine
 from waza_core.run.finish import console_report
 from waza_core.run.plan import RunOptions
+from waza_core.run.prices import PriceTable
+from waza_core.run.prices import resolve as resolve_prices
 from waza_core.run.result_cache import RunCache
 from waza_core.run.targets import OutputTargets
 from waza_core.suite.load import load_suite
@@ -89,7 +91,7 @@ class RunFlags:
     #: ``--baseline``: an A/B run (also ``baseline: true`` in eval.yaml)
     baseline: bool = False
 
-    def options(self, on_task_done, on_warning: Callable[[str], None], budget) -> RunOptions:
+    def options(self, on_task_done, on_warning: Callable[[str], None], budget, prices) -> RunOptions:
         """The engine's options of one pass (the caller sets the model and the backend)."""
         return RunOptions(
             executor=self.executor, model=self.models[0] if self.models else None, trials=self.trials,
@@ -98,7 +100,7 @@ class RunFlags:
             context_dir=self.context_dir, keep_workspaces=self.keep_workspaces, skip_graders=self.skip_graders,
             update_snapshots=self.update_snapshots, judge_model=self.judge_model,
             fail_fast=True if self.fail_fast else None, on_task_done=on_task_done, on_warning=on_warning,
-            budget=budget,
+            budget=budget, prices=prices,
         )
 
 
@@ -116,11 +118,17 @@ class BackendRequest:
 
 @attrs.frozen
 class SpendLimits:
-    """``--max-spend USD`` (else .waza.yaml defaults.maxSpend) and ``--max-run-cost USD``
-    (else defaults.maxRunCost)."""
+    """``--max-spend USD`` (else .waza.yaml defaults.maxSpend), ``--max-run-cost USD``
+    (else defaults.maxRunCost) and ``--prices FILE|none`` (else defaults.prices, else the
+    built-in table)."""
 
     max_spend: float | None = None
     max_run_cost: float | None = None
+    prices: str | None = None
+
+    def price_table(self) -> PriceTable | None:
+        """The price table of the command; None: pricing is off (``--prices none``)."""
+        return resolve_prices(self.prices) or None
 
     def budget(self) -> Budget | None:
         """The one budget of the command (shared by every model and A/B pass), or None."""
@@ -268,13 +276,19 @@ class PassSettings:
     needs_document: bool
     #: the results go to a file (-o PATH, --output-dir)
     to_file: bool
-    #: the one budget of the command (every model and A/B pass), made by the first pass
+    #: the one budget and price table of the command (every model and A/B pass), made by the first pass
     _budget: list = attrs.field(factory=list, init=False)
+    _prices: list = attrs.field(factory=list, init=False)
 
     def budget(self) -> Budget | None:
         if not self._budget:
             self._budget.append(self.spend.budget())
         return self._budget[0]
+
+    def prices(self) -> PriceTable | None:
+        if not self._prices:
+            self._prices.append(self.spend.price_table())
+        return self._prices[0]
 
 
 def finish_model(targets: OutputTargets, doc: ResultsDocument, finished: FinishedTasks, reporter, reports,
@@ -360,7 +374,7 @@ def build_engine(suite, registry, reporter, model: str, settings: PassSettings,
     gc.disable()
     try:
         finished = FinishedTasks(reporter, settings.console.quiet, settings.console.verbose)
-        options = settings.flags.options(finished.add, _print_warning, settings.budget())
+        options = settings.flags.options(finished.add, _print_warning, settings.budget(), settings.prices())
         options.model = model
         options.backend, options.backend_options = settings.backend
         if skills_off:

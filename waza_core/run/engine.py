@@ -56,7 +56,7 @@ class Engine:
             context_dir=str(options.context_dir) if options.context_dir is not None else None,
             skill_directories=options.skill_directories, keep_workspaces=options.keep_workspaces,
             skip_graders=options.skip_graders, judge_model=options.judge_model,
-            update_snapshots=options.update_snapshots,
+            update_snapshots=options.update_snapshots, prices=options.prices,
         )
         self.recipe = None if plugins is None else SuiteRecipe(
             str(suite.file), tuple(plugins), settings, tuple(t.id for t in plan.tasks))

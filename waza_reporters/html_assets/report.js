@@ -48,6 +48,33 @@
     }));
   }
 
+  // waza grade --repeat K: how often each judge agreed with itself (docs/statistics.md)
+  function judgeAgreement(block) {
+    var box = el("section", { id: "judge-agreement" }, [el("h2", null, ["Judge agreement"]),
+      el("p", { "class": "sub" }, ["Each judge was asked " + (block.repeat || "?") + " times per run; stable at Krippendorff's alpha ≥ " + num(block.min_alpha, 3) + "."])]);
+    if (!block.graders.length) {
+      box.appendChild(el("p", null, ["No prompt (judge) grader in the graded tasks: nothing was repeated."]));
+      return box;
+    }
+    var head = ["Judge", "Type", "Agreement", "Alpha", "Score alpha", "Unanimous runs", "Errors", ""];
+    var table = el("table", null, [el("thead", null, [el("tr", null, head.map(function (c, i) {
+      return el("th", { "class": i >= 2 && i <= 6 ? "num" : null }, [c]); }))])]);
+    var body = el("tbody");
+    block.graders.forEach(function (g) {
+      var verdict = !g.runs_compared ? "not measured" : g.unstable ? "unstable" : "stable";
+      body.appendChild(el("tr", null, [el("td", null, [g.name]), el("td", null, [g.type]),
+        el("td", { "class": "num" }, [pct(g.percent_agreement)]),
+        el("td", { "class": "num", title: g.alpha_reason || null }, [isNum(g.alpha) ? num(g.alpha, 3) : "n/a"]),
+        el("td", { "class": "num" }, [isNum(g.score_alpha) ? num(g.score_alpha, 3) : "n/a"]),
+        el("td", { "class": "num" }, [(g.runs_unanimous || 0) + "/" + (g.runs_compared || 0)]),
+        el("td", { "class": "num" }, [String(g.judgment_errors || 0)]),
+        el("td", null, [el("span", { "class": g.unstable ? "badge flaky" : "badge" }, [verdict])])]));
+    });
+    table.appendChild(body);
+    box.appendChild(table);
+    return box;
+  }
+
   document.title = DATA.title;
   if (DATA.kind === "optimizer-report") renderOptimizer(); else renderResults();
 
@@ -70,6 +97,7 @@
     if (typeof s.cached_runs === "number") cards.appendChild(card("runs from cache", String(s.cached_runs)));
     if (h.incomplete) cards.appendChild(card("run", "INCOMPLETE", "verdict-fail"));
     app.appendChild(cards);
+    if (h.judge_agreement) app.appendChild(judgeAgreement(h.judge_agreement));
 
     var flaky = tasks.filter(function (t) { return t.flaky; });
     if (flaky.length) {
