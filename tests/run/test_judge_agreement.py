@@ -126,6 +126,23 @@ def test_the_graded_file_is_valid_and_reports_show_the_agreement(graded):
     assert coin and coin[0]["unstable"] is True and "function judgeAgreement" in page
 
 
+@pytest.mark.browser
+def test_the_html_report_shows_the_judge_agreement_table_in_a_browser(graded):
+    from tests.ci.browser import open_report
+
+    root, _, _ = graded
+    html = root / "browser.html"
+    assert run_waza("report", str(root / "graded.json"), "--html", str(html)).returncode == 0
+    with open_report(html) as opened:
+        rows = opened.page.locator("#judge-agreement tbody tr")
+        assert rows.count() == 3
+        text = [rows.nth(i).inner_text().split("\t") for i in range(3)]
+        assert [t[0] for t in text] == ["steady", "coin", "split"]
+        assert text[0][2:4] == ["100.0%", "1.000"] and text[0][-1].strip() == "stable"
+        assert text[2][2:4] == ["33.3%", "-0.222"] and text[2][-1].strip() == "unstable"
+        assert opened.errors == []
+
+
 def test_all_identical_verdicts_report_agreement_one_and_alpha_null_with_the_reason(tmp_path):
     eval_yaml, runs = make_suite(tmp_path / "s", [judge("always", "--mode", "script", "--verdicts", "P",
                                                         "--state", "{suite_dir}/calls")], trials=1)
@@ -158,3 +175,29 @@ def test_bad_repeat_options_are_exit_2_with_a_clear_message(tmp_path, args, mess
     assert proc.returncode == 2
     err = proc.stderr.decode()
     assert message in err and "Traceback" not in err
+
+
+def test_a_judge_that_cannot_judge_is_not_measured_never_stable(tmp_path, registry):
+    """The mock executor as judge answers no prompt: every judgment is a missing value."""
+    from waza_core.results.agreement import summary_lines
+    from waza_core.run.engine import Engine, RunOptions
+    from waza_core.run.judge_agreement import JudgeRepeats
+    from waza_core.run.regrade import regrade
+    from waza_core.suite.load import load_suite
+
+    root = tmp_path / "s"
+    (root / "tasks").mkdir(parents=True)
+    (root / "eval.yaml").write_text(json.dumps({
+        "name": "mute", "skill": "s", "config": {"executor": "mock", "trials_per_task": 2},
+        "graders": [{"type": "prompt", "name": "mute", "config": {"prompt": "It must say hello."}}],
+        "tasks": ["tasks/*.yaml"]}))
+    (root / "tasks" / "a.yaml").write_text('{"id": "a", "inputs": {"prompt": "say hello"}}')
+    suite = load_suite(root / "eval.yaml", registry)
+    runs = Engine(suite, registry, RunOptions(skip_graders=True)).run()
+    report = regrade(suite, registry, runs, judges=JudgeRepeats(3))
+    g = report.judge_agreement["graders"]["mute"]
+    assert (g["runs"], g["runs_compared"], g["judgments"], g["judgment_errors"]) == (2, 0, 6, 6)
+    assert (g["percent_agreement"], g["alpha"], g["unstable"]) == (None, None, False)
+    assert g["alpha_reason"] == "no run has two verdicts to compare"
+    assert summary_lines(report.judge_agreement)[1].endswith(": not measured")
+    assert report.outcome.extra["judge_agreement"] == report.summary["judge_agreement"] == report.judge_agreement

@@ -39,6 +39,9 @@ def run(
                                     help="Override config.model; repeat for a run per model (results_<model>.json)."),
     baseline: bool = typer.Option(False, "--baseline",
                                   help="A/B run: the suite with and without its skills (exit 1 unless skills help)."),
+    baseline_from: Optional[Path] = typer.Option(None, "--baseline-from", metavar="FILE",
+                                                 help="A/B run against this stored results file instead of "
+                                                      "running the without-skills pass again."),
     parallel: bool = typer.Option(False, "--parallel", help="Run tasks concurrently."),
     workers: Optional[int] = typer.Option(None, "--workers", min=0, max=MAX_WORKERS,
                                           help="Concurrent runs (0 = one per core); "
@@ -93,7 +96,7 @@ def run(
         flags=RunFlags(executor=executor, models=model, trials=trials, parallel=parallel, workers=workers,
                        task=task, tags=tags, context_dir=context_dir, keep_workspaces=keep_workspaces,
                        update_snapshots=update_snapshots, judge_model=judge_model, skip_graders=skip_graders,
-                       fail_fast=fail_fast, baseline=baseline),
+                       fail_fast=fail_fast, baseline=baseline, baseline_from=baseline_from),
         backend=BackendRequest(name=backend, ray_address=ray_address),
         spend=SpendLimits(max_spend=max_spend, max_run_cost=max_run_cost, prices=prices),
         cache=CacheRequest(on=cache, directory=cache_dir),

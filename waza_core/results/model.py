@@ -182,6 +182,9 @@ def exit_code(doc: ResultsDocument) -> int:
     (``is_baseline``) 1 when the skills did not raise the success rate."""
     s = doc.summary
     if doc.extra.get("is_baseline") and isinstance(doc.extra.get("baseline_outcome"), dict):
+        source = doc.extra.get("baseline_from")
+        if isinstance(source, dict) and "compared_success_rate" in source:  # only the tasks both sides ran
+            return 1 if source["compared_success_rate"] <= source["compared_baseline_success_rate"] else 0
         base = (doc.extra["baseline_outcome"].get("summary") or {}).get("success_rate", 0.0)
         return 1 if s is None or s.success_rate <= base else 0
     spend = doc.extra.get("spend")

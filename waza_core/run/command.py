@@ -40,7 +40,7 @@ from waza_core.results.jsonbytes import PRETTY_MAX_RUNS
 from waza_core.results.model import ResultsDocument, TaskResult, exit_code
 from waza_core.results.reports import RunReports, machine_stdout, plan_for_run
 from waza_core.results.writer import StreamingResultsWriter
-from waza_core.run import baseline, multimodel
+from waza_core.run import baseline, multimodel, stored_baseline
 from waza_core.run import journal as journal_mod
 from waza_core.run.backends import check_backend
 from waza_core.run.budget import Budget
@@ -50,6 +50,7 @@ from waza_core.run.plan import RunOptions
 from waza_core.run.prices import PriceTable
 from waza_core.run.prices import resolve as resolve_prices
 from waza_core.run.result_cache import RunCache
+from waza_core.run.stored_baseline import StoredBaseline
 from waza_core.run.targets import OutputTargets
 from waza_core.suite.load import load_suite
 from waza_core.suite.project_config import run_default
@@ -90,6 +91,8 @@ class RunFlags:
     fail_fast: bool = False
     #: ``--baseline``: an A/B run (also ``baseline: true`` in eval.yaml)
     baseline: bool = False
+    #: ``--baseline-from FILE``: an A/B run whose without-skills side is this stored file
+    baseline_from: Path | None = None
 
     def options(self, on_task_done, on_warning: Callable[[str], None], budget, prices) -> RunOptions:
         """The engine's options of one pass (the caller sets the model and the backend)."""
@@ -188,11 +191,11 @@ def run_command(eval_file: Path, cmd: RunCommand) -> int:
     cmd.console.check()
     configure_logging(cmd.console.log_format, cmd.console.quiet)
     suite, registry = load(eval_file, cmd.plugins)
-    models, backend = plan_models(suite, cmd.targets, cmd.flags, cmd.backend)
+    models, backend, stored = plan_models(suite, cmd.targets, cmd.flags, cmd.backend)
     reports = plan_for_run(cmd.reports.names, cmd.reports.options, registry, cmd.targets.output)
     cmd.targets.check_collisions(models, reports.requests, suite)
-    settings = PassSettings(cmd.flags, cmd.cache, cmd.plugins, cmd.console, cmd.spend, backend,
-                            ab_run=bool(cmd.flags.baseline or suite.baseline),
+    settings = PassSettings(cmd.flags, cmd.cache, cmd.plugins, cmd.console, cmd.spend, backend, stored,
+                            ab_run=bool(cmd.flags.baseline or suite.baseline) or stored is not None,
                             needs_document=bool(reports.requests) or cmd.targets.to_stdout,
                             to_file=cmd.targets.to_file)
     return run_models(suite, registry, models, settings, cmd.targets, reports, con)
@@ -224,13 +227,25 @@ def load(eval_file: Path, plugins: list[str]):
 BUILD_GC_THRESHOLDS = (50_000, 20, 100)
 
 
-def plan_models(suite, targets: OutputTargets, flags: RunFlags, backend: BackendRequest) -> tuple[list[str], tuple]:
-    """(models, backend): checked once the suite is known and before anything runs, with
-    the results file names they make."""
+def plan_models(suite, targets: OutputTargets, flags: RunFlags,
+                backend: BackendRequest) -> tuple[list[str], tuple[str, dict], StoredBaseline | None]:
+    """(models, backend, the ``--baseline-from`` side): checked once the suite is known and
+    before anything runs, with the results file names they make."""
     targets.check_output_dir_name(suite.name)
+    stored = load_stored_baseline(flags.baseline_from, suite.name)
     models = multimodel.models_to_run(flags.models, suite)
     targets.check_models(suite.name, models)
-    return models, backend.resolve(flags.workers, suite)
+    return models, backend.resolve(flags.workers, suite), stored
+
+
+def load_stored_baseline(path: Path | None, suite_name: str) -> StoredBaseline | None:
+    """``--baseline-from``: the stored baseline side, read and checked against the suite
+    before anything runs (None without the flag)."""
+    if path is None:
+        return None
+    stored = stored_baseline.load(path)
+    stored_baseline.check_suite(stored, suite_name, _print_warning)
+    return stored
 
 
 def run_models(suite, registry, models: list[str], settings: PassSettings, targets: OutputTargets,
@@ -238,7 +253,8 @@ def run_models(suite, registry, models: list[str], settings: PassSettings, targe
     """Run the suite once per model, writing each model's results and summary (the
     reports: of the last model); the exit code (the worst model's; a signal stops at once)."""
     code, done, failures = ExitCode.OK, [], []
-    journal = journal_mod.Session(targets.journal, targets.resume, models, ab_run=settings.ab_run)
+    journal = journal_mod.Session(targets.journal, targets.resume, models,
+                                  ab_run=settings.ab_run and settings.stored is None)
     with machine_stdout(reports.uses_stdout) as machine, contextlib.closing(journal):
         reporter = console.Reporter(console=con, summary_to_stderr=targets.summary_to_stderr)
         for i, model in enumerate(models):
@@ -270,7 +286,9 @@ class PassSettings:
     console: ConsoleOptions
     spend: SpendLimits
     backend: tuple[str, dict]
-    #: an A/B run (``--baseline`` or ``baseline: true``): two passes per model
+    #: ``--baseline-from``: the stored without-skills side (None: run it, or no A/B run)
+    stored: StoredBaseline | None
+    #: an A/B run (``--baseline``, ``baseline: true``, ``--baseline-from``): whole documents merged
     ab_run: bool
     #: reporters or ``-o -`` read the whole document: keep every task in memory
     needs_document: bool
@@ -328,13 +346,17 @@ class _Interrupted(Exception):
 
 def run_model(suite, registry, reporter, model: str, settings: PassSettings,
               journal: journal_mod.Session) -> tuple[ResultsDocument, Engine, FinishedTasks]:
-    """One model's run (two passes for an A/B run): the document, the last engine and
-    what the last pass kept of its finished tasks."""
+    """One model's run (two passes for an A/B run, one against a stored baseline): the
+    document, the last engine and what the last pass kept of its finished tasks."""
+    stored = settings.stored
     passes: list[tuple[Engine, FinishedTasks]] = []
+    stored_warnings: list[str] = []
 
     def run_pass(the_suite, skills_off: bool) -> ResultsDocument:
         engine, finished = build_engine(the_suite, registry, reporter, model, settings, skills_off)
         passes.append((engine, finished))
+        if stored is not None:  # before anything runs: refuse a meaningless comparison
+            stored_warnings[:] = stored_baseline.check_plan(stored, engine.plan, _print_warning)
         journal.attach(engine, baseline=skills_off)
         reporter.start(the_suite, engine)
         try:
@@ -354,7 +376,12 @@ def run_model(suite, registry, reporter, model: str, settings: PassSettings,
         return doc
 
     try:
-        doc = baseline.run_baseline(run_pass, suite, _print_warning) if settings.ab_run else run_pass(suite, False)
+        if stored is not None:
+            doc = stored_baseline.merge(run_pass(suite, False), stored, stored_warnings, _print_warning)
+        elif settings.ab_run:
+            doc = baseline.run_baseline(run_pass, suite, _print_warning)
+        else:
+            doc = run_pass(suite, False)
     except _Interrupted as stop:
         doc = stop.doc
     except BaseException:
