@@ -53,6 +53,10 @@ def run(
                                               help="Judge model of prompt graders (over config.judge_model)."),
     skip_graders: bool = typer.Option(False, "--skip-graders",
                                       help="Run the agent only; record runs as n/a for `waza grade` later."),
+    audit: bool = typer.Option(False, "--audit",
+                               help="First run every task once against a do-nothing agent (as `waza audit`, "
+                                    "no paid call); record the vacuous tasks and graders; exit 1 when a task "
+                                    "passes with no agent (docs/triage.md)."),
     quiet: bool = quiet_option(),
     verbose: bool = verbose_option("Also print the failing graders' feedback as each task finishes."),
     color: str = color_option(),
@@ -96,7 +100,8 @@ def run(
         flags=RunFlags(executor=executor, models=model, trials=trials, parallel=parallel, workers=workers,
                        task=task, tags=tags, context_dir=context_dir, keep_workspaces=keep_workspaces,
                        update_snapshots=update_snapshots, judge_model=judge_model, skip_graders=skip_graders,
-                       fail_fast=fail_fast, baseline=baseline, baseline_from=baseline_from),
+                       fail_fast=fail_fast, baseline=baseline, baseline_from=baseline_from,
+                       audit=audit),
         backend=BackendRequest(name=backend, ray_address=ray_address),
         spend=SpendLimits(max_spend=max_spend, max_run_cost=max_run_cost, prices=prices),
         cache=CacheRequest(on=cache, directory=cache_dir),

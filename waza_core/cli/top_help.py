@@ -604,6 +604,10 @@ HELPS = {
         '                             config.judge_model).\n'
         '  --skip-graders             Run the agent only; record runs as n/a for `waza\n'
         '                             grade` later.\n'
+        '  --audit                    First run every task once against a do-nothing\n'
+        '                             agent (as `waza audit`, no paid call); record the\n'
+        '                             vacuous tasks and graders; exit 1 when a task\n'
+        '                             passes with no agent (docs/triage.md).\n'
         '  -q, --quiet                Print only errors and warnings.\n'
         "  -v, --verbose              Also print the failing graders' feedback as each\n"
         '                             task finishes.\n'

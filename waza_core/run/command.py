@@ -33,14 +33,14 @@ from waza_core import signals
 from waza_core.errors import ExitCode, WazaError
 from waza_core.log import configure_logging, get_logger
 from waza_core.plugins import DISABLE_PREFIX, PluginRequest, get_registry
-from waza_core.results import console
+from waza_core.results import console, triage
 from waza_core.results.codec import results_to_json, summary_to_json, task_to_json
 from waza_core.results.console import get_console, print_warnings, setup_console
 from waza_core.results.jsonbytes import PRETTY_MAX_RUNS
 from waza_core.results.model import ResultsDocument, TaskResult, exit_code
 from waza_core.results.reports import RunReports, machine_stdout, plan_for_run
 from waza_core.results.writer import StreamingResultsWriter
-from waza_core.run import baseline, multimodel, stored_baseline
+from waza_core.run import audit, baseline, multimodel, stored_baseline
 from waza_core.run import journal as journal_mod
 from waza_core.run.backends import check_backend
 from waza_core.run.budget import Budget
@@ -93,6 +93,8 @@ class RunFlags:
     baseline: bool = False
     #: ``--baseline-from FILE``: an A/B run whose without-skills side is this stored file
     baseline_from: Path | None = None
+    #: ``--audit``: run the suite once against the do-nothing agent first (waza_core/run/audit.py)
+    audit: bool = False
 
     def options(self, on_task_done, on_warning: Callable[[str], None], budget, prices) -> RunOptions:
         """The engine's options of one pass (the caller sets the model and the backend)."""
@@ -194,7 +196,8 @@ def run_command(eval_file: Path, cmd: RunCommand) -> int:
     models, backend, stored = plan_models(suite, cmd.targets, cmd.flags, cmd.backend)
     reports = plan_for_run(cmd.reports.names, cmd.reports.options, registry, cmd.targets.output)
     cmd.targets.check_collisions(models, reports.requests, suite)
-    settings = PassSettings(cmd.flags, cmd.cache, cmd.plugins, cmd.console, cmd.spend, backend, stored,
+    audit_report = run_audit(suite, registry, cmd.flags, cmd.plugins) if cmd.flags.audit else None
+    settings = PassSettings(cmd.flags, cmd.cache, cmd.plugins, cmd.console, cmd.spend, backend, stored, audit_report,
                             ab_run=bool(cmd.flags.baseline or suite.baseline) or stored is not None,
                             needs_document=bool(reports.requests) or cmd.targets.to_stdout,
                             to_file=cmd.targets.to_file)
@@ -263,7 +266,7 @@ def run_models(suite, registry, models: list[str], settings: PassSettings, targe
             if len(models) > 1:
                 doc.extra["models"] = list(models)
             failures += finish_model(targets, doc, finished, reporter, reports if last else None,
-                                     machine.stream, model if len(models) > 1 else None)
+                                     machine.stream, model if len(models) > 1 else None, settings.audit_report)
             done.append((model, doc))
             model_code = exit_code_of(doc, engine)
             if model_code >= ExitCode.INTERRUPTED:  # stopped by a signal: no further model
@@ -288,6 +291,8 @@ class PassSettings:
     backend: tuple[str, dict]
     #: ``--baseline-from``: the stored without-skills side (None: run it, or no A/B run)
     stored: StoredBaseline | None
+    #: ``--audit``: the audit's report (``audit`` of the results), made before the first model runs
+    audit_report: dict | None
     #: an A/B run (``--baseline``, ``baseline: true``, ``--baseline-from``): whole documents merged
     ab_run: bool
     #: reporters or ``-o -`` read the whole document: keep every task in memory
@@ -310,16 +315,21 @@ class PassSettings:
 
 
 def finish_model(targets: OutputTargets, doc: ResultsDocument, finished: FinishedTasks, reporter, reports,
-                 stdout, model: str | None) -> list[str]:
+                 stdout, model: str | None, audit_report: dict | None = None) -> list[str]:
     """Write one model's results (and, for the last model, the reports), then print its
-    summary and its reports (groups, statistics, the A/B impact); the reporters that failed.
+    summary and its reports (groups, statistics, triage, the A/B impact); the reporters
+    that failed.
 
     What is printed is built first, from the finished document, and shown after the files
     are written."""
-    blocks = [console_report(doc)]
-    if doc.extra.get("is_baseline"):
-        blocks.append(baseline.impact_report(doc))
+    if audit_report is not None:
+        doc.extra["audit"] = audit_report
+    report = console_report(doc)
+    impact = baseline.impact_report(doc) if doc.extra.get("is_baseline") else None
     outcome = finished.console_outcome(doc)
+    blocks = [report, triage_console(doc, outcome, reporter.console.verbose)]
+    if impact is not None:
+        blocks.append(impact)
     report_doc = results_to_json(doc) if reports is not None and reports.requests else None
     failures: list[str] = []
     try:
@@ -337,6 +347,32 @@ def finish_model(targets: OutputTargets, doc: ResultsDocument, finished: Finishe
     for block in blocks:
         reporter.block(block)
     return failures
+
+
+def run_audit(suite, registry, flags: RunFlags, plugins: list[str]) -> dict:
+    """``--audit``: the suite's tasks of this run, once each against the do-nothing agent
+    (the code of ``waza audit``); no paid call, nothing of this run touched."""
+    args: list[str] = []
+    for glob in flags.task:
+        args += ["--task", glob]
+    for glob in flags.tags:
+        args += ["--tags", glob]
+    if flags.context_dir is not None:
+        args += ["--context-dir", str(flags.context_dir)]
+    _print_info(f"waza: --audit: running every task once against the do-nothing agent "
+                f"(executor {audit.NULL_EXECUTOR!r}, no paid call)")
+    report = audit.audit_suite(suite, registry, plugins, args)
+    vacuous = report["vacuous_tasks"]
+    if vacuous:
+        _print_warning(f"--audit: {len(vacuous)} task(s) pass with no agent: "
+                       + ", ".join(vacuous[:10]) + (", ..." if len(vacuous) > 10 else ""))
+    return report
+
+
+def triage_console(doc: ResultsDocument, outcome: dict, verbose: bool) -> str:
+    """The FAILURE TRIAGE block (and ``--audit``'s findings) of the console summary."""
+    counts = doc.summary.extra.get("triage") if doc.summary is not None else None
+    return triage.console_block(counts or {}, outcome["tasks"], doc.extra.get("audit"), verbose)
 
 
 class _Interrupted(Exception):
@@ -407,6 +443,8 @@ def build_engine(suite, registry, reporter, model: str, settings: PassSettings,
         if skills_off:
             options.skill_directories = ()
         engine = Engine(suite, registry, options, plugins=tuple(requested_plugins(settings.plugins)))
+        if settings.audit_report is not None:  # their passes are triaged vacuous
+            engine.aggregator.vacuous_tasks = frozenset(settings.audit_report["vacuous_tasks"])
         finished.cache = attach_cache(settings.cache, engine)
         finished.stream_if_large(engine, settings.to_file, settings.needs_document or settings.ab_run)
         gc.freeze()
@@ -513,6 +551,10 @@ def requested_plugins(names: list[str]) -> list[str]:
     ``WAZA_DISABLED_PLUGINS``); what a worker must load to rebuild the suite."""
     request = PluginRequest.parse(names)
     return [*request.modules, *(f"{DISABLE_PREFIX}{name}" for name, _ in request.disabled)]
+
+
+def _print_info(message: str) -> None:
+    get_console().info(message)
 
 
 def _print_warning(message: str) -> None:
