@@ -22,18 +22,23 @@ from __future__ import annotations
 import io
 import os
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import attrs
 import msgspec
 
 from waza_core.model import Suite
+from waza_core.results import triage
 from waza_core.results.codec import _Decoder, _with_extra, decode_results, header_to_json, task_to_json
 from waza_core.results.jsonbytes import PRETTY_MAX_RUNS, compact_json
 from waza_core.results.model import ResultsDocument, RunResult, TaskResult
 from waza_core.results.stats import SummaryTally
 from waza_core.run import regrade as full
+
+if TYPE_CHECKING:
+    from waza_core.run.judge_agreement import JudgeRepeats
 
 _FIELDS = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
@@ -65,23 +70,32 @@ class StreamedGrade:
     decoded: frozenset[int] = frozenset()
     #: the header of the document written, summary included (:meth:`prepare`)
     document: ResultsDocument | None = None
+    #: ``--repeat K``: the ``judge_agreement`` block (also in ``summary`` and the document)
+    judge_agreement: dict[str, Any] | None = None
 
     def prepare(self) -> None:
         """The first pass over the other tasks: the summary and ``runs_per_test`` of the
         whole document (:attr:`document`), and what the decoder says of the tasks (added
         to :attr:`warnings`). Nothing of a task is kept."""
         tally = SummaryTally(len(self.raw_tasks))
+        categories: Counter[str] = Counter()
         most_runs = 0
         count = 0
         for task in self._tasks(_Decoder(self.warnings)):
             tally.add(task, count)
+            categories.update(triage.annotate_task(task, task.test_id in self.vacuous))
             count += 1
             most_runs = max(most_runs, len(task.runs))
         doc = full.merged_document(self.header, self.suite, [])
         if self.header.config.runs_per_test is None:
             doc.config.runs_per_test = most_runs or 1
         doc.summary = tally.summary(self.header.summary.duration_ms if self.header.summary is not None else 0)
+        triage.put_counts(doc.summary, categories)
         self.document = doc
+
+    @property
+    def vacuous(self) -> frozenset[str]:
+        return triage.vacuous_task_ids(self.header.extra.get("audit"))
 
     def write(self, fh: BinaryIO) -> None:
         """The second pass: the full results document, as
@@ -92,7 +106,9 @@ class StreamedGrade:
         doc = self.document
         head = compact_json(header_to_json(doc))
         fh.write(head[:-1] + b',"tasks":[')
+        vacuous = self.vacuous
         for count, task in enumerate(self._tasks(_Decoder([]))):
+            triage.annotate_task(task, task.test_id in vacuous)  # as merged_document does
             fh.write(compact_json(task_to_json(task)) if not count else b"," + compact_json(task_to_json(task)))
         tail = compact_json(_with_extra({"incomplete": doc.incomplete}, doc.extra))
         fh.write(b"]," + tail[1:] + b"\n")
@@ -119,6 +135,7 @@ def regrade_bytes(suite: Suite, registry, data: bytes, *, task_id: str | None = 
                   workspace_dir: str | os.PathLike[str] | None = None, cancel: threading.Event | None = None,
                   on_run: Callable[[str, RunResult], None] | None = None,
                   judge_model: str | None = None,
+                  judges: JudgeRepeats | None = None,
                   on_header: Callable[[ResultsDocument], None] | None = None) -> StreamedGrade | None:
     """:func:`~waza_core.run.regrade.regrade` of a results file's bytes, in bounded memory;
     None when the full path must read the file (see the module). ``on_header(doc)`` is
@@ -150,11 +167,15 @@ def regrade_bytes(suite: Suite, registry, data: bytes, *, task_id: str | None = 
         if task is not None:
             header.tasks.append(task)
     regraded = full.grade_tasks(suite, registry, header, warnings, task_id=task_id, workspace_dir=workspace_dir,
-                                cancel=cancel, on_run=on_run, judge_model=judge_model)
+                                cancel=cancel, on_run=on_run, judge_model=judge_model, judges=judges)
     header.tasks = []
-    return StreamedGrade(summary=full.grade_summary(regraded), graded=[t.test_id for t in regraded],
-                         warnings=warnings, suite=suite, header=header, regraded=regraded, raw_tasks=raw_tasks,
-                         decoded=frozenset(found.values()))
+    summary = full.grade_summary(regraded)
+    block = None
+    if judges is not None:
+        block = header.extra["judge_agreement"] = summary["judge_agreement"] = judges.block()
+    return StreamedGrade(summary=summary, graded=[t.test_id for t in regraded], warnings=warnings, suite=suite,
+                         header=header, regraded=regraded, raw_tasks=raw_tasks, decoded=frozenset(found.values()),
+                         judge_agreement=block)
 
 
 def _split(data: bytes) -> tuple[dict[str, Any], list[msgspec.Raw]] | None:

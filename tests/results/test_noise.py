@@ -1,0 +1,134 @@
+"""``waza noise``'s figures are sane: seeded simulations over results files written by the
+project's results writer. The batched test of the simulations decides as the gate's test does;
+more trials or tasks shrink the minimum detectable effect; a larger effect needs fewer trials;
+identical deterministic files never flip; the correlation of a run's trials is recovered."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.results.noise_files import draw, write_results
+from waza_core.errors import WazaError
+from waza_core.results import noise, significance
+
+FAST = noise.NoiseOptions(simulations=400)
+
+
+def _doc(verdicts: np.ndarray) -> dict:
+    return {"tasks": [{"test_id": f"t{i}", "runs": [{"status": "passed" if v else "failed"} for v in row]}
+                      for i, row in enumerate(verdicts)]}
+
+
+@pytest.mark.parametrize(("tasks", "effect"), [(6, 0.6), (30, 0.15)])  # 6: every sign pattern (exact)
+def test_the_batched_test_decides_as_the_gates_test(tasks, effect):
+    rng = np.random.default_rng(5)
+    rows, expected, margins = [], [], []
+    for _ in range(40):
+        rates = rng.beta(2, 1.2, tasks)
+        base, cur = draw(rng, rates, 3), draw(rng, np.clip(rates - effect, 0, 1), 3)
+        sig = significance.compare(_doc(base), _doc(cur), 0.05)
+        rows.append(cur.mean(axis=1) - base.mean(axis=1))
+        expected.append(sig["p_value"] < 0.05)
+        margins.append(abs(sig["p_value"] - 0.05))
+    got = significance.sign_flip_rejects(np.array(rows), 0.05, np.random.default_rng(1))
+    clear = np.array(margins) > (0 if tasks == 6 else 0.015)  # drawn patterns: p known to ~0.005
+    assert clear.sum() >= 30 and 5 <= sum(expected) <= 35
+    assert (got[clear] == np.array(expected)[clear]).all()
+
+
+def _design(tasks: int, trials: int, rho: float = 0.0, seed: int = 2) -> noise.Design:
+    return noise.Design(np.random.default_rng(seed).beta(2, 1.2, tasks), tasks, trials, rho)
+
+
+def test_no_change_is_found_at_most_alpha_of_the_time():
+    for rho in (0.0, 0.9):
+        assert noise.power_at(_design(40, 5, rho), 0.0, FAST) <= 0.05 + 0.03
+
+
+def test_more_trials_or_more_tasks_shrink_the_minimum_detectable_effect():
+    few, _ = noise.minimum_detectable_effect(_design(40, 2), FAST)
+    more_trials, _ = noise.minimum_detectable_effect(_design(40, 8), FAST)
+    more_tasks, _ = noise.minimum_detectable_effect(_design(160, 2), FAST)
+    assert few is not None and more_trials is not None and more_tasks is not None
+    assert more_trials < few * 0.8 and more_tasks < few * 0.7
+
+
+def test_correlated_trials_need_a_larger_effect_and_gain_little_from_trials():
+    free, _ = noise.minimum_detectable_effect(_design(40, 5, 0.0), FAST)
+    locked, _ = noise.minimum_detectable_effect(_design(40, 5, 0.9), FAST)
+    locked_more, _ = noise.minimum_detectable_effect(_design(40, 20, 0.9), FAST)
+    assert free < locked and locked_more > locked * 0.8
+
+
+def test_a_design_too_small_for_the_test_has_no_minimum_detectable_effect():
+    # four tasks: the best p-value the sign-flip test can give is 1/16 > 0.05
+    mde, curve = noise.minimum_detectable_effect(_design(4, 10), FAST)
+    assert mde is None and curve and curve[0]["power"] == 0.0
+
+
+def test_a_larger_effect_needs_fewer_trials():
+    design = _design(40, 3)
+    small = noise.plan(design, noise.NoiseOptions(simulations=400, effect=0.06))
+    large = noise.plan(design, noise.NoiseOptions(simulations=400, effect=0.15))
+    assert small["trials_needed"] is not None and large["trials_needed"] is not None
+    assert large["trials_needed"] < small["trials_needed"]
+    assert all(0 <= point["power"] <= 1 for point in small["curve"])
+    reached = [p for p in large["curve"] if p["trials"] == large["trials_needed"]]
+    assert reached[0]["power"] >= 0.8
+    below = [p for p in large["curve"] if p["trials"] == large["trials_needed"] - 1]
+    assert not below or below[0]["power"] < 0.8
+
+
+def test_when_trials_cannot_get_there_tasks_are_planned():
+    # every run of a task gives one verdict (rho 1): more trials add nothing, more tasks do
+    design = _design(12, 3, rho=1.0)
+    out = noise.plan(design, noise.NoiseOptions(simulations=400, effect=0.2, max_trials=8, max_tasks=400))
+    assert out["trials_needed"] is None
+    assert out["tasks_needed"] is not None and 12 < out["tasks_needed"] <= 400
+    assert any(p["tasks"] == out["tasks_needed"] and p["power"] >= 0.8 for p in out["curve"])
+
+
+def test_an_aa_pair_of_identical_deterministic_files_never_flips(tmp_path):
+    verdicts = np.repeat(np.arange(10)[:, None] % 3 != 0, 4, axis=1)  # each task all-pass or all-fail
+    a = write_results(tmp_path / "a.json", verdicts)
+    b = write_results(tmp_path / "b.json", verdicts)
+    report = noise.build_report([str(a), str(b)], FAST)
+    assert report["flip_rate"]["trials"] == 0 and report["flip_rate"]["runs"] == 0
+    assert report["flip_rate"]["tasks_flipped"] == 0 and report["flip_rate"]["tasks_changed_between_runs"] == 0
+    assert report["spread"]["pass_rate"]["sd"] < 1e-12 and report["spread"]["success_rate"]["aa_high"] == 0
+    assert all(row["trial_flip_rate"] == 0 and row["run_flip_rate"] == 0 for row in report["per_task"])
+    assert report["tasks"] == 10 and report["trials_per_task"] == 4
+
+
+def test_flip_rates_count_disagreeing_pairs(tmp_path):
+    one = write_results(tmp_path / "one.json", np.array([[True, False, True], [True, True, True]]))
+    report = noise.build_report([str(one)], FAST)
+    first, second = report["per_task"]
+    assert first["trial_flip_rate"] == pytest.approx(2 / 3) and first["run_flip_rate"] is None
+    assert second["trial_flip_rate"] == 0 and report["flip_rate"]["runs"] is None
+    assert report["correlation"]["source"] == "assumed" and report["correlation"]["value"] == 0
+
+
+@pytest.mark.parametrize("locked", [0.0, 0.8])
+def test_the_correlation_of_a_runs_trials_is_recovered(tmp_path, locked):
+    rng = np.random.default_rng(7)
+    rates = rng.beta(2, 1.2, 150)
+    paths = [str(write_results(tmp_path / f"{i}.json", draw(rng, rates, 5, locked))) for i in range(3)]
+    estimate, _ = noise.estimate_correlation(noise.read_observed(paths))
+    assert estimate == pytest.approx(locked, abs=0.12)
+
+
+def test_the_report_is_reproducible_and_the_seed_matters(tmp_path):
+    rng = np.random.default_rng(8)
+    path = str(write_results(tmp_path / "r.json", draw(rng, rng.beta(2, 1.2, 30), 3)))
+    first = noise.build_report([path], FAST)
+    assert noise.build_report([path], FAST) == first
+    other = noise.build_report([path], noise.NoiseOptions(simulations=400, seed=1))
+    assert other["spread"] != first["spread"]
+
+
+def test_a_file_without_graded_runs_is_refused_with_its_name(tmp_path):
+    empty = write_results(tmp_path / "empty.json", np.zeros((0, 2), dtype=bool))
+    with pytest.raises(WazaError, match="empty.json: no task has a graded run"):
+        noise.read_observed([str(empty)])
