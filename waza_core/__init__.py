@@ -75,6 +75,8 @@ _EXPORTS: dict[str, str] = {
     "results_json_bytes": "waza_core.results.jsonbytes",
     # reporters, gate and compare show foreign text in markdown the same safe way
     "escape_markdown": "waza_core.results.markdown_text",
+    # every report that shows a comparison words it the same way (interval, "within noise", "significant")
+    "describe_significance": "waza_core.results.significance",
     # child processes (argv, no shell, bounded output, whole-group kill)
     "run_process": "waza_core.procs",
     "ProcessResult": "waza_core.procs",

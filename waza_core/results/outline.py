@@ -64,6 +64,7 @@ class _Task(TypedDict, total=False):
     tags: Any
     golden: Any
     cached: Any
+    skill_impact: Any  # an A/B run: the HTML report's skill impact table
     runs: list[_Run] | None
 
 
@@ -79,6 +80,8 @@ class _Top(TypedDict, total=False):
     config: Any
     summary: Any
     judge_agreement: Any  # waza grade --repeat: shown by the markdown and HTML reports
+    skill_impact_significance: Any  # an A/B run: shown by the markdown and HTML reports
+    baseline_from: Any  # waza run --baseline-from: which stored file the baseline came from
     tasks: list[msgspec.Raw]
 
 
