@@ -215,10 +215,6 @@ def describe(sig: Mapping[str, Any]) -> str:
             f"{sig['tasks_with_evidence']} changed); {runs}")
 
 
-#: the public name of :func:`describe` (``waza_core.describe_significance``), for reporters
-describe_significance = describe
-
-
 #: sign patterns drawn for the batched test of simulated pairs (``waza noise``): a p-value is
 #: then known to about +-0.007 near 0.05, plenty to count how often a design rejects
 SIMULATION_FLIPS = 1_999
