@@ -110,7 +110,7 @@ def _judge_agreement(block: Any) -> dict[str, Any] | None:
     """``waza grade --repeat K``: what the page's "Judge agreement" table shows; None without it."""
     if not isinstance(block, dict) or not isinstance(block.get("graders"), dict):
         return None
-    keys = ("type", "percent_agreement", "alpha", "alpha_reason", "score_alpha", "runs_compared",
+    keys = ("type", "percent_agreement", "alpha", "alpha_reason", "alpha_ci", "score_alpha", "runs_compared",
             "runs_unanimous", "judgment_errors", "unstable")
     return {"repeat": _num(block.get("repeat")), "min_alpha": _num(block.get("min_alpha")),
             "graders": [{"name": str(name), **{k: _finite(g.get(k)) for k in keys}}
@@ -210,6 +210,9 @@ class HtmlReporter(Reporter):
     def results_payload(self, h: dict[str, Any], tasks: list[dict[str, Any]]) -> dict[str, Any]:
         """The index the page starts from: the header and one small entry per task."""
         config = h.get("config") or {}
+        tally = ResultsView.triage_tally(h.get("audit"))
+        for t in tasks:
+            tally.add(t)
         return {
             "kind": "results",
             "header": {
@@ -218,6 +221,7 @@ class HtmlReporter(Reporter):
                 "schema_version": h.get("schemaVersion"), "incomplete": bool(h.get("incomplete")),
                 "model": config.get("model_id"), "engine": config.get("engine_type"),
                 "trials": config.get("runs_per_test"), "summary": h.get("summary") or {},
+                "triage": tally.groups(), "audit": h.get("audit") if isinstance(h.get("audit"), dict) else None,
                 "judge_agreement": _judge_agreement(h.get("judge_agreement")),
                 "skill_impact": _skill_impact(h, tasks),
             },

@@ -76,10 +76,12 @@ class MarkdownReporter(Reporter):
         if header.get("incomplete"):
             about.append("**incomplete run**")
         out += ["", " · ".join(about), ""]
-        counted = _Counted(results.tasks())
+        tally = ResultsView.triage_tally(header.get("audit"))
+        counted = _Counted(tally.watch(results.tasks()))
         # the first max_rows in sorted order, kept as the tasks stream by (nsmallest is
         # sorted()[:n], stable): a file of 500,000 runs is never held whole
         shown = heapq.nsmallest(max_rows, counted, key=lambda t: (ORDER.get(t.get("status"), 2), t.get("test_id", "")))
+        out += triage_section(tally, header.get("audit"))
         if not shown:
             return out + ["_No tasks._"]
         out += ["| Status | Task | Score | Pass rate | Flaky | Failing graders |",
@@ -106,6 +108,32 @@ class MarkdownReporter(Reporter):
         return (f"| {MARK.get(task.get('status'), escape(task.get('status'), 20))} | {label} | "
                 f"{_num(ResultsView.task_score(task))} | {rate} | {flaky} | "
                 f"{escape(chr(10).join(_feedback(task)), max_feedback)} |")
+
+
+def triage_section(tally: Any, audit: Any) -> list[str]:
+    """``### Failure triage``: runs per category, the next action, the tasks (and the audit's
+    findings under ``waza run --audit``); nothing when every run passed for real."""
+    out: list[str] = []
+    groups = tally.groups()
+    if groups:
+        out += ["### Failure triage", "", "| Category | Runs | Tasks | Next action |", "|---|---:|---|---|"]
+        for g in groups:
+            names = ", ".join(escape(tid, 80) for tid, _ in g["shown"][:10])
+            if g["tasks"] > min(len(g["shown"]), 10):
+                names += f" … (+{g['tasks'] - min(len(g['shown']), 10)})"
+            out.append(f"| **{g['title']}** | {g['runs']} | {names} | {escape(g['action'], 300)} |")
+        out.append("")
+    if isinstance(audit, dict):
+        vacuous = [str(t) for t in audit.get("vacuous_tasks") or []]
+        graders = [g for g in audit.get("vacuous_graders") or [] if isinstance(g, dict)]
+        line = (f"**Audit** (do-nothing agent, {audit.get('tasks_audited', 0)} task(s)): "
+                + (f"{len(vacuous)} vacuous task(s): {escape(', '.join(vacuous[:20]), 1000)}" if vacuous
+                   else "no task passes with no agent"))
+        if graders:
+            line += (f" · {len(graders)} vacuous grader(s): "
+                     + escape(", ".join(f"{g.get('task_id')}/{g.get('grader')}" for g in graders[:20]), 1000))
+        out += [line, ""]
+    return out
 
 
 class _Counted:
@@ -164,7 +192,7 @@ def judge_agreement_lines(block: Any) -> list[str]:
     graders = {k: g for k, g in block["graders"].items() if isinstance(g, dict)}
     if not graders:
         return out + ["_No prompt (judge) grader in the graded tasks: nothing was repeated._"]
-    out += ["| Judge | Type | Agreement | Alpha | Score alpha | Unanimous runs | Errors | |",
+    out += ["| Judge | Type | Agreement | Alpha [95% CI] | Score alpha | Unanimous runs | Errors | |",
             "|---|---|---:|---:|---:|---:|---:|---|"]
     for name, g in graders.items():
         if g.get("runs_compared") == 0:
@@ -174,6 +202,9 @@ def judge_agreement_lines(block: Any) -> list[str]:
         alpha = _num3(g.get("alpha"))
         if g.get("alpha") is None and g.get("alpha_reason"):
             alpha += f" ({escape(g['alpha_reason'], 120)})"
+        ci = g.get("alpha_ci")
+        if isinstance(ci, list) and len(ci) == 2:
+            alpha += f" [{_num3(ci[0])}, {_num3(ci[1])}]"
         out.append(f"| {escape(name, 80)} | {escape(g.get('type'), 40)} | {_pct(g.get('percent_agreement'))} | "
                    f"{alpha} | {_num3(g.get('score_alpha'))} | "
                    f"{_count(g.get('runs_unanimous'))}/{_count(g.get('runs_compared'))} | "

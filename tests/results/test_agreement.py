@@ -113,3 +113,20 @@ def test_the_worked_example_of_docs_statistics_md():
     assert observed_agreement(units) == pytest.approx(10 / 12)
     assert alpha(units)[0] == pytest.approx(1 - (2 / 12) / (2 * 5 * 7 / (12 * 11)))
     assert round(alpha(units)[0], 3) == 0.686
+
+
+def test_the_bootstrap_interval_of_alpha_is_seeded_and_needs_enough_runs():
+    from waza_core.results.agreement import alpha_interval
+
+    units = [[True] * 3, [False] * 3] * 10 + [[True, True, False], [False, False, True]]
+    low, high = alpha_interval(units)
+    assert alpha_interval(units) == (low, high)  # the same data, the same interval
+    assert low <= alpha(units)[0] <= high <= 1.0
+    assert alpha_interval(units[:4]) is None  # fewer than 5 runs compared
+    # one split run among 39 unanimous passes: most resamples have no variation at all
+    assert alpha_interval([[True] * 3] * 39 + [[True, False, True]]) is None
+    # perfect agreement with variation: every resample that has both values gives 1
+    assert alpha_interval([[True] * 3, [False] * 3] * 5) == (1.0, 1.0)
+    g = grader_agreement("judge", "prompt", _runs(*([P, F, P], [F, P, F], [P, P, F]) * 3), 0.667)
+    assert g["alpha_ci"] == list(alpha_interval([[True, False, True], [False, True, False], [True, True, False]] * 3))
+    assert "(95% CI " in agreement.grader_line("judge", g, 0.667)

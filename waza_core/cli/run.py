@@ -52,6 +52,10 @@ def run(
                                               help="Judge model of prompt graders (over config.judge_model)."),
     skip_graders: bool = typer.Option(False, "--skip-graders",
                                       help="Run the agent only; record runs as n/a for `waza grade` later."),
+    audit: bool = typer.Option(False, "--audit",
+                               help="First run every task once against a do-nothing agent (as `waza audit`, "
+                                    "no paid call); record the vacuous tasks and graders; exit 1 when a task "
+                                    "passes with no agent (docs/triage.md)."),
     quiet: bool = quiet_option(),
     verbose: bool = verbose_option("Also print the failing graders' feedback as each task finishes."),
     color: str = color_option(),
@@ -98,6 +102,7 @@ def run(
         update_snapshots=update_snapshots,
         judge_model=judge_model,
         skip_graders=skip_graders,
+        audit=audit,
         quiet=quiet,
         verbose=verbose,
         color=color,

@@ -37,15 +37,17 @@ METHOD = ("Krippendorff's alpha over runs (units) x repeated judgments (values):
           "verdicts on the same run")
 #: at most this many runs whose verdicts split are listed in the JSON block
 MAX_SPLIT_RUNS = 50
+#: the bootstrap interval of alpha: resamples, the seed of every draw, the fewest runs
+BOOTSTRAP_RESAMPLES = 2000
+SEED = 20261204
+MIN_INTERVAL_RUNS = 5
 
 
-def coincidences(units: Iterable[Sequence[Any]]) -> tuple[list[Any], np.ndarray]:
-    """(the sorted distinct values, the coincidence matrix ``o_ck``) of reliability data.
+def value_counts(units: Iterable[Sequence[Any]]) -> tuple[list[Any], np.ndarray]:
+    """(the sorted distinct values, ``counts[u][c]``: how often pairable unit u holds value c).
 
     ``units`` holds, per unit, its values (missing ones left out). A unit with fewer
-    than two values is not pairable and adds nothing. ``o_ck`` sums, over the units,
-    the ordered pairs of values (c, k) from different judgments, each unit's pairs
-    divided by ``m_u - 1`` (so each pairable value counts once in ``n``)."""
+    than two values is not pairable and is left out."""
     pairable = [list(u) for u in units if len(u) >= 2]
     values = sorted({v for u in pairable for v in u})
     index = {v: i for i, v in enumerate(values)}
@@ -53,12 +55,23 @@ def coincidences(units: Iterable[Sequence[Any]]) -> tuple[list[Any], np.ndarray]
     for row, unit in enumerate(pairable):
         for v in unit:
             counts[row, index[v]] += 1
-    if not pairable:
-        return values, np.zeros((0, 0))
-    weights = 1.0 / (counts.sum(axis=1) - 1.0)
-    weighted = counts * weights[:, None]
-    o = weighted.T @ counts - np.diag(weighted.sum(axis=0))
-    return values, o
+    return values, counts
+
+
+def coincidence_matrix(counts: np.ndarray) -> np.ndarray:
+    """``o_ck``: over the units, the ordered pairs of values (c, k) from different
+    judgments, each unit's pairs divided by ``m_u - 1`` (so each pairable value counts
+    once in ``n``)."""
+    if counts.shape[0] == 0:
+        return np.zeros((counts.shape[1], counts.shape[1]))
+    weighted = counts / (counts.sum(axis=1) - 1.0)[:, None]
+    return weighted.T @ counts - np.diag(weighted.sum(axis=0))
+
+
+def coincidences(units: Iterable[Sequence[Any]]) -> tuple[list[Any], np.ndarray]:
+    """(the sorted distinct values, the coincidence matrix ``o_ck``) of reliability data."""
+    values, counts = value_counts(units)
+    return values, coincidence_matrix(counts)
 
 
 def _delta2(values: list[Any], level: str) -> np.ndarray:
@@ -71,23 +84,48 @@ def _delta2(values: list[Any], level: str) -> np.ndarray:
     raise ValueError(f"unknown level of measurement {level!r} (nominal or interval)")
 
 
+def _alpha_of(o: np.ndarray, d2: np.ndarray) -> float | None:
+    """alpha from a coincidence matrix; None when the expected disagreement is 0."""
+    n = float(o.sum())
+    n_c = o.sum(axis=1)
+    expected = float((np.outer(n_c, n_c) * d2).sum())
+    if n == 0 or expected == 0:
+        return None
+    return 1.0 - (n - 1.0) * float((o * d2).sum()) / expected
+
+
 def alpha(units: Iterable[Sequence[Any]], level: str = "nominal") -> tuple[float | None, str | None]:
     """(Krippendorff's alpha, None), or (None, why it is undefined).
 
     ``units``: per unit (a run), its values (the verdicts of its repeated judgments),
     missing ones left out. ``level``: ``nominal`` (categories: pass/fail) or
     ``interval`` (numbers: scores)."""
-    values, o = coincidences(units)
-    n = float(o.sum())
-    if n == 0:
+    values, counts = value_counts(units)
+    if counts.shape[0] == 0:
         return None, "no run has two verdicts to compare"
     if len(values) < 2:
         return None, f"every verdict was the same ({_show(values[0])}): alpha is undefined without variation"
+    return _alpha_of(coincidence_matrix(counts), _delta2(values, level)), None
+
+
+def alpha_interval(units: Iterable[Sequence[Any]], level: str = "nominal", resamples: int = BOOTSTRAP_RESAMPLES,
+                   confidence: float = 0.95) -> tuple[float, float] | None:
+    """A seeded percentile bootstrap interval of alpha, resampling whole units (runs) with
+    replacement: the runs are the sample, so the interval says how much alpha would move
+    on other runs like these. None with fewer than :data:`MIN_INTERVAL_RUNS` pairable runs,
+    or when alpha is undefined in more than a tenth of the resamples (too little variation
+    to say)."""
+    values, counts = value_counts(units)
+    if counts.shape[0] < MIN_INTERVAL_RUNS or len(values) < 2:
+        return None
     d2 = _delta2(values, level)
-    n_c = o.sum(axis=1)
-    expected = float((np.outer(n_c, n_c) * d2).sum())
-    observed = float((o * d2).sum())
-    return 1.0 - (n - 1.0) * observed / expected, None
+    rng = np.random.default_rng(SEED)
+    picks = rng.integers(0, counts.shape[0], size=(resamples, counts.shape[0]))
+    found = [a for a in (_alpha_of(coincidence_matrix(counts[p]), d2) for p in picks) if a is not None]
+    if len(found) < 0.9 * resamples:
+        return None
+    low, high = np.quantile(found, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return float(low), float(high)
 
 
 def observed_agreement(units: Iterable[Sequence[Any]]) -> float | None:
@@ -111,6 +149,7 @@ def grader_agreement(name: str, gtype: str, runs: list[dict[str, Any]], min_alph
     passed_units = [[j["passed"] for j in r["verdicts"] if "error" not in j] for r in runs]
     score_units = [[float(j["score"]) for j in r["verdicts"] if "error" not in j] for r in runs]
     nominal, why = alpha(passed_units, "nominal")
+    interval_ci = alpha_interval(passed_units, "nominal") if nominal is not None else None
     interval, score_why = alpha(score_units, "interval")
     agreement = observed_agreement(passed_units)
     pairable = [u for u in passed_units if len(u) >= 2]
@@ -127,6 +166,7 @@ def grader_agreement(name: str, gtype: str, runs: list[dict[str, Any]], min_alph
         "percent_agreement": agreement,
         "alpha": nominal,
         "alpha_reason": why,
+        "alpha_ci": list(interval_ci) if interval_ci is not None else None,
         "score_alpha": interval,
         "score_alpha_reason": score_why,
         "unstable": unstable,
@@ -162,6 +202,9 @@ def grader_line(name: str, g: dict[str, Any], min_alpha: Any) -> str:
     alpha_text = _fmt(g.get("alpha"))
     if g.get("alpha") is None and g.get("alpha_reason"):
         alpha_text += f" ({g['alpha_reason']})"
+    ci = g.get("alpha_ci")
+    if isinstance(ci, list) and len(ci) == 2:
+        alpha_text += f" (95% CI {_fmt(ci[0])} to {_fmt(ci[1])})"
     verdict = f"UNSTABLE (alpha below {_fmt(min_alpha)})" if g.get("unstable") else "stable"
     if g.get("runs_compared", 0) == 0:
         verdict = "not measured"

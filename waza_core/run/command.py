@@ -76,6 +76,10 @@ class RunCommand:
     prices: str | None = None  # --prices FILE|none; else .waza.yaml defaults.prices; else the built-in table
     #: the one budget of this command (shared by every model and A/B pass), made on first use
     budget: Any = None
+    #: ``--audit``: run the suite once against the do-nothing agent first (waza_core/run/audit.py)
+    audit: bool = False
+    #: the audit's report (``audit`` of the results), made before the first model runs
+    audit_report: Any = None
     #: the price table of this command, read on first use (False: --prices none)
     price_table: Any = None
 
@@ -119,6 +123,8 @@ def run_command(cmd: RunCommand) -> int:
     reports = plan_for_run(cmd.reporters, cmd.reporter_options, registry, cmd.output)
     collisions.check_outputs(collisions.run_targets(cmd.output, models, cmd.journal, cmd.resume, reports.requests),
                              suite)
+    if cmd.audit:
+        cmd.audit_report = run_audit(cmd, suite, registry)
     code, done, failures = ExitCode.OK, [], []
     journal = journal_mod.Session(cmd.journal, cmd.resume, models,
                                   ab_run=bool(cmd.baseline or suite.baseline) and stored is None)
@@ -155,6 +161,8 @@ def finish_model(cmd: RunCommand, doc: ResultsDocument, finished: FinishedTasks,
     from waza_core.run.finish import console_report
 
     failures: list[str] = []
+    if cmd.audit_report is not None:
+        doc.extra["audit"] = cmd.audit_report
     try:
         with signals.deferred():  # a signal now must not cost the results file
             try:
@@ -168,9 +176,41 @@ def finish_model(cmd: RunCommand, doc: ResultsDocument, finished: FinishedTasks,
     finally:
         finished.close()
     reporter.block(console_report(doc))
+    reporter.block(triage_console(doc, finished, reporter))
     if doc.extra.get("is_baseline"):
         reporter.block(baseline.impact_report(doc))
     return failures
+
+
+def run_audit(cmd: RunCommand, suite, registry) -> dict:
+    """``--audit``: the suite's tasks of this run, once each against the do-nothing agent
+    (the code of ``waza audit``); no paid call, nothing of this run touched."""
+    from waza_core.run import audit
+
+    args: list[str] = []
+    for glob in cmd.task:
+        args += ["--task", glob]
+    for glob in cmd.tags:
+        args += ["--tags", glob]
+    if cmd.context_dir is not None:
+        args += ["--context-dir", str(cmd.context_dir)]
+    _print_info(f"waza: --audit: running every task once against the do-nothing agent "
+                f"(executor {audit.NULL_EXECUTOR!r}, no paid call)")
+    report = audit.audit_suite(suite, registry, cmd.plugins, args)
+    vacuous = report["vacuous_tasks"]
+    if vacuous:
+        _print_warning(f"--audit: {len(vacuous)} task(s) pass with no agent: "
+                       + ", ".join(vacuous[:10]) + (", ..." if len(vacuous) > 10 else ""))
+    return report
+
+
+def triage_console(doc: ResultsDocument, finished: FinishedTasks, reporter) -> str:
+    """The FAILURE TRIAGE block (and ``--audit``'s findings) of the console summary."""
+    from waza_core.results import triage
+
+    counts = doc.summary.extra.get("triage") if doc.summary is not None else None
+    shown = finished.console_outcome(doc)["tasks"]
+    return triage.console_block(counts or {}, shown, doc.extra.get("audit"), reporter.console.verbose)
 
 
 class _Interrupted(Exception):
@@ -246,6 +286,8 @@ def build_engine(cmd: RunCommand, suite, registry, reporter, model: str, backend
         if skills_off:
             options.skill_directories = ()
         engine = Engine(suite, registry, options, plugins=tuple(requested_plugins(cmd.plugins)))
+        if cmd.audit_report is not None:  # their passes are triaged vacuous
+            engine.aggregator.vacuous_tasks = frozenset(cmd.audit_report["vacuous_tasks"])
         finished.cache = attach_cache(cmd, engine)
         finished.stream_if_large(engine, file_target(cmd), needs_document)
         gc.freeze()
@@ -471,6 +513,12 @@ def command_budget(cmd: RunCommand):
                 raise WazaError(f"{name} must be a finite amount >= 0, got {value!r}")
         cmd.budget = Budget(float(cap), None if per_run is None else float(per_run))
     return cmd.budget
+
+
+def _print_info(message: str) -> None:
+    from waza_core.results.console import get_console
+
+    get_console().info(message)
 
 
 def command_prices(cmd: RunCommand):

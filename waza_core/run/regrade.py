@@ -33,6 +33,7 @@ from waza_core.grading.build import build_grader, close_graders, executor_factor
 from waza_core.grading.grade import grade_run
 from waza_core.model import Suite, TaskSpec
 from waza_core.results import stats as stats_mod
+from waza_core.results import triage
 from waza_core.results.model import RESULTS_SCHEMA_VERSION, ResultsDocument, RunResult, TaskResult
 
 if TYPE_CHECKING:  # only --repeat builds one; its module imports numpy (~140 ms a plain grade need not pay)
@@ -211,7 +212,7 @@ def merged_document(doc: ResultsDocument, suite: Suite, regraded: list[TaskResul
     if config.runs_per_test is None:
         config.runs_per_test = max((len(t.runs) for t in tasks), default=1) or 1
     duration = doc.summary.duration_ms if doc.summary is not None else 0
-    return attrs.evolve(
+    merged = attrs.evolve(
         doc,
         schema_version=RESULTS_SCHEMA_VERSION,
         skill=doc.skill or suite.skill,
@@ -223,6 +224,8 @@ def merged_document(doc: ResultsDocument, suite: Suite, regraded: list[TaskResul
         metrics={},
         tasks=tasks,
     )
+    triage.annotate_document(merged)  # the regraded runs' categories and the new counts
+    return merged
 
 
 def grade_summary(tasks: list[TaskResult]) -> dict[str, Any]:
