@@ -201,3 +201,29 @@ def test_a_judge_that_cannot_judge_is_not_measured_never_stable(tmp_path, regist
     assert g["alpha_reason"] == "no run has two verdicts to compare"
     assert summary_lines(report.judge_agreement)[1].endswith(": not measured")
     assert report.outcome.extra["judge_agreement"] == report.summary["judge_agreement"] == report.judge_agreement
+
+
+def test_the_example_prints_what_its_readme_says(tmp_path):
+    """examples/judge-agreement, run in a copy (its judge writes a call counter beside eval.yaml)."""
+    example = tmp_path / "judge-agreement"
+    shutil.copytree(REPO / "examples" / "judge-agreement", example,
+                    ignore=shutil.ignore_patterns(".judge-calls", "runs.json", "graded.json", "summary.json"))
+    assert run_waza("run", "eval.yaml", "--skip-graders", "-o", "runs.json", "-q", cwd=example).returncode == 0
+    proc = run_waza("grade", "eval.yaml", "-r", "runs.json", "--repeat", "5", "-o", "graded.json", cwd=example)
+    assert proc.returncode == 0, proc.stderr.decode()
+    readme = (example / "README.md").read_text()
+    for line in proc.stderr.decode().splitlines():
+        assert line in readme, line
+    assert run_waza("grade", "eval.yaml", "-r", "runs.json", "--repeat", "1", cwd=example).returncode == 2
+
+
+def test_markdown_escapes_hostile_grader_names_and_survives_odd_blocks():
+    from waza_core.results.agreement import agreement_block, grader_agreement
+    from waza_reporters.markdown import judge_agreement_lines
+
+    runs = [{"task": "t", "run": 1, "verdicts": [{"passed": True, "score": 1.0}, {"passed": False, "score": 0.0}]}]
+    block = agreement_block(2, 0.667, {"<b>x</b> | @octocat": grader_agreement("n", "prompt", runs, 0.667)})
+    row = judge_agreement_lines(block)[-1]
+    assert "<b>" not in row and "\\|" in row and "@\u200boctocat" in row
+    assert judge_agreement_lines(None) == [] and judge_agreement_lines({"graders": []}) == []
+    assert judge_agreement_lines({"graders": {"j": "not an object"}})[-1].startswith("_No prompt")

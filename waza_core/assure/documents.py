@@ -74,23 +74,34 @@ class Located:
         return DocumentError(f"{at}: {message}")
 
 
-def read_document(path: Path, what: str) -> bytes:
-    """The bytes of a local regular file of at most 1 MiB (a FIFO or folder is refused unread)."""
+def read_bounded(path: str | Path, limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes; an ``OSError`` otherwise (a FIFO
+    or a folder is refused before it is opened, so nothing blocks)."""
     import os
     import stat
 
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise DocumentError(f"{path}: {what} is unreadable ({exc.strerror}); supply an existing local document") \
-            from None
-    if not stat.S_ISREG(st.st_mode):
-        raise DocumentError(f"{path}: {what} must be a regular file")
-    if st.st_size == 0 or st.st_size > MAX_LABEL_BYTES:
-        raise DocumentError(f"{path}: {what}: empty or oversized input (at most {MAX_LABEL_BYTES} bytes)")
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise IsADirectoryError(f"{path} is not a regular file")
     with open(path, "rb") as fh:
-        data = fh.read(MAX_LABEL_BYTES + 1)
-    if len(data) > MAX_LABEL_BYTES:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(f"{path} exceeds {limit} bytes")
+    return data
+
+
+def read_document(path: Path, what: str) -> bytes:
+    """A local label, review or eval document of at most 1 MiB."""
+    try:
+        data = read_bounded(path, MAX_LABEL_BYTES)
+    except IsADirectoryError:
+        raise DocumentError(f"{path}: {what} must be a regular file") from None
+    except OSError as exc:
+        if exc.strerror is None:  # too large
+            data = b""
+        else:
+            raise DocumentError(f"{path}: {what} is unreadable ({exc.strerror}); supply an existing local "
+                                "document") from None
+    if not data:
         raise DocumentError(f"{path}: {what}: empty or oversized input (at most {MAX_LABEL_BYTES} bytes)")
     return data
 
@@ -153,13 +164,18 @@ def _dotted(where: tuple) -> str:
 # --- the label document -------------------------------------------------------------------
 
 
+def _admit(path: Path, what: str, shape: dict, kind: str) -> Located:
+    """A document of ``shape`` whose ``kind`` and ``schema_version`` are the expected ones."""
+    doc = _decode(read_document(path, what), path, shape)
+    if doc.data.get("schema_version") != REFERENCE_VERSION or doc.data.get("kind") != kind:
+        raise doc.error(("kind",), f"{what}: unsupported document kind or version (want kind {kind!r}, "
+                                   f"schema_version {REFERENCE_VERSION!r})")
+    return doc
+
+
 def parse_references(path: Path) -> Located:
     """The admitted label document (bytes kept: the review binds them)."""
-    doc = _decode(read_document(path, "reference labels"), path, REFERENCE_SHAPE)
-    d = doc.data
-    if d.get("schema_version") != REFERENCE_VERSION or d.get("kind") != REFERENCE_KIND:
-        raise doc.error(("kind",), f"reference labels: unsupported document kind or version (want kind "
-                                   f"{REFERENCE_KIND!r}, schema_version {REFERENCE_VERSION!r})")
+    doc = _admit(path, "reference labels", REFERENCE_SHAPE, REFERENCE_KIND)
     _validate_references(doc)
     return doc
 
@@ -332,11 +348,8 @@ class Review:
 
 
 def parse_review(path: Path) -> Review:
-    doc = _decode(read_document(path, "reference review"), path, REVIEW_SHAPE)
+    doc = _admit(path, "reference review", REVIEW_SHAPE, REVIEW_KIND)
     d = doc.data
-    if d.get("schema_version") != REFERENCE_VERSION or d.get("kind") != REVIEW_KIND:
-        raise doc.error(("kind",), f"reference review: unsupported document kind or version (want kind "
-                                   f"{REVIEW_KIND!r}, schema_version {REFERENCE_VERSION!r})")
     for key in ("source_id", "subject_id", "subject_version"):
         if not identifier(d.get(key)):
             raise doc.error((key,), f"reference review: invalid identity ({key})")

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-from decimal import Decimal
 from typing import Any
+
+from waza_core.gofmt import go_json
 
 
 class Number(str):
@@ -66,68 +66,23 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f",
-            "<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
-
-
-def _string(s: str) -> str:
-    out = ['"']
-    for ch in s:
-        esc = _ESCAPES.get(ch)
-        if esc is not None:
-            out.append(esc)
-        elif ch < " ":
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
 def _write(value: Any, out: list[str]) -> None:
+    """Containers and exact number tokens here; every other value as waza's Go-compatible
+    ``encoding/json`` writer (:func:`waza_core.gofmt.go_json`) writes it."""
     if isinstance(value, Number):
         out.append(str.__str__(value))
-    elif value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
-    elif isinstance(value, str):
-        out.append(_string(value))
-    elif isinstance(value, int):
-        out.append(str(value))
-    elif isinstance(value, float):
-        out.append(_go_float(value))
     elif isinstance(value, dict):
         out.append("{")
         for i, key in enumerate(sorted(value, key=str)):
-            if i:
-                out.append(",")
-            out.append(_string(str(key)))
-            out.append(":")
+            out.append("," if i else "")
+            out.append(go_json(str(key)) + ":")
             _write(value[key], out)
         out.append("}")
     elif isinstance(value, (list, tuple)):
         out.append("[")
         for i, item in enumerate(value):
-            if i:
-                out.append(",")
+            out.append("," if i else "")
             _write(item, out)
         out.append("]")
     else:
-        _write(str(value), out)  # a YAML date or the like: as its text
-
-
-def _go_float(f: float) -> str:
-    """A float as Go's encoding/json writes a float64: the shortest digits, positional from 1e-6
-    up to 1e21, else an exponent without a leading zero (``1e-7``, ``1e+21``)."""
-    if not math.isfinite(f):
-        raise JsonProblem(f"{f} is not a JSON number")
-    shortest = repr(f)
-    if f != 0 and not 1e-6 <= abs(f) < 1e21:
-        mantissa, exp = shortest.split("e") if "e" in shortest else (shortest, "0")
-        sign, digits = ("-", exp[1:]) if exp.startswith("-") else ("+", exp.lstrip("+"))
-        return f"{mantissa.removesuffix('.0')}e{sign}{int(digits) if sign == '-' else digits.zfill(2)}"
-    text = format(Decimal(shortest), "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
+        out.append(go_json(value))

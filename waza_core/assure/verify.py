@@ -31,14 +31,13 @@ from __future__ import annotations
 import datetime
 import hashlib
 import os
-import stat
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from waza_core.assure import authored, jsonv1
-from waza_core.assure.documents import Located, Review, origin_of
+from waza_core.assure.documents import Located, Review, origin_of, read_bounded
 from waza_core.errors import WazaError
 from waza_core.grading.base import GraderSetup, GradingContext
 from waza_core.grading.build import build_grader, close_graders, start_graders
@@ -281,14 +280,7 @@ def read_confined(root: Path, rel: str) -> bytes:
     target = os.path.realpath(os.path.join(base, rel))
     if os.path.commonpath([base, target]) != base:
         raise PermissionError(f"{rel} leads outside the labels' folder")
-    st = os.stat(target)
-    if not stat.S_ISREG(st.st_mode):
-        raise IsADirectoryError(f"{rel} is not a regular file")
-    with open(target, "rb") as fh:
-        data = fh.read(MAX_SNAPSHOT_BYTES + 1)
-    if len(data) > MAX_SNAPSHOT_BYTES:
-        raise OSError(f"{rel} exceeds {MAX_SNAPSHOT_BYTES} bytes")
-    return data
+    return read_bounded(target, MAX_SNAPSHOT_BYTES)
 
 
 def _grade(req: Request, spec: GraderSpec, task: TaskSpec, text: str, check: dict, obs: dict) -> dict:
@@ -349,7 +341,7 @@ def verify(req: Request) -> dict:
     labels = req.labels.data
     report: dict[str, Any] = {
         "kind": REPORT_KIND, "schema_version": "1.0",
-        "created_at": req.now.astimezone(datetime.timezone.utc).isoformat().replace("+00:00", "Z"),
+        "created_at": _rfc3339nano(req.now),
         "state": "passed", "reason": "corpus_agreement", "labels_sha256": jsonv1.sha256(req.labels.raw),
         "review": {}, "bindings": [], "requirements": [], "domains": [], "calibration": {},
         "cache_policy": "no_reuse", "limitations": list(LIMITATIONS),
@@ -372,6 +364,12 @@ def verify(req: Request) -> dict:
     _cases_part(req, report, index)
     _finish(report)
     return report
+
+
+def _rfc3339nano(when: datetime.datetime) -> str:
+    """UTC time as Go's ``time.Time`` JSON (RFC 3339, fraction without trailing zeros)."""
+    text = when.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f").rstrip("0").rstrip(".")
+    return text + "Z"
 
 
 def _review_part(req: Request, report: dict) -> None:

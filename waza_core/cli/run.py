@@ -1,7 +1,8 @@
 """``waza run``: run an eval suite and write a results file.
 
-This module only maps flags onto :class:`waza_core.run.command.RunCommand`; the work
-is :func:`waza_core.run.command.run_command`. One line per flag.
+This module only maps flags onto the narrow values of
+:class:`waza_core.run.command.RunCommand` (one per stage that reads them); the work is
+:func:`waza_core.run.command.run_command`, given the suite path beside them.
 """
 
 from __future__ import annotations
@@ -81,42 +82,29 @@ def run(
                                               "but no cost (else .waza.yaml defaults.prices); 'none': off."),
 ) -> None:
     """Run an eval suite. Exit 0 when every task passed, 1 when one failed or errored, 2 on bad input."""
-    from waza_core.run.command import RunCommand, run_command
+    from waza_core.run.command import (
+        BackendRequest,
+        CacheRequest,
+        ConsoleOptions,
+        ReportFlags,
+        RunCommand,
+        RunFlags,
+        SpendLimits,
+        run_command,
+    )
+    from waza_core.run.targets import OutputTargets
 
-    raise typer.Exit(run_command(RunCommand(
-        eval_file=eval_file,
-        output=output,
-        output_dir=output_dir,
-        context_dir=context_dir,
-        task=task,
-        tags=tags,
-        trials=trials,
-        executor=executor,
-        models=model,
-        baseline=baseline,
-        baseline_from=baseline_from,
-        parallel=parallel,
-        workers=workers,
-        fail_fast=fail_fast,
-        keep_workspaces=keep_workspaces,
-        update_snapshots=update_snapshots,
-        judge_model=judge_model,
-        skip_graders=skip_graders,
-        audit=audit,
-        quiet=quiet,
-        verbose=verbose,
-        color=color,
-        log_format=log_format,
+    raise typer.Exit(run_command(eval_file, RunCommand(
+        targets=OutputTargets(output=output, output_dir=output_dir, journal=journal, resume=resume),
+        console=ConsoleOptions(color=color, quiet=quiet, verbose=verbose, log_format=log_format),
+        flags=RunFlags(executor=executor, models=model, trials=trials, parallel=parallel, workers=workers,
+                       task=task, tags=tags, context_dir=context_dir, keep_workspaces=keep_workspaces,
+                       update_snapshots=update_snapshots, judge_model=judge_model, skip_graders=skip_graders,
+                       fail_fast=fail_fast, baseline=baseline, baseline_from=baseline_from,
+                       audit=audit),
+        backend=BackendRequest(name=backend, ray_address=ray_address),
+        spend=SpendLimits(max_spend=max_spend, max_run_cost=max_run_cost, prices=prices),
+        cache=CacheRequest(on=cache, directory=cache_dir),
+        reports=ReportFlags(names=reporters, options=reporter_options),
         plugins=plugin,
-        reporters=reporters,
-        reporter_options=reporter_options,
-        cache=cache,
-        cache_dir=cache_dir,
-        backend=backend,
-        ray_address=ray_address,
-        journal=journal,
-        resume=resume,
-        max_spend=max_spend,
-        max_run_cost=max_run_cost,
-        prices=prices,
     )))
