@@ -56,6 +56,7 @@ class _Run(TypedDict, total=False):
     error_msg: Any
     cached: Any
     triage: Any
+    checkpoints: Any  # failure triage: a checkpoint that stopped the run
 
 
 class _Task(TypedDict, total=False):
