@@ -190,3 +190,35 @@ def test_copilot_skill_invoked_ref_and_runtime_families_are_known():
         {"type": "permission.requested", "data": {}}, {"type": "sandbox.decision", "data": {}},
         {"type": "mcp.tools.list_changed", "data": {}}))
     assert [s["name"] for s in evidence.skill_invocations] == ["pdf"] and reader.unknown == {}
+
+
+def claude_process(version, session, *costs):
+    events = [{"type": "system", "subtype": "init", "session_id": session, "model": "claude-sonnet-4-5",
+               "claude_code_version": version}]
+    for cost in costs:
+        events.append({"type": "result", "subtype": "success", "is_error": False, "session_id": session,
+                       "num_turns": 1, "total_cost_usd": cost, "usage": {"input_tokens": 10, "output_tokens": 2}})
+    return lines(*events)
+
+
+def claude_turn_costs(version, *processes):
+    from waza_core.plugins import find_registered
+    from waza_core.run.execution import RunEvidence
+
+    reader = find_registered("event_format", "claude-stream-json")()
+    out = []
+    for turn, costs in enumerate(processes, start=1):
+        reader.feed_lines(claude_process(version, "ses", *costs), turn, RunEvidence(output="", transcript=[],
+                                                                                     tool_calls=[]))
+        usage = reader.take_usage()
+        out.append((round(usage["cost_usd"], 6), usage["input_tokens"]))
+    return out
+
+
+def test_claude_cost_is_a_running_total_counted_once():
+    # one process, two result events (AionCore#767's figures): the process spent the last total
+    assert claude_turn_costs("2.1.221", [0.250686, 0.278994]) == [(0.278994, 20)]
+    # a --resume turn before 2.1.277 starts again from zero: its own figure
+    assert claude_turn_costs("2.1.221", [0.250686], [0.028596]) == [(0.250686, 10), (0.028596, 10)]
+    # from 2.1.277 the resumed process restores the session's total first (claw-orchestrator#112)
+    assert claude_turn_costs("2.1.278", [0.363044], [0.386463]) == [(0.363044, 10), (0.023419, 10)]
