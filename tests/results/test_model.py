@@ -89,7 +89,7 @@ def _judge_agreement() -> dict:
 
     split = [{"task": "t", "run": i, "verdicts": [{"passed": True, "score": 1.0}, {"passed": False, "score": 0.0}]}
              for i in range(1, 53)]
-    return agreement_block(2, 0.667, {"judge": grader_agreement("judge", "prompt", split, 0.667)})
+    return agreement_block(2, 0.667, {"judge": grader_agreement("prompt", split, 0.667)})
 
 
 def _resolve(schema: dict, node: dict) -> dict:
