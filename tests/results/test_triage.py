@@ -202,3 +202,33 @@ def test_the_example_makes_one_failure_of_each_category(tmp_path):
              if line.startswith("  ") and not line.startswith("    ")]
     assert heads[:4] == ["infrastructure", "grader defect", "agent failure", "vacuous pass"]
     _valid(doc)
+
+
+CHECKPOINT_TASK = """\
+id: {id}
+inputs:
+  prompt: first
+  follow_up_prompts: [second, third]
+checkpoints:
+  - after_turn: 2
+    on_failure: stop
+    graders: [{grader}]
+graders:
+  - {{type: text, name: final, config: {{contains: ["for: third"]}}}}
+"""
+
+
+def test_a_checkpoint_that_stops_the_run_is_judged_by_its_own_graders(make_suite):
+    failing = "{type: text, name: wants-never, config: {contains: [never]}}"
+    broken = "{type: program, name: no-judge, config: {command: waza-no-such-grader-cmd}}"
+    path = make_suite("name: cp\nskill: s\nconfig: {executor: mock}\ntasks: ['tasks/*.yaml']\n",
+                      {"tasks/a.yaml": CHECKPOINT_TASK.format(id="judged", grader=failing),
+                       "tasks/b.yaml": CHECKPOINT_TASK.format(id="unjudged", grader=broken)})
+    res, doc = _run(path)
+    runs = {t["test_id"]: t["runs"][0] for t in doc["tasks"]}
+    assert runs["judged"]["status"] == "error" and runs["unjudged"]["status"] == "error"
+    assert runs["judged"]["triage"] == {"category": "agent_failure",
+                                        "reason": "checkpoint after_turn=2: graded and failed: 'wants-never'"}
+    assert runs["unjudged"]["triage"]["category"] == "grader_defect"
+    assert runs["unjudged"]["triage"]["reason"].startswith("checkpoint after_turn=2: grader 'no-judge' (start_failed)")
+    _valid(doc)

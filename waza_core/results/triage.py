@@ -13,7 +13,8 @@ decided only from what the results already record (docs/triage.md has the table)
                     stopped because the run was interrupted (kind ``cancelled``)
 ``grader_defect``   a grader could not judge (``validations[].error``: exception,
                     timeout, start_failed, schema_file, ...): the agent was not judged
-``agent_failure``   status ``failed``: every grader judged and one said no
+``agent_failure``   status ``failed``: every grader judged and one said no; or a
+                    checkpoint with ``on_failure: stop`` failed (its graders judged)
 ``vacuous``         status ``passed``, but the task passes with no agent (the audit)
 ==================  ===========================================================
 
@@ -66,15 +67,23 @@ def _clip(text: str) -> str:
 
 
 def decide(status: Any, error_msg: Any, grader_errors: list[tuple[str, str, str]],
-           failed_graders: list[str], vacuous: bool) -> dict[str, str] | None:
+           failed_graders: list[str], vacuous: bool, stopped_at: Any = None) -> dict[str, str] | None:
     """The category and a one-line reason of one run, or None (a real pass, not graded).
 
     ``grader_errors``: (grader name, error kind, message) of each grader that could not
-    judge; ``failed_graders``: the names of the graders that judged and said no."""
+    judge; ``failed_graders``: the names of the graders that judged and said no;
+    ``stopped_at``: the checkpoint entry (``runs[].checkpoints[]``) that stopped the
+    conversation (``on_failure: stop``), whose graders then decide instead."""
     if status == "passed":
         return {"category": VACUOUS, "reason": "the task passes with no agent (waza run --audit)"} if vacuous else None
     if status not in ("failed", "error"):
         return None  # n/a, skipped: not graded, counted as skipped
+    if isinstance(stopped_at, dict) and not grader_errors and status == "error":
+        errors, failed = _graders_of(stopped_at.get("validations"))
+        where = f"checkpoint after_turn={stopped_at.get('after_turn')}"
+        found = decide("failed" if not errors else "error", None, errors, failed, False)
+        if found is not None and found["category"] != INFRASTRUCTURE:
+            return {"category": found["category"], "reason": _clip(f"{where}: {found['reason']}")}
     broken = [e for e in grader_errors if e[1] not in INTERRUPTED_KINDS]
     if broken:
         name, kind, message = broken[0]
@@ -93,25 +102,9 @@ def decide(status: Any, error_msg: Any, grader_errors: list[tuple[str, str, str]
             "reason": _clip(f"graded and failed: {shown}" if shown else "graded and failed")}
 
 
-def of_run(run, vacuous: bool = False) -> dict[str, str] | None:
-    """:func:`decide` for a typed :class:`~waza_core.results.model.RunResult`."""
+def _graders_of(validations: Any) -> tuple[list[tuple[str, str, str]], list[str]]:
+    """(grader errors, failed grader names) of a ``validations`` object as JSON."""
     errors, failed = [], []
-    for name, v in run.validations.items():
-        if v.error:
-            errors.append((name, str(v.error.get("kind", "")), str(v.error.get("message", ""))))
-        elif not v.passed:
-            failed.append(name)
-    return decide(run.status, run.error_msg, errors, failed, vacuous)
-
-
-def of_run_json(run: Mapping[str, Any], vacuous: bool = False) -> dict[str, str] | None:
-    """The category of a run as a results file has it: its ``triage`` field when written
-    (unless the audit now says its pass is vacuous), else worked out as :func:`decide` does."""
-    stored = run.get("triage")
-    if isinstance(stored, dict) and stored.get("category") in CATEGORIES:
-        return stored
-    errors, failed = [], []
-    validations = run.get("validations")
     for name, v in (validations.items() if isinstance(validations, dict) else ()):
         if not isinstance(v, dict):
             continue
@@ -120,7 +113,35 @@ def of_run_json(run: Mapping[str, Any], vacuous: bool = False) -> dict[str, str]
             errors.append((str(name), str(err.get("kind", "")), str(err.get("message", ""))))
         elif v.get("passed") is not True:
             failed.append(str(name))
-    return decide(run.get("status"), run.get("error_msg"), errors, failed, vacuous)
+    return errors, failed
+
+
+def _stopped_checkpoint(checkpoints: Any) -> dict | None:
+    if isinstance(checkpoints, list):
+        return next((c for c in checkpoints if isinstance(c, dict) and c.get("stopped")), None)
+    return None
+
+
+def of_run(run, vacuous: bool = False) -> dict[str, str] | None:
+    """:func:`decide` for a typed :class:`~waza_core.results.model.RunResult`."""
+    errors, failed = [], []
+    for name, v in run.validations.items():
+        if v.error:
+            errors.append((name, str(v.error.get("kind", "")), str(v.error.get("message", ""))))
+        elif not v.passed:
+            failed.append(name)
+    return decide(run.status, run.error_msg, errors, failed, vacuous, _stopped_checkpoint(run.extra.get("checkpoints")))
+
+
+def of_run_json(run: Mapping[str, Any], vacuous: bool = False) -> dict[str, str] | None:
+    """The category of a run as a results file has it: its ``triage`` field when written,
+    else worked out as :func:`decide` does (files of waza (Go), older files)."""
+    stored = run.get("triage")
+    if isinstance(stored, dict) and stored.get("category") in CATEGORIES:
+        return stored
+    errors, failed = _graders_of(run.get("validations"))
+    return decide(run.get("status"), run.get("error_msg"), errors, failed, vacuous,
+                  _stopped_checkpoint(run.get("checkpoints")))
 
 
 def of_runless_task(status: Any, error_msg: Any) -> dict[str, str] | None:
@@ -140,6 +161,10 @@ def annotate_task(entry, vacuous: bool = False) -> list[str]:
         return [found["category"]] if found else []
     out = []
     for run in entry.runs:
+        if run.status == "passed" and not vacuous:  # the common case, at no cost (100,000-task runs)
+            if "triage" in run.extra:
+                del run.extra["triage"]
+            continue
         found = of_run(run, vacuous)
         _put(run.extra, found)
         if found:

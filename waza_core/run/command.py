@@ -235,17 +235,20 @@ def plan_models(suite, targets: OutputTargets, flags: RunFlags,
     """(models, backend, the ``--baseline-from`` side): checked once the suite is known and
     before anything runs, with the results file names they make."""
     targets.check_output_dir_name(suite.name)
-    stored = load_stored_baseline(flags.baseline_from, suite.name)
+    stored = load_stored_baseline(flags.baseline_from, suite.name, flags.skip_graders)
     models = multimodel.models_to_run(flags.models, suite)
     targets.check_models(suite.name, models)
     return models, backend.resolve(flags.workers, suite), stored
 
 
-def load_stored_baseline(path: Path | None, suite_name: str) -> StoredBaseline | None:
+def load_stored_baseline(path: Path | None, suite_name: str, skip_graders: bool = False) -> StoredBaseline | None:
     """``--baseline-from``: the stored baseline side, read and checked against the suite
     before anything runs (None without the flag)."""
     if path is None:
         return None
+    if skip_graders:
+        raise WazaError("--baseline-from compares graded runs, and --skip-graders grades none: run without "
+                        "--skip-graders (or grade the results with `waza grade`, then `waza compare` them)")
     stored = stored_baseline.load(path)
     stored_baseline.check_suite(stored, suite_name, _print_warning)
     return stored
