@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import re
 import shutil
 
 import pytest
@@ -107,6 +108,9 @@ def test_reviewed_labels_that_agree_pass_with_exit_0_and_waza_go_keys(example):
     (domain,) = report["domains"]
     assert set(domain) == DOMAIN_KEYS
     assert (domain["observed_cases"], domain["observed_checks"], domain["agreement"]) == (4, 8, 1.0)
+    # written as Go's encoding/json writes it: float64 1 as 1, a time without trailing zeros
+    assert b'"minimum_agreement": 1,' in res.out and b'"agreement": 1,' in res.out
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d*[1-9])?Z", report["created_at"])
 
 
 def test_a_grader_that_accepts_a_critical_bad_case_fails_with_exit_1(example):

@@ -57,6 +57,11 @@ def test_codex_resumed_thread_counts_each_turn_once():
     evidence = RunEvidence(output="", transcript=[], tool_calls=[])
     reader.feed_lines(codex_turn("thread-2", {"input_tokens": 500, "output_tokens": 5}), 4, evidence)
     assert reader.take_usage()["input_tokens"] == 500  # another thread starts from its own total
+    fresh = find_registered("event_format", "codex-json")()
+    for turn in (1, 2):  # no thread.started: each turn's figure as it is
+        fresh.feed_lines(codex_turn("x", {"input_tokens": 100 * turn})[1:], turn,
+                         RunEvidence(output="", transcript=[], tool_calls=[]))
+        assert fresh.take_usage()["input_tokens"] == 100 * turn
 
 
 def test_codex_plan_items_and_user_input_requests_are_known():
@@ -190,3 +195,35 @@ def test_copilot_skill_invoked_ref_and_runtime_families_are_known():
         {"type": "permission.requested", "data": {}}, {"type": "sandbox.decision", "data": {}},
         {"type": "mcp.tools.list_changed", "data": {}}))
     assert [s["name"] for s in evidence.skill_invocations] == ["pdf"] and reader.unknown == {}
+
+
+def claude_process(version, session, *costs):
+    events = [{"type": "system", "subtype": "init", "session_id": session, "model": "claude-sonnet-4-5",
+               "claude_code_version": version}]
+    for cost in costs:
+        events.append({"type": "result", "subtype": "success", "is_error": False, "session_id": session,
+                       "num_turns": 1, "total_cost_usd": cost, "usage": {"input_tokens": 10, "output_tokens": 2}})
+    return lines(*events)
+
+
+def claude_turn_costs(version, *processes):
+    from waza_core.plugins import find_registered
+    from waza_core.run.execution import RunEvidence
+
+    reader = find_registered("event_format", "claude-stream-json")()
+    out = []
+    for turn, costs in enumerate(processes, start=1):
+        reader.feed_lines(claude_process(version, "ses", *costs), turn, RunEvidence(output="", transcript=[],
+                                                                                     tool_calls=[]))
+        usage = reader.take_usage()
+        out.append((round(usage["cost_usd"], 6), usage["input_tokens"]))
+    return out
+
+
+def test_claude_cost_is_a_running_total_counted_once():
+    # one process, two result events (AionCore#767's figures): the process spent the last total
+    assert claude_turn_costs("2.1.221", [0.250686, 0.278994]) == [(0.278994, 20)]
+    # a --resume turn before 2.1.277 starts again from zero: its own figure
+    assert claude_turn_costs("2.1.221", [0.250686], [0.028596]) == [(0.250686, 10), (0.028596, 10)]
+    # from 2.1.277 the resumed process restores the session's total first (claw-orchestrator#112)
+    assert claude_turn_costs("2.1.278", [0.363044], [0.386463]) == [(0.363044, 10), (0.023419, 10)]

@@ -341,7 +341,7 @@ def verify(req: Request) -> dict:
     labels = req.labels.data
     report: dict[str, Any] = {
         "kind": REPORT_KIND, "schema_version": "1.0",
-        "created_at": req.now.astimezone(datetime.timezone.utc).isoformat().replace("+00:00", "Z"),
+        "created_at": _rfc3339nano(req.now),
         "state": "passed", "reason": "corpus_agreement", "labels_sha256": jsonv1.sha256(req.labels.raw),
         "review": {}, "bindings": [], "requirements": [], "domains": [], "calibration": {},
         "cache_policy": "no_reuse", "limitations": list(LIMITATIONS),
@@ -364,6 +364,12 @@ def verify(req: Request) -> dict:
     _cases_part(req, report, index)
     _finish(report)
     return report
+
+
+def _rfc3339nano(when: datetime.datetime) -> str:
+    """UTC time as Go's ``time.Time`` JSON (RFC 3339, fraction without trailing zeros)."""
+    text = when.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f").rstrip("0").rstrip(".")
+    return text + "Z"
 
 
 def _review_part(req: Request, report: dict) -> None:

@@ -81,9 +81,20 @@ def assure(
 
 
 def report_bytes(report: dict) -> bytes:
-    """The report as waza (Go) prints it: two-space indent, ``<``, ``>``, ``&`` escaped, a newline."""
+    """The report as waza (Go) prints it: two-space indent, ``<``, ``>``, ``&`` escaped, a
+    whole float as a whole number (Go writes float64 1 as ``1``), a newline."""
     import json
 
-    text = json.dumps(report, indent=2, ensure_ascii=False)
+    text = json.dumps(_go_numbers(report), indent=2, ensure_ascii=False)
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return (text + "\n").encode("utf-8")
+
+
+def _go_numbers(value):
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _go_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_go_numbers(v) for v in value]
+    return value
