@@ -4,8 +4,12 @@ OpenCode prints a ``tool_use`` event when a tool part reaches a final state: its
 ``part.callID`` is the call id, ``part.tool`` the name, ``part.state.input`` the
 arguments; ``state.status`` ``completed`` is a success, ``error`` a failure (any other
 status leaves the call unfinished). ``text`` parts are messages; usage (tokens and cost)
-comes from each ``step_finish`` part; ``error`` events are error events; the session id
-is ``sessionID``. The ``skill`` tool loads a skill.
+comes from each ``step_finish`` part (``cost`` is OpenCode's own USD figure); ``error`` events
+are error events; the session id is ``sessionID``. The ``skill`` tool loads a skill. The final
+``done`` event (``reason``, and the permissions OpenCode rejected because nobody could answer
+them, e.g. ``question``) goes to the transcript. Event types are those ``opencode run`` emits
+(``packages/opencode/src/cli/cmd/run.ts``): only the parts of the run's own session, so a
+subagent's (``task`` tool) inner calls are not in the stream.
 """
 
 from __future__ import annotations
@@ -44,6 +48,10 @@ class OpencodeJson(EventFormat):
             error = event.get("error") if isinstance(event.get("error"), dict) else {}
             data = error.get("data") if isinstance(error.get("data"), dict) else {}
             turn.error(data.get("message") or error.get("name") or event.get("error") or "error")
+        elif kind == "done":
+            rejected = event.get("rejected") if isinstance(event.get("rejected"), list) else []
+            turn.evidence.transcript.append({"type": "session.done", "reason": event.get("reason"),
+                                             "rejected_permissions": rejected})
         elif kind not in _QUIET:
             turn.unknown(kind)
 

@@ -106,6 +106,17 @@ def _num(value: Any) -> float | None:
     return float(value) if kind is int or (kind is float and value - value == 0.0) else None
 
 
+def _judge_agreement(block: Any) -> dict[str, Any] | None:
+    """``waza grade --repeat K``: what the page's "Judge agreement" table shows; None without it."""
+    if not isinstance(block, dict) or not isinstance(block.get("graders"), dict):
+        return None
+    keys = ("type", "percent_agreement", "alpha", "alpha_reason", "alpha_ci", "score_alpha", "runs_compared",
+            "runs_unanimous", "judgment_errors", "unstable")
+    return {"repeat": _num(block.get("repeat")), "min_alpha": _num(block.get("min_alpha")),
+            "graders": [{"name": str(name), **{k: _finite(g.get(k)) for k in keys}}
+                        for name, g in block["graders"].items() if isinstance(g, dict)]}
+
+
 #: the id of task ``i``'s JSON element is TASK_ID_PREFIX + i
 TASK_ID_PREFIX = "waza-task-"
 
@@ -174,6 +185,9 @@ class HtmlReporter(Reporter):
     def results_payload(self, h: dict[str, Any], tasks: list[dict[str, Any]]) -> dict[str, Any]:
         """The index the page starts from: the header and one small entry per task."""
         config = h.get("config") or {}
+        tally = ResultsView.triage_tally(h.get("audit"))
+        for t in tasks:
+            tally.add(t)
         return {
             "kind": "results",
             "header": {
@@ -182,6 +196,8 @@ class HtmlReporter(Reporter):
                 "schema_version": h.get("schemaVersion"), "incomplete": bool(h.get("incomplete")),
                 "model": config.get("model_id"), "engine": config.get("engine_type"),
                 "trials": config.get("runs_per_test"), "summary": h.get("summary") or {},
+                "triage": tally.groups(), "audit": h.get("audit") if isinstance(h.get("audit"), dict) else None,
+                "judge_agreement": _judge_agreement(h.get("judge_agreement")),
             },
             "tasks": [self._task(t) for t in tasks],
         }

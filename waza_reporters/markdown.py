@@ -42,7 +42,8 @@ class MarkdownReporter(Reporter):
     int_options = {"max_rows": (100, 1), "max_feedback": (300, 1)}
 
     def write(self, results: ResultsView, out: IO[bytes]) -> None:
-        out.write("\n".join(self.lines(results)).encode("utf-8") + b"\n")
+        lines = self.lines(results) + judge_agreement_lines(results.header.get("judge_agreement"))
+        out.write("\n".join(lines).encode("utf-8") + b"\n")
 
     def lines(self, results: ResultsView) -> list[str]:
         max_rows = self.option_int("max_rows")
@@ -74,10 +75,12 @@ class MarkdownReporter(Reporter):
         if header.get("incomplete"):
             about.append("**incomplete run**")
         out += ["", " · ".join(about), ""]
-        counted = _Counted(results.tasks())
+        tally = ResultsView.triage_tally(header.get("audit"))
+        counted = _Counted(tally.watch(results.tasks()))
         # the first max_rows in sorted order, kept as the tasks stream by (nsmallest is
         # sorted()[:n], stable): a file of 500,000 runs is never held whole
         shown = heapq.nsmallest(max_rows, counted, key=lambda t: (ORDER.get(t.get("status"), 2), t.get("test_id", "")))
+        out += triage_section(tally, header.get("audit"))
         if not shown:
             return out + ["_No tasks._"]
         out += ["| Status | Task | Score | Pass rate | Flaky | Failing graders |",
@@ -106,6 +109,32 @@ class MarkdownReporter(Reporter):
                 f"{escape(chr(10).join(_feedback(task)), max_feedback)} |")
 
 
+def triage_section(tally: Any, audit: Any) -> list[str]:
+    """``### Failure triage``: runs per category, the next action, the tasks (and the audit's
+    findings under ``waza run --audit``); nothing when every run passed for real."""
+    out: list[str] = []
+    groups = tally.groups()
+    if groups:
+        out += ["### Failure triage", "", "| Category | Runs | Tasks | Next action |", "|---|---:|---|---|"]
+        for g in groups:
+            names = ", ".join(escape(tid, 80) for tid, _ in g["shown"][:10])
+            if g["tasks"] > min(len(g["shown"]), 10):
+                names += f" … (+{g['tasks'] - min(len(g['shown']), 10)})"
+            out.append(f"| **{g['title']}** | {g['runs']} | {names} | {escape(g['action'], 300)} |")
+        out.append("")
+    if isinstance(audit, dict):
+        vacuous = [str(t) for t in audit.get("vacuous_tasks") or []]
+        graders = [g for g in audit.get("vacuous_graders") or [] if isinstance(g, dict)]
+        line = (f"**Audit** (do-nothing agent, {audit.get('tasks_audited', 0)} task(s)): "
+                + (f"{len(vacuous)} vacuous task(s): {escape(', '.join(vacuous[:20]), 1000)}" if vacuous
+                   else "no task passes with no agent"))
+        if graders:
+            line += (f" · {len(graders)} vacuous grader(s): "
+                     + escape(", ".join(f"{g.get('task_id')}/{g.get('grader')}" for g in graders[:20]), 1000))
+        out += [line, ""]
+    return out
+
+
 class _Counted:
     """The tasks, passed through, counting them and the failed or errored ones."""
 
@@ -129,6 +158,44 @@ def _feedback(task: dict) -> list[str]:
         for name, v in ResultsView.failed_graders(run):
             seen.setdefault(f"{name}: {v.get('feedback') or 'failed'}", None)
     return list(seen)
+
+
+def judge_agreement_lines(block: Any) -> list[str]:
+    """``waza grade --repeat K``: a small table of each judge's self-agreement; [] without it."""
+    if not isinstance(block, dict) or not isinstance(block.get("graders"), dict):
+        return []
+    out = ["", "### Judge agreement", "",
+           f"_Each judge was asked {_count(block.get('repeat'))} times per run (`waza grade --repeat`); "
+           f"stable at Krippendorff's alpha ≥ {_num3(block.get('min_alpha'))}._", ""]
+    graders = {k: g for k, g in block["graders"].items() if isinstance(g, dict)}
+    if not graders:
+        return out + ["_No prompt (judge) grader in the graded tasks: nothing was repeated._"]
+    out += ["| Judge | Type | Agreement | Alpha [95% CI] | Score alpha | Unanimous runs | Errors | |",
+            "|---|---|---:|---:|---:|---:|---:|---|"]
+    for name, g in graders.items():
+        if g.get("runs_compared") == 0:
+            mark = "not measured"
+        else:
+            mark = "⚠️ unstable" if g.get("unstable") else "stable"
+        alpha = _num3(g.get("alpha"))
+        if g.get("alpha") is None and g.get("alpha_reason"):
+            alpha += f" ({escape(g['alpha_reason'], 120)})"
+        ci = g.get("alpha_ci")
+        if isinstance(ci, list) and len(ci) == 2:
+            alpha += f" [{_num3(ci[0])}, {_num3(ci[1])}]"
+        out.append(f"| {escape(name, 80)} | {escape(g.get('type'), 40)} | {_pct(g.get('percent_agreement'))} | "
+                   f"{alpha} | {_num3(g.get('score_alpha'))} | "
+                   f"{_count(g.get('runs_unanimous'))}/{_count(g.get('runs_compared'))} | "
+                   f"{_count(g.get('judgment_errors'))} | {mark} |")
+    return out
+
+
+def _num3(value: Any) -> str:
+    return f"{value:.3f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "n/a"
+
+
+def _count(value: Any) -> str:
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else "?"
 
 
 @hookimpl

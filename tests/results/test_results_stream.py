@@ -121,7 +121,10 @@ def test_a_streaming_run_keeps_no_finished_task(make_suite, registry):
     doc = engine.run()
     assert doc.tasks == [] and engine.finished == {} and not doc.incomplete
     assert len(seen) == 30 and doc.summary.total_tests == 30 and doc.summary.failed == 1
-    assert doc.summary == stats.summarize(seen, doc.summary.duration_ms)
+    expected = stats.summarize(seen, doc.summary.duration_ms)
+    # the failure-triage counts are kept by the aggregator as tasks finish (results/triage.py)
+    expected.extra["triage"] = {"infrastructure": 0, "grader_defect": 0, "agent_failure": 1, "vacuous": 0}
+    assert doc.summary == expected
 
 
 def test_small_runs_are_still_written_indented(make_suite, tmp_path):

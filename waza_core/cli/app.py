@@ -15,6 +15,7 @@ def _version(value: bool) -> None:
 
 def build_app() -> typer.Typer:
     from waza_core.cli import (
+        assure,
         audit,
         cache,
         compare,
@@ -57,6 +58,7 @@ def build_app() -> typer.Typer:
     migrate.register(app)
     get.register(app)
     preflight.register(app)
+    assure.register(app)
     schema.register(app)
     plugins_cmd.register(app)
     report.register(app)

@@ -27,6 +27,13 @@ def grade(
                                           help="Also write a full results file with recomputed stats here."),
     judge_model: Optional[str] = typer.Option(None, "--judge-model",
                                               help="Model for judge graders (overrides config.judge_model)."),
+    repeat: Optional[int] = typer.Option(None, "--repeat", metavar="K",
+                                         help="Ask every judge (prompt) grader K times per run (K >= 2) and "
+                                              "record how often it agreed with itself (judge_agreement); "
+                                              "deterministic graders are graded once."),
+    min_agreement: float = typer.Option(0.667, "--min-agreement", metavar="ALPHA",
+                                        help="With --repeat: a judge whose Krippendorff's alpha (pass/fail) "
+                                             "is below ALPHA is flagged unstable (docs/statistics.md)."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Print each graded run on stderr."),
     quiet: bool = quiet_option(),
     color: str = color_option(),
@@ -35,8 +42,9 @@ def grade(
     """Grade saved runs with a suite's graders and print a JSON summary on stdout.
 
     Runs whose agent failed stay errors. Exit 0 whatever the grades are (read
-    `passed` in the summary); 2 on bad input, or when the summary or -o file cannot
-    be written.
+    `passed` in the summary; with --repeat, also whatever the judges' agreement);
+    2 on bad input (--repeat below 2 included), or when the summary or -o file
+    cannot be written.
     """
     import json
 
@@ -50,6 +58,11 @@ def grade(
     from waza_core.suite.load import load_suite
 
     con = setup_console(color, quiet, verbose)
+    judges = None
+    if repeat is not None:
+        from waza_core.run.judge_agreement import JudgeRepeats  # imports numpy: only with --repeat
+
+        judges = JudgeRepeats(repeat, min_agreement)
     if not workspace.is_dir():
         raise WazaError(f"--workspace {workspace}: no such folder")
     if output is not None:
@@ -67,7 +80,7 @@ def grade(
 
     try:
         report = regrade(suite, registry, doc, task_id=task, workspace_dir=workspace, on_run=progress,
-                         judge_model=judge_model)
+                         judge_model=judge_model, judges=judges)
     except KeyboardInterrupt:
         from waza_core import signals
 
@@ -75,6 +88,8 @@ def grade(
         raise typer.Exit(signals.exit_code()) from None
     for warning in warnings + report.warnings:
         con.warning(warning)
+    if report.judge_agreement is not None:
+        show_agreement(con, report.judge_agreement)
     lost = None
     if output is not None:
         try:
@@ -85,3 +100,13 @@ def grade(
     if lost is not None:
         raise fail(str(lost))
     stdout_lost_exit()
+
+
+def show_agreement(con, block: dict) -> None:
+    """The judge agreement on stderr (hidden by -q), and a warning per unstable judge (kept by -q)."""
+    from waza_core.results.agreement import summary_lines, unstable_warning
+
+    for line in summary_lines(block):
+        con.info(line)
+    for name in block.get("unstable") or ():
+        con.warning(unstable_warning(name, block))

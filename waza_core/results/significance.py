@@ -233,7 +233,9 @@ def describe(sig: Mapping[str, Any]) -> str:
     mde = sig.get("minimum_detectable_effect_pct")
     mde_text = f", minimum detectable {mde:.1f} pp" if mde is not None else \
         ", no change detectable with this design" if sig.get("minimum_detectable_effect_method") == "simulation" else ""
-    p = sig["p_value_improvement"] if sig.get("direction") == "improvement" else sig["p_value"]
+    # the one-sided p-value of the direction the tasks moved (a rise is not weighed as a regression)
+    rose = sig.get("direction") == "improvement" or (sig.get("direction") is None and sig["mean_task_delta"] > 0)
+    p = sig["p_value_improvement"] if rose else sig["p_value"]
     return (f"Significance: {sig['verdict']}: mean task change {sig['mean_task_delta'] * 100:+.1f} pp "
             f"({sig['confidence_level'] * 100:.0f}% CI {sig['ci_low'] * 100:+.1f} to {sig['ci_high'] * 100:+.1f}"
             f"{mde_text}); p={p:.4f} (alpha {sig['alpha']}, paired over {sig['tasks_compared']} tasks, "

@@ -18,7 +18,8 @@ from array import array
 from collections.abc import Mapping
 from pathlib import Path
 
-from waza_core.results.codec import header_to_json, task_to_json
+from waza_core.results.codec import encode_results, header_to_json, task_to_json
+from waza_core.results.io import write_atomic
 from waza_core.results.jsonbytes import compact_json
 from waza_core.results.model import ResultsDocument, TaskResult
 from waza_core.safe_write import write_stream
@@ -96,3 +97,21 @@ class StreamingResultsWriter:
 
     def close(self) -> None:
         self.spool.close()
+
+
+def write_results(doc: ResultsDocument, target: Path | None, stdout=None,
+                  writer: StreamingResultsWriter | None = None) -> None:
+    """Write one results document: to ``stdout`` when given (``-o -``), else to ``target``
+    (nowhere when None): from ``writer``'s spool when the tasks were spooled as they
+    finished (``doc`` then has none), else encoded whole and written atomically."""
+    if stdout is not None:
+        stdout.write(encode_results(doc))
+        stdout.flush()
+        return
+    if target is None:
+        return
+    if writer is not None:
+        writer.finish(doc, target)
+    else:
+        data = encode_results(doc)
+        write_atomic(target, data)

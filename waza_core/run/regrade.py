@@ -23,7 +23,7 @@ import datetime
 import os
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -33,7 +33,11 @@ from waza_core.grading.build import build_grader, close_graders, executor_factor
 from waza_core.grading.grade import grade_run
 from waza_core.model import Suite, TaskSpec
 from waza_core.results import stats as stats_mod
+from waza_core.results import triage
 from waza_core.results.model import RESULTS_SCHEMA_VERSION, ResultsDocument, RunResult, TaskResult
+
+if TYPE_CHECKING:  # only --repeat builds one; its module imports numpy (~140 ms a plain grade need not pay)
+    from waza_core.run.judge_agreement import JudgeRepeats
 
 
 @attrs.define
@@ -48,6 +52,8 @@ class GradeReport:
     graded: list[str]
     #: tasks of the suite that were not graded and why, and what the file got wrong
     warnings: list[str] = attrs.field(factory=list)
+    #: ``--repeat K``: the ``judge_agreement`` block (also in ``outcome`` and ``summary``)
+    judge_agreement: dict[str, Any] | None = None
 
 
 def agent_failed(run: RunResult) -> bool:
@@ -67,13 +73,15 @@ def regrade(
     cancel: threading.Event | None = None,
     on_run: Callable[[str, RunResult], None] | None = None,
     judge_model: str | None = None,
+    judges: JudgeRepeats | None = None,
 ) -> GradeReport:
     """Grade every saved run of ``results`` that belongs to a task of ``suite``.
 
     ``task_id`` keeps one task (an error when it is not in the suite or has no run).
     ``workspace_dir`` is what file-reading graders see (default: the current
     directory). ``on_run(task_id, run)`` is called after each regraded run.
-    ``judge_model`` overrides ``config.judge_model`` for judge graders.
+    ``judge_model`` overrides ``config.judge_model`` for judge graders. ``judges``
+    (``--repeat K``) asks every judge grader K times per run and records its agreement.
     """
     warnings: list[str] = []
     doc = _as_document(results, warnings)
@@ -84,13 +92,17 @@ def regrade(
                               model=doc.config.model_id or suite.config.model, executor=suite.config.executor,
                               new_executor=executor_factory(suite, registry), cancel=cancel))
     try:
-        regraded = [regrade_task(task, saved, graders.of(task), suite, workspace, cancel, on_run)
+        regraded = [regrade_task(task, saved, graders.of(task), suite, workspace, cancel, on_run, judges)
                     for task, saved in todo]
     finally:
         graders.close()
     outcome = merged_document(doc, suite, regraded)
-    return GradeReport(outcome=outcome, summary=grade_summary(regraded), graded=[t.id for t, _ in todo],
-                       warnings=warnings)
+    summary = grade_summary(regraded)
+    block = None
+    if judges is not None:
+        block = outcome.extra["judge_agreement"] = summary["judge_agreement"] = judges.block()
+    return GradeReport(outcome=outcome, summary=summary, graded=[t.id for t, _ in todo],
+                       warnings=warnings, judge_agreement=block)
 
 
 def _as_document(results: ResultsDocument | Mapping[str, Any], warnings: list[str]) -> ResultsDocument:
@@ -158,13 +170,14 @@ class SuiteGraders:
 
 
 def regrade_task(task: TaskSpec, saved: TaskResult, graders: list[Grader], suite: Suite, workspace: str,
-                 cancel: threading.Event | None, on_run: Callable[[str, RunResult], None] | None) -> TaskResult:
+                 cancel: threading.Event | None, on_run: Callable[[str, RunResult], None] | None,
+                 judges: JudgeRepeats | None = None) -> TaskResult:
     """A saved task with every run graded again; the fields this version does not know are kept."""
     from waza_core.run.aggregate import task_result
 
     runs = []
     for run in saved.runs:
-        runs.append(regrade_run(run, task, graders, suite, workspace, cancel))
+        runs.append(regrade_run(run, task, graders, suite, workspace, cancel, judges))
         if on_run is not None:
             on_run(task.id, runs[-1])
     entry = task_result(task, runs)
@@ -173,7 +186,7 @@ def regrade_task(task: TaskSpec, saved: TaskResult, graders: list[Grader], suite
 
 
 def regrade_run(run: RunResult, task: TaskSpec, graders: list[Grader], suite: Suite, workspace: str,
-                cancel: threading.Event | None) -> RunResult:
+                cancel: threading.Event | None, judges: JudgeRepeats | None = None) -> RunResult:
     """One saved run graded again; an agent failure stays an error."""
     evidence = run.evidence()
     if agent_failed(run):
@@ -181,6 +194,8 @@ def regrade_run(run: RunResult, task: TaskSpec, graders: list[Grader], suite: Su
     else:
         ctx = GradingContext(task=task, evidence=evidence, workspace_dir=workspace, suite=suite, cancel=cancel)
         validations, status, error = grade_run(graders, ctx)
+        if judges is not None:
+            judges.judge(graders, ctx, validations, task.id, run.run_number)
     new = RunResult.from_evidence(evidence, run.run_number, run.attempts, status, validations, error,
                                   run.workspace_dir, worker=run.worker)
     new.extra = run.extra
@@ -197,7 +212,7 @@ def merged_document(doc: ResultsDocument, suite: Suite, regraded: list[TaskResul
     if config.runs_per_test is None:
         config.runs_per_test = max((len(t.runs) for t in tasks), default=1) or 1
     duration = doc.summary.duration_ms if doc.summary is not None else 0
-    return attrs.evolve(
+    merged = attrs.evolve(
         doc,
         schema_version=RESULTS_SCHEMA_VERSION,
         skill=doc.skill or suite.skill,
@@ -209,6 +224,8 @@ def merged_document(doc: ResultsDocument, suite: Suite, regraded: list[TaskResul
         metrics={},
         tasks=tasks,
     )
+    triage.annotate_document(merged)  # the regraded runs' categories and the new counts
+    return merged
 
 
 def grade_summary(tasks: list[TaskResult]) -> dict[str, Any]:
