@@ -143,11 +143,20 @@ def test_the_gate_prints_the_minimum_detectable_effect_waza_noise_prints(tmp_pat
     base, cur = draw(rng, rates, 3, locked=0.5), draw(rng, rates, 3, locked=0.5)
     a, b = write_results(tmp_path / "a.json", base), write_results(tmp_path / "b.json", cur)
     sig = significance.compare(_doc(base), _doc(cur), 0.05)
-    report = noise.build_report([str(a), str(b)], noise.NoiseOptions())
-    assert sig["minimum_detectable_effect_method"] == "simulation"
-    # the same design and model; the gate's budget is smaller (400 pairs, the test's normal limit)
-    assert sig["minimum_detectable_effect"] == pytest.approx(report["minimum_detectable_effect"], abs=0.03)
-    assert sig["correlation"] == report["correlation"]["value"] and significance.SEED == power.SEED
+    both = noise.build_report([str(a), str(b)], noise.NoiseOptions())
+    baseline = noise.build_report([str(a)], noise.NoiseOptions(correlation=sig["correlation"]))
+    assert sig["minimum_detectable_effect_method"] == "simulation" and significance.SEED == power.SEED
+    assert sig["correlation"] == both["correlation"]["value"] > 0.2  # rho from the two files
+    # the same design (the baseline's rates, rho); the gate's budget is smaller (400 pairs, the
+    # test's normal limit)
+    assert sig["minimum_detectable_effect"] == pytest.approx(baseline["minimum_detectable_effect"], abs=0.03)
+
+
+def test_an_improvement_has_its_minimum_detectable_rise():
+    # waza's A/B case: every task failed without the skills and passes with them
+    sig = significance.compare(_doc(np.zeros((6, 1), dtype=bool)), _doc(np.ones((6, 1), dtype=bool)), 0.05)
+    assert sig["verdict"] == "significant improvement"
+    assert 0.5 < sig["minimum_detectable_effect"] < 1.0  # five of six tasks must rise: a large change
 
 
 def test_a_suite_too_small_for_any_verdict_says_so():

@@ -117,35 +117,39 @@ def simulate_run(rng: np.random.Generator, rates: np.ndarray, trials: int, rho: 
     return np.where(locked, verdict * trials, passes), np.where(locked, verdict, passes == trials)
 
 
-def lowered(rates: np.ndarray, effect: float, mean: float) -> np.ndarray:
-    """The rates after a drop of ``effect`` in the mean pass rate ``mean``: every task loses the
-    same share of its pass rate (none goes below 0, and the mean falls by exactly ``effect``)."""
+def moved(rates: np.ndarray, effect: float, mean: float, rise: bool = False) -> np.ndarray:
+    """The rates after a drop (or a ``rise``) of ``effect`` in the mean pass rate ``mean``: every
+    task loses the same share of its pass rate (gains the same share of its fail rate), so none
+    leaves [0, 1] and the mean moves by exactly ``effect``."""
+    if rise:
+        return 1 - (1 - rates) * max(0.0, 1 - effect / (1 - mean)) if mean < 1 else rates
     return rates * max(0.0, 1 - effect / mean) if mean > 0 else rates
 
 
 def power_at(design: Design, effect: float, alpha: float, simulations: int = SIMULATIONS, seed: int = SEED,
-             test: Callable[..., Any] = sign_flip_rejects) -> float:
+             test: Callable[..., Any] = sign_flip_rejects, rise: bool = False) -> float:
     """The share of simulated baseline/current pairs in which the gate's test (``test``: the
-    test itself, or its normal limit) finds a drop of ``effect``. Seeded afresh for each call, so
-    nearby designs share their random draws."""
+    test itself, or its normal limit) finds a drop (a ``rise``: the improvement side of the same
+    test) of ``effect``. Seeded afresh for each call, so nearby designs share their draws."""
     rng = np.random.default_rng(seed)
     rates = design.sample(rng, simulations)
     base, _ = simulate_run(rng, rates, design.trials, design.rho)
-    current, _ = simulate_run(rng, lowered(rates, effect, float(design.rates.mean())), design.trials, design.rho)
-    return float(test(current - base, alpha, rng).mean())
+    after = moved(rates, effect, float(design.rates.mean()), rise)
+    current, _ = simulate_run(rng, after, design.trials, design.rho)
+    return float(test(base - current if rise else current - base, alpha, rng).mean())
 
 
 def minimum_detectable_effect(design: Design, alpha: float, power: float, simulations: int = SIMULATIONS,
                               seed: int = SEED, test: Callable[..., Any] = sign_flip_rejects,
-                              ) -> tuple[float | None, list[dict[str, float]]]:
-    """The smallest drop of the mean pass rate found with probability ``power`` (bisection over
-    0 .. the mean pass rate), and the points computed; None when even losing every pass is not
-    found often enough (e.g. fewer than five tasks at alpha 0.05)."""
-    top = float(design.rates.mean())
+                              rise: bool = False) -> tuple[float | None, list[dict[str, float]]]:
+    """The smallest drop (``rise``) of the mean pass rate found with probability ``power``
+    (bisection over 0 .. the largest possible), and the points computed; None when even losing
+    every pass (passing every trial) is not found often enough (fewer than five tasks at 0.05)."""
+    top = 1 - float(design.rates.mean()) if rise else float(design.rates.mean())
     curve: list[dict[str, float]] = []
 
     def reaches(effect: float) -> bool:
-        value = power_at(design, effect, alpha, simulations, seed, test)
+        value = power_at(design, effect, alpha, simulations, seed, test, rise)
         curve.append({"effect": effect, "power": value})
         return value >= power
 

@@ -114,7 +114,7 @@ def compare(baseline: Mapping[str, Any], current: Mapping[str, Any], alpha: floa
     p_reg, p_imp, exact = _sign_flip(stats, [d for d in diffs if d != 0])
     trials = (out["baseline_runs"] + out["current_runs"]) / (2 * len(common))
     pooled = [(b[t][0] + c[t][0]) / (b[t][1] + c[t][1]) for t in common]
-    mde, mde_method, rho = _design_mde(b, c, common, alpha, power)
+    mde, mde_method, rho = _design_mde(b, c, common, alpha, power, rise=sum(diffs) > 0)
     if mde_method == "normal":
         mde = minimum_detectable_effect(diffs, trials, alpha, power, pooled)
     low, high = _interval(stats, diffs)
@@ -199,9 +199,12 @@ SIMULATED_MDE_TASKS = 100
 
 
 def _design_mde(b: Mapping[str, tuple[int, int]], c: Mapping[str, tuple[int, int]], common: list[str],
-                alpha: float, power: float) -> tuple[float | None, str, float | None]:
-    """(MDE, "simulation", rho) of the design the two files share, as ``waza noise BASELINE
-    CURRENT`` computes it (None: no drop is detectable); ("normal" and None) for a large one."""
+                alpha: float, power: float, rise: bool) -> tuple[float | None, str, float | None]:
+    """(MDE, "simulation", rho): the smallest drop (``rise``: the direction the tasks moved) from
+    the baseline's task rates that the test finds with probability ``power``, in a design of the
+    compared tasks and their trials, with rho estimated from both files (``waza noise BASELINE
+    --correlation RHO`` simulates the same design). None: no change is detectable. ("normal" and
+    None) for a large suite."""
     if len(common) > SIMULATED_MDE_TASKS:
         return None, "normal", None
     import numpy as np  # deferred with scipy: a comparison is the only user here
@@ -210,10 +213,11 @@ def _design_mde(b: Mapping[str, tuple[int, int]], c: Mapping[str, tuple[int, int
 
     passed = np.array([[b[t][0] for t in common], [c[t][0] for t in common]])
     graded = np.array([[b[t][1] for t in common], [c[t][1] for t in common]])
-    design, correlation = simulated.design_of(passed, graded)
+    rho, _ = simulated.intraclass_correlation(passed, graded)
+    design, _ = simulated.design_of(passed[:1], graded[:1], rho or 0.0)
     mde, _ = simulated.minimum_detectable_effect(design, alpha, power, simulated.COMPARISON_SIMULATIONS,
-                                                 test=simulated.sign_flip_rejects_normal)
-    return mde, "simulation", correlation["value"]
+                                                 test=simulated.sign_flip_rejects_normal, rise=rise)
+    return mde, "simulation", rho or 0.0
 
 
 def _verdict(direction: str | None, mean: float, mde: float | None) -> str:
