@@ -75,6 +75,8 @@ _EXPORTS: dict[str, str] = {
     "results_json_bytes": "waza_core.results.jsonbytes",
     # reporters, gate and compare show foreign text in markdown the same safe way
     "escape_markdown": "waza_core.results.markdown_text",
+    # every report that shows a comparison words it the same way (interval, "within noise", "significant")
+    "describe_significance": "waza_core.results.significance",
     # child processes (argv, no shell, bounded output, whole-group kill)
     "run_process": "waza_core.procs",
     "ProcessResult": "waza_core.procs",
@@ -122,6 +124,7 @@ _EXPORTS: dict[str, str] = {
 
 #: public names whose defining module uses another name for them
 _RENAMED = {
+    "describe_significance": "describe",
     "ADAPTER_RESPONSE_KIND": "RESPONSE_KIND",
     "strict_json_loads": "strict_loads",
     "load_strict_yaml": "load",
@@ -151,7 +154,8 @@ __all__ = [
     "StrictYamlError", "load_strict_yaml", "describe_yaml_type", "Reporter", "EventFormat", "normalize_usage",
     "add_usage", "find_registered",
     "registered_names", "get_console", "ResultsView",
-    "results_json_bytes", "escape_markdown", "run_process", "ProcessResult", "ProcessStartError",
+    "results_json_bytes", "escape_markdown", "describe_significance", "run_process", "ProcessResult",
+    "ProcessStartError",
     "CancelEvent", "display_path", "resolve_inside", "PathEscape", "program_timeout", "child_environment",
     "check_env_allow_list", "project_env_allow_list", "escape_terminal", "escape_html", "write_file_safely",
     "open_append_safely", "check_output_target", "compile_regex", "Regex", "RegexError", "go_quote",
@@ -242,6 +246,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from waza_core.results.markdown_text import escape_markdown as escape_markdown
     from waza_core.results.reporting import Reporter as Reporter
     from waza_core.results.reporting import ResultsView as ResultsView
+    from waza_core.results.significance import describe as describe_significance
     from waza_core.run.event_stream import EventFormat as EventFormat
     from waza_core.run.event_stream import add_usage as add_usage
     from waza_core.run.event_stream import normalize_usage as normalize_usage

@@ -87,7 +87,7 @@ class ClaudeStreamJson(EventFormat):
         cost, self._process_cost = self._process_cost, None
         if cost is None:
             return
-        before = self._session_cost.get(self.session_id)
+        before = self._session_cost.get(self.session_id) if self.session_id else None
         restored = self._version >= RESTORES_TOTALS
         own = cost - before if restored and before is not None and cost >= before else cost
         self._session_cost[self.session_id] = cost if restored else (before or 0) + cost

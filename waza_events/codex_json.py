@@ -70,6 +70,8 @@ class CodexJson(EventFormat):
         totals = self._totals
         now = {k: usage[k] for k in _TOTALS if isinstance(usage.get(k), (int, float))
                and not isinstance(usage.get(k), bool)}
+        if self.session_id is None:  # no thread id: nothing says two turns share a thread
+            return usage
         before = totals.get(self.session_id)
         totals[self.session_id] = now
         if before is None or any(now.get(k, 0) < before.get(k, 0) for k in now):

@@ -15,7 +15,7 @@ import heapq
 from collections.abc import Iterator
 from typing import IO, Any
 
-from waza_core import Reporter, ResultsView, escape_markdown, hookimpl
+from waza_core import Reporter, ResultsView, describe_significance, escape_markdown, hookimpl
 
 MARK = {"passed": "✅ passed", "failed": "❌ failed", "error": "⚠️ error", "n/a": "➖ n/a", "skipped": "➖ skipped"}
 ORDER = {"error": 0, "failed": 1, "n/a": 3, "skipped": 3, "passed": 4}
@@ -42,7 +42,8 @@ class MarkdownReporter(Reporter):
     int_options = {"max_rows": (100, 1), "max_feedback": (300, 1)}
 
     def write(self, results: ResultsView, out: IO[bytes]) -> None:
-        lines = self.lines(results) + judge_agreement_lines(results.header.get("judge_agreement"))
+        lines = (self.lines(results) + skill_impact_lines(results.header)
+                 + judge_agreement_lines(results.header.get("judge_agreement")))
         out.write("\n".join(lines).encode("utf-8") + b"\n")
 
     def lines(self, results: ResultsView) -> list[str]:
@@ -158,6 +159,27 @@ def _feedback(task: dict) -> list[str]:
         for name, v in ResultsView.failed_graders(run):
             seen.setdefault(f"{name}: {v.get('feedback') or 'failed'}", None)
     return list(seen)
+
+
+def skill_impact_lines(header: dict[str, Any]) -> list[str]:
+    """An A/B run: the paired test's line (the wording of gate and compare) and where the
+    baseline came from; [] for any other file."""
+    sig = header.get("skill_impact_significance")
+    if not isinstance(sig, dict):
+        return []
+    try:
+        line = describe_significance(sig)
+    except (KeyError, TypeError, ValueError):
+        line = "Significance: not shown (the file's skill_impact_significance is incomplete)"
+    out = ["", "### Skill impact", "", f"**{escape(sig.get('verdict') or 'not computed', 40)}** · {escape(line, 600)}"]
+    source = header.get("baseline_from")
+    if isinstance(source, dict):
+        part = "its without-skills pass" if source.get("part") == "baseline_outcome" else "the whole file"
+        run_id = escape(source.get("eval_id"), 80)
+        out += ["", f"Baseline from {escape(source.get('file'), 200)} ({part}, run {run_id}); "
+                    f"{_count(source.get('tasks_compared'))} task(s) compared."]
+        out += [f"- ⚠️ {escape(w, 300)}" for w in source.get("warnings") or ()]
+    return out
 
 
 def judge_agreement_lines(block: Any) -> list[str]:

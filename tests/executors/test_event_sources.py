@@ -57,6 +57,11 @@ def test_codex_resumed_thread_counts_each_turn_once():
     evidence = RunEvidence(output="", transcript=[], tool_calls=[])
     reader.feed_lines(codex_turn("thread-2", {"input_tokens": 500, "output_tokens": 5}), 4, evidence)
     assert reader.take_usage()["input_tokens"] == 500  # another thread starts from its own total
+    fresh = find_registered("event_format", "codex-json")()
+    for turn in (1, 2):  # no thread.started: each turn's figure as it is
+        fresh.feed_lines(codex_turn("x", {"input_tokens": 100 * turn})[1:], turn,
+                         RunEvidence(output="", transcript=[], tool_calls=[]))
+        assert fresh.take_usage()["input_tokens"] == 100 * turn
 
 
 def test_codex_plan_items_and_user_input_requests_are_known():

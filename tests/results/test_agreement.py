@@ -74,29 +74,29 @@ ERR = {"error": "timeout: too slow"}
 
 
 def test_grader_block_flags_an_unstable_judge_and_counts_errors_as_missing():
-    g = grader_agreement("judge", "prompt", _runs([P, P, F], [F, F, P], [P, F, P, ERR], [F, P, F]), 0.667)
+    g = grader_agreement("prompt", _runs([P, P, F], [F, F, P], [P, F, P, ERR], [F, P, F]), 0.667)
     assert g["alpha"] == pytest.approx(-2 / 9) and g["unstable"] is True
     assert (g["runs"], g["runs_compared"], g["runs_unanimous"]) == (4, 4, 0)
     assert (g["judgments"], g["judgment_errors"]) == (13, 1)
     assert g["split_runs"][0] == {"task": "t0", "run": 1, "passes": 2, "fails": 1}
-    stable = grader_agreement("judge", "prompt", _runs([P, P], [F, F]), 0.667)
+    stable = grader_agreement("prompt", _runs([P, P], [F, F]), 0.667)
     assert (stable["alpha"], stable["percent_agreement"], stable["unstable"]) == (1.0, 1.0, False)
-    same = grader_agreement("judge", "prompt", _runs([P, P], [P, P]), 0.667)
+    same = grader_agreement("prompt", _runs([P, P], [P, P]), 0.667)
     assert same["alpha"] is None and same["percent_agreement"] == 1.0 and same["unstable"] is False
     assert "alpha is undefined" in same["alpha_reason"]
 
 
 def test_fractional_scores_use_interval_alpha():
     half = {"passed": False, "score": 0.5}
-    g = grader_agreement("judge", "prompt", _runs([P, half], [F, F], [P, P]), 0.667)
+    g = grader_agreement("prompt", _runs([P, half], [F, F], [P, P]), 0.667)
     # pass/fail: run 0 splits; scores: 1 vs 0.5 is a small difference, not a full one
     assert g["score_alpha"] > g["alpha"]
 
 
 def test_text_lines_name_each_grader_and_the_verdict():
     block = agreement.agreement_block(3, 0.667, {
-        "steady": grader_agreement("steady", "prompt", _runs([P, P, P], [F, F, F]), 0.667),
-        "coin": grader_agreement("coin", "prompt", _runs([P, P, F], [F, F, P]), 0.667),
+        "steady": grader_agreement("prompt", _runs([P, P, P], [F, F, F]), 0.667),
+        "coin": grader_agreement("prompt", _runs([P, P, F], [F, F, P]), 0.667),
     })
     lines = agreement.summary_lines(block)
     assert lines[0] == "JUDGE AGREEMENT (3 judgments per run, stable at alpha >= 0.667)"
@@ -127,6 +127,6 @@ def test_the_bootstrap_interval_of_alpha_is_seeded_and_needs_enough_runs():
     assert alpha_interval([[True] * 3] * 39 + [[True, False, True]]) is None
     # perfect agreement with variation: every resample that has both values gives 1
     assert alpha_interval([[True] * 3, [False] * 3] * 5) == (1.0, 1.0)
-    g = grader_agreement("judge", "prompt", _runs(*([P, F, P], [F, P, F], [P, P, F]) * 3), 0.667)
+    g = grader_agreement("prompt", _runs(*([P, F, P], [F, P, F], [P, P, F]) * 3), 0.667)
     assert g["alpha_ci"] == list(alpha_interval([[True, False, True], [False, True, False], [True, True, False]] * 3))
     assert "(95% CI " in agreement.grader_line("judge", g, 0.667)

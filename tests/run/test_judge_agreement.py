@@ -222,7 +222,7 @@ def test_markdown_escapes_hostile_grader_names_and_survives_odd_blocks():
     from waza_reporters.markdown import judge_agreement_lines
 
     runs = [{"task": "t", "run": 1, "verdicts": [{"passed": True, "score": 1.0}, {"passed": False, "score": 0.0}]}]
-    block = agreement_block(2, 0.667, {"<b>x</b> | @octocat": grader_agreement("n", "prompt", runs, 0.667)})
+    block = agreement_block(2, 0.667, {"<b>x</b> | @octocat": grader_agreement("prompt", runs, 0.667)})
     row = judge_agreement_lines(block)[-1]
     assert "<b>" not in row and "\\|" in row and "@\u200boctocat" in row
     assert judge_agreement_lines(None) == [] and judge_agreement_lines({"graders": []}) == []

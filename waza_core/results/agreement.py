@@ -141,7 +141,7 @@ def _show(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def grader_agreement(name: str, gtype: str, runs: list[dict[str, Any]], min_alpha: float) -> dict[str, Any]:
+def grader_agreement(gtype: str, runs: list[dict[str, Any]], min_alpha: float) -> dict[str, Any]:
     """The agreement block of one judge grader.
 
     ``runs``: per graded run ``{"task", "run", "verdicts": [{"passed", "score"} or

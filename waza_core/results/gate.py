@@ -287,5 +287,8 @@ _ACTIONS_BREAKS = {"\r": "%0D", "\n": "%0A"}
 
 def render_github_actions(report: dict[str, Any]) -> str:
     lines = [f"::warning title=Waza gate::{escape_actions_message(i['message'])}" for i in report.get("warnings", [])]
+    if report.get("significance"):  # with --significance: the same line as the other formats, as a notice
+        line = escape_actions_message(_significance_line(report["significance"]))
+        lines.insert(0, f"::notice title=Waza gate::{line}")
     lines += [f"::error title=Waza gate::{escape_actions_message(i['message'])}" for i in report.get("failures", [])]
     return "".join(line + "\n" for line in lines)

@@ -67,6 +67,7 @@ class _Task(TypedDict, total=False):
     tags: Any
     golden: Any
     cached: Any
+    skill_impact: Any  # an A/B run: the HTML report's skill impact table
     triage: Any
     error_msg: Any  # a task without runs (its before_task hook failed)
     runs: list[_Run] | None
@@ -85,6 +86,8 @@ class _Top(TypedDict, total=False):
     summary: Any
     audit: Any
     judge_agreement: Any  # waza grade --repeat: shown by the markdown and HTML reports
+    skill_impact_significance: Any  # an A/B run: shown by the markdown and HTML reports
+    baseline_from: Any  # waza run --baseline-from: which stored file the baseline came from
     tasks: list[msgspec.Raw]
 
 

@@ -229,7 +229,10 @@ def _verdict(direction: str | None, mean: float, mde: float | None) -> str:
 
 
 def describe(sig: Mapping[str, Any]) -> str:
-    """One line for people: the effect, its interval, the verdict in words, what carried it."""
+    """One line for people: the effect, its interval, the verdict in words, what carried it.
+
+    The one wording of a comparison: gate, compare, the SKILL IMPACT block of an A/B run and
+    the markdown and HTML reports all print this line (public as ``describe_significance``)."""
     runs = (f"{sig['baseline_runs_passed']}/{sig['baseline_runs']} runs passed -> "
             f"{sig['current_runs_passed']}/{sig['current_runs']}")
     if sig.get("p_value") is None:

@@ -63,6 +63,6 @@ class JudgeRepeats:
 
     def block(self) -> dict[str, Any]:
         """The results file's ``judge_agreement`` object."""
-        graders = {name: agreement.grader_agreement(name, gtype, runs, self.min_alpha)
+        graders = {name: agreement.grader_agreement(gtype, runs, self.min_alpha)
                    for name, (gtype, runs) in self.seen.items()}
         return agreement.agreement_block(self.repeat, self.min_alpha, graders)

@@ -48,6 +48,45 @@
     }));
   }
 
+  // a task's trials in words beside its dots: passed out of graded, and the score range when there are several
+  function trialSummary(runs) {
+    var graded = runs.filter(function (r) { return r[1] !== "n/a" && r[1] !== "skipped"; });
+    var passed = graded.filter(function (r) { return r[1] === "passed"; }).length;
+    var scores = runs.map(function (r) { return r[2]; }).filter(isNum);
+    var parts = [graded.length ? passed + "/" + graded.length + " passed" : "not graded"];
+    if (runs.length > 1 && scores.length) parts.push("score " + num(Math.min.apply(null, scores), 2) + "–" + num(Math.max.apply(null, scores), 2));
+    return el("div", { "class": "sub trial-summary" }, [parts.join(" · ")]);
+  }
+
+  // an A/B run: the paired test's line (the words every report uses) and each task's change
+  function skillImpact(block) {
+    var cls = /^significant/.test(block.verdict) ? "verdict-significant" : "verdict-noise";
+    var box = el("section", { id: "skill-impact" }, [el("h2", null, ["Skill impact"]),
+      el("div", { "class": "cards" }, [card("verdict", block.verdict || "not computed", cls)]),
+      el("p", { "class": "significance" }, [block.line])]);
+    if (block.source) {
+      box.appendChild(el("p", { "class": "sub" }, ["Baseline from " + block.source.file + " (" +
+        (block.source.part === "baseline_outcome" ? "its without-skills pass" : "the whole file") + ", run " +
+        block.source.eval_id + "); " + block.source.tasks_compared + " task(s) compared."]));
+      block.source.warnings.forEach(function (w) { box.appendChild(el("p", { "class": "sub warning" }, [w])); });
+    }
+    if (block.tasks.length) {
+      var table = el("table", null, [el("thead", null, [el("tr", null, [el("th", null, ["Task"]),
+        el("th", { "class": "num" }, ["Without skills"]), el("th", { "class": "num" }, ["With skills"]),
+        el("th", { "class": "num" }, ["Change"])])])]);
+      var body = el("tbody");
+      block.tasks.slice(0, 200).forEach(function (t) {
+        body.appendChild(el("tr", null, [el("td", null, [t.name, el("div", { "class": "sub" }, [t.id])]),
+          el("td", { "class": "num" }, [pct(t.baseline)]), el("td", { "class": "num" }, [pct(t["with"])]),
+          el("td", { "class": "num" }, [isNum(t.delta) ? (t.delta > 0 ? "+" : "") + (t.delta * 100).toFixed(0) + " pp" : "–"])]));
+      });
+      table.appendChild(body);
+      box.appendChild(table);
+      if (block.tasks.length > 200) box.appendChild(el("p", { "class": "sub" }, ["… " + (block.tasks.length - 200) + " more tasks in the results file."]));
+    }
+    return box;
+  }
+
   // waza grade --repeat K: how often each judge agreed with itself (docs/statistics.md)
   function judgeAgreement(block) {
     var box = el("section", { id: "judge-agreement" }, [el("h2", null, ["Judge agreement"]),
@@ -124,6 +163,7 @@
     app.appendChild(cards);
     renderTriage(h.triage || [], h.audit);
     if (h.judge_agreement) app.appendChild(judgeAgreement(h.judge_agreement));
+    if (h.skill_impact) app.appendChild(skillImpact(h.skill_impact));
 
     var flaky = tasks.filter(function (t) { return t.flaky; });
     if (flaky.length) {
@@ -233,7 +273,7 @@
           el("td", null, [t.name, el("span", null, badges), el("div", { "class": "sub" }, [t.id])]),
           el("td", { "class": "num" }, [num(t.score, 2)]),
           el("td", { "class": "num" }, [pct(t.pass_rate)]),
-          el("td", null, [spread(t.runs)]),
+          el("td", null, [spread(t.runs), trialSummary(t.runs)]),
           el("td", { "class": "num" }, [ms(t.duration_ms)]),
           el("td", { "class": "num" }, [isNum(t.tokens) ? String(t.tokens) : "–"]),
           el("td", { "class": "feedback" }, [t.feedback.length > 300 ? t.feedback.slice(0, 300) + "…" : t.feedback])]);
