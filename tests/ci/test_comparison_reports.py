@@ -11,23 +11,11 @@ import json
 import pytest
 
 from tests.ci.conftest import json_islands, waza_ci
+from tests.run.test_baseline_from import EVAL, TASKS
 from waza_core import describe_significance, escape_markdown
 from waza_core.results.gate import escape_actions_message
 
 PLUGIN = "tests.suite.skill_agent"  # skill-echo: names its skill folders in its output
-
-EVAL = """\
-name: impact
-skill: demo
-config:
-  executor: skill-echo
-  model: m1
-  trials_per_task: 2
-  skill_directories: [skills]
-graders:
-  - {type: text, name: uses-skills, config: {regex_match: ["skills=/.+"]}}
-tasks: ["tasks/*.yaml"]
-"""
 
 
 def write(path, text):
@@ -42,8 +30,8 @@ def ab_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("ab")
     write(root / "suite" / "eval.yaml", EVAL)
     write(root / "suite" / "skills" / "demo" / "SKILL.md", "---\nname: demo\n---\n")
-    for i in range(1, 7):
-        write(root / "suite" / "tasks" / f"t{i}.yaml", f"id: t{i}\ninputs: {{prompt: greet {i}}}\n")
+    for name, text in TASKS.items():
+        write(root / "suite" / name, text)
     proc = waza_ci("run", str(root / "suite"), "--baseline", "-p", PLUGIN, "-o", str(root / "ab.json"),
                    "--reporter", f"markdown:{root / 'ab.md'}", "--reporter", f"html:{root / 'ab.html'}",
                    "--color", "never")

@@ -79,7 +79,12 @@ def every_field_document() -> ResultsDocument:
                "audit": {"vacuous_tasks": ["t"], "vacuous_graders": [{"task_id": "t", "grader": "g"}],
                          "not_audited": [{"task_id": "t", "grader": "j", "reason": "prompt grader"}],
                          "tasks_audited": 1, "executor": "null"},
-               "judge_agreement": _judge_agreement()},
+               "judge_agreement": _judge_agreement(),
+               "baseline_from": {"file": "base.json", "sha256": "0" * 64, "part": "document", "tasks_compared": 1,
+                                 "tasks_only_in_run": 0, "tasks_only_in_file": 0, "compared_success_rate": 1.0,
+                                 "compared_baseline_success_rate": 0.5, "warnings": []},
+               "skill_impact_significance": {"test": "paired_sign_flip_permutation", "alpha": 0.05,
+                                             "tasks_compared": 1, "verdict": "within noise"}},
     )
 
 

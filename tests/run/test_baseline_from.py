@@ -150,6 +150,7 @@ def test_graders_that_differ_are_a_warning(waza, suite, tmp_path, stored_ab):
     ("not-graded", "no run of the tasks this run runs was graded there (was it run with --skip-graders?"),
     ("not-json", "not valid JSON"),
     ("missing", "cannot read results file"),
+    ("skip-graders", "--baseline-from compares graded runs, and --skip-graders grades none"),
 ])
 def test_a_meaningless_comparison_is_refused_before_anything_runs(waza, suite, tmp_path, case, message):
     stored = tmp_path / "stored.json"
@@ -164,6 +165,9 @@ def test_a_meaningless_comparison_is_refused_before_anything_runs(waza, suite, t
         run(waza, suite, stored, "-q", "--skip-graders")
     elif case == "not-json":
         stored.write_text("{ not json")
+    elif case == "skip-graders":
+        run(waza, suite, stored, "-q")
+        args = ("--skip-graders",)
     assert case == "missing" or stored.exists()
     out = tmp_path / "r.json"
     res, doc = run(waza, suite, out, "--baseline-from", str(stored), *args)
@@ -185,3 +189,30 @@ def test_the_example_runs_as_its_readme_says(waza, tmp_path):
                "-o", str(tmp_path / "x.json"))
     assert res.returncode == 2
     assert "it is a run of suite 'baseline-from-example', not of 'ab-baseline-example'" in res.stderr.decode()
+
+
+def test_each_model_of_a_multi_model_run_is_compared_with_the_stored_side(waza, suite, tmp_path, stored_ab):
+    path, _ = stored_ab
+    res, _ = run(waza, suite, tmp_path / "r.json", "-q", "--baseline-from", str(path), "-m", "m1", "-m", "m2")
+    assert res.returncode == 0, res.stderr
+    first, second = (json.loads((tmp_path / f"r_{m}.json").read_text()) for m in ("m1", "m2"))
+    assert first["baseline_from"]["warnings"] == []  # the stored side ran m1
+    assert second["baseline_from"]["warnings"] == [
+        f"--baseline-from {path}: its model is 'm1', this run's is 'm2': the difference is then not the skills' alone"]
+    assert first["skill_impact_significance"]["verdict"] == second["skill_impact_significance"]["verdict"] == \
+        "significant improvement"
+
+
+def test_a_hand_made_file_in_waza_go_shape_is_a_baseline(waza, suite, tmp_path):
+    """No schemaVersion, no waza_version, no summary, statuses only: what waza (Go) files and
+    hand-made ones look like; it is read the tolerant way gate and compare read it."""
+    stored = tmp_path / "go.json"
+    stored.write_text(json.dumps({"eval_name": "feats", "config": {"runs_per_test": 2, "model_id": "m1"}, "tasks": [
+        {"test_id": f"t{i}", "display_name": f"t{i}", "status": "failed",
+         "runs": [{"run_number": k, "status": "failed", "validations": {"uses-skills": {"passed": False}}}
+                  for k in (1, 2)]} for i in range(1, 7)]}))
+    res, doc = run(waza, suite, tmp_path / "r.json", "-q", "--baseline-from", str(stored))
+    assert res.returncode == 0, res.stderr
+    assert doc["baseline_from"]["part"] == "document" and doc["baseline_from"]["tasks_compared"] == 6
+    assert doc["baseline_outcome"]["summary"]["success_rate"] == 0.0  # computed from its tasks
+    assert doc["skill_impact_significance"]["verdict"] == "significant improvement"
