@@ -19,10 +19,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from waza_core.results.codec import encode_results, header_to_json, task_to_json
-from waza_core.results.io import write_atomic
 from waza_core.results.jsonbytes import compact_json
 from waza_core.results.model import ResultsDocument, TaskResult
-from waza_core.safe_write import write_stream
+from waza_core.safe_write import write_file, write_stream
 
 _COPY_CHUNK = 1 << 20
 
@@ -103,7 +102,8 @@ def write_results(doc: ResultsDocument, target: Path | None, stdout=None,
                   writer: StreamingResultsWriter | None = None) -> None:
     """Write one results document: to ``stdout`` when given (``-o -``), else to ``target``
     (nowhere when None): from ``writer``'s spool when the tasks were spooled as they
-    finished (``doc`` then has none), else encoded whole and written atomically."""
+    finished (``doc`` then has none), else encoded whole and written atomically
+    (:func:`waza_core.safe_write.write_file`)."""
     if stdout is not None:
         stdout.write(encode_results(doc))
         stdout.flush()
@@ -114,4 +114,4 @@ def write_results(doc: ResultsDocument, target: Path | None, stdout=None,
         writer.finish(doc, target)
     else:
         data = encode_results(doc)
-        write_atomic(target, data)
+        write_file(target, data)

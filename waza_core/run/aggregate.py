@@ -87,7 +87,9 @@ class Aggregator:
         spec = self.plan.tasks[position]
         entry = task_result(spec, runs)
         decorate_task(entry, spec, self.plan.model, self.group_by)
-        self.triage_counts.update(triage.annotate_task(entry, tid in self.vacuous_tasks))
+        categories = triage.annotate_task(entry, tid in self.vacuous_tasks)
+        if categories:
+            self.triage_counts.update(categories)
         self.digests.put(position, digest(entry, spec, self.group_by))
         self.done += 1
         self.tally.add(entry, position)

@@ -39,7 +39,7 @@ from waza_core.results.console import get_console, print_warnings, setup_console
 from waza_core.results.jsonbytes import PRETTY_MAX_RUNS
 from waza_core.results.model import ResultsDocument, TaskResult, exit_code
 from waza_core.results.reports import RunReports, machine_stdout, plan_for_run
-from waza_core.results.writer import StreamingResultsWriter
+from waza_core.results.writer import StreamingResultsWriter, write_results
 from waza_core.run import audit, baseline, multimodel, stored_baseline
 from waza_core.run import journal as journal_mod
 from waza_core.run.backends import check_backend
@@ -329,16 +329,20 @@ def finish_model(targets: OutputTargets, doc: ResultsDocument, finished: Finishe
         doc.extra["audit"] = audit_report
     report = console_report(doc)
     impact = baseline.impact_report(doc) if doc.extra.get("is_baseline") else None
+    target, stream = targets.destination(doc, stdout, model)
+    counts = doc.summary.extra.get("triage") if doc.summary is not None else None
     outcome = finished.console_outcome(doc)
-    blocks = [report, triage_console(doc, outcome, reporter.console.verbose)]
+    report_doc = results_to_json(doc) if reports is not None and reports.requests else None
+    # the FAILURE TRIAGE block (and --audit's findings)
+    blocks = [report, triage.console_block(counts or {}, outcome["tasks"], doc.extra.get("audit"),
+                                           reporter.console.verbose)]
     if impact is not None:
         blocks.append(impact)
-    report_doc = results_to_json(doc) if reports is not None and reports.requests else None
     failures: list[str] = []
     try:
         with signals.deferred():  # a signal now must not cost the results file
             try:
-                target = targets.write(doc, stdout, finished.writer, model)
+                write_results(doc, target, stream, finished.writer)
             except WazaError:  # the summary still shows what ran; then exit 2
                 reporter.summary(outcome, None)
                 raise
@@ -370,12 +374,6 @@ def run_audit(suite, registry, flags: RunFlags, plugins: list[str]) -> dict:
         _print_warning(f"--audit: {len(vacuous)} task(s) pass with no agent: "
                        + ", ".join(vacuous[:10]) + (", ..." if len(vacuous) > 10 else ""))
     return report
-
-
-def triage_console(doc: ResultsDocument, outcome: dict, verbose: bool) -> str:
-    """The FAILURE TRIAGE block (and ``--audit``'s findings) of the console summary."""
-    counts = doc.summary.extra.get("triage") if doc.summary is not None else None
-    return triage.console_block(counts or {}, outcome["tasks"], doc.extra.get("audit"), verbose)
 
 
 class _Interrupted(Exception):

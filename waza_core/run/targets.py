@@ -11,6 +11,7 @@ import hashlib
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -18,7 +19,6 @@ from waza_core.errors import WazaError
 from waza_core.results.io import check_writable_target
 from waza_core.results.model import ResultsDocument
 from waza_core.results.reports import STDOUT
-from waza_core.results.writer import StreamingResultsWriter, write_results
 from waza_core.run import collisions
 from waza_core.run.journal import check_new_target, check_resume_target
 from waza_core.run.multimodel import per_model_path, sanitize
@@ -111,16 +111,14 @@ class OutputTargets:
         collisions.check_outputs(collisions.run_targets(self.output, models, self.journal, self.resume,
                                                         report_requests), suite)
 
-    def write(self, doc: ResultsDocument, stdout=None, writer: StreamingResultsWriter | None = None,
-              model: str | None = None) -> Path | None:
-        """Write the results file (-o, or a new name in --output-dir); where it went.
-        ``-o -`` writes to ``stdout`` (the real one; the rest of the output went to stderr).
-        With a ``writer``, the tasks were spooled as they finished and ``doc`` has none.
-        In a multi-model run ``model`` names the file of that model (``results_<model>.json``)."""
-        to_stdout = self.to_stdout and stdout is not None
-        target = None if to_stdout else self.file_for(doc, model)
-        write_results(doc, target, stdout if to_stdout else None, writer)
-        return target
+    def destination(self, doc: ResultsDocument, stdout=None, model: str | None = None) -> tuple[Path | None, Any]:
+        """(file, stream) of a results document: ``-o -`` goes to ``stdout`` (the real one;
+        the rest of the output went to stderr), else to -o or a new name in --output-dir
+        (the file of ``model`` in a multi-model run: ``results_<model>.json``); (None, None):
+        nowhere. :func:`waza_core.results.writer.write_results` takes both."""
+        if self.to_stdout and stdout is not None:
+            return None, stdout
+        return self.file_for(doc, model), None
 
     def file_for(self, doc: ResultsDocument, model: str | None) -> Path | None:
         """The results file of ``doc`` (of ``model`` in a multi-model run), or None."""
