@@ -20,6 +20,7 @@ import json
 import subprocess
 import sys
 from itertools import cycle
+from pathlib import Path
 
 import pytest
 
@@ -305,3 +306,17 @@ def test_waza_run_writes_every_formats_evidence_to_the_results_file(tmp_path):
                 for e in events] == calls, fmt
         assert [s["name"] for s in run.get("skill_invocations") or []] == skills, fmt
         assert run["session_id"] == session_id, fmt
+
+
+def test_the_hostile_example_passes_and_reads_the_skill(tmp_path):
+    example = Path(__file__).parents[2] / "examples" / "agent-event-streams" / "hostile"
+    out = tmp_path / "results.json"
+    proc = subprocess.run([sys.executable, "-m", "waza_core", "run", str(example / "eval.yaml"), "-o", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    run = json.loads(out.read_text())["tasks"][0]["runs"][0]
+    assert [(e["tool_name"], e["success"], e.get("unfinished", False)) for e in run["tool_events"]] == [
+        ("view", True, False), ("view", True, False), ("view", False, True)]
+    assert run["skill_invocations"] == [{"name": "code-review", "detected_by": "skill_file_read", "tool": "view"}]
+    lines, changes = everything("copilot-cli-json", lines_of("copilotbench-copilot_1_0_63_session_lines_1_39.jsonl"))
+    assert (example / "stream.jsonl").read_bytes() == text_of(lines, changes).encode("utf-8")  # made as it says
