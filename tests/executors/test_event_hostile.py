@@ -42,6 +42,9 @@ MORE = {
     "opencodecompare-opencode_run2_2.jsonl": (
         "opencode-json", [("todowrite", OK), ("invalid", FAIL)] + [("bash", OK)] * 5 + [("todowrite", OK)], [],
         "ses_37cd7c3f2ffeWyajTGopNRU40G", 0),
+    "agentcmd-gemini_0_11_edit_file.jsonl": (
+        "gemini-stream-json", [("read_file", OK), ("replace", OK), ("read_file", OK)], [],
+        "453aa339-7d2b-4709-a41a-b0b73beaff85", 0),
     "copilotbench-copilot_1_0_63_session_lines_1_39.jsonl": (
         "copilot-cli-json", [("view", OK), ("view", OK), ("view", OPEN)], ["code-review"], None, 0),
 }
@@ -236,6 +239,20 @@ def test_every_format_has_streams_and_every_variant_applies_somewhere():
         expect_missing = {"opencode-json"} if variant in ("with_a_call_never_answered",
                                                           "with_parallel_calls") else set()
         assert formats | expect_missing == {ALL[n][0] for n in WITH_CALLS}, variant
+
+
+@pytest.mark.parametrize("name", [n for n in WITH_CALLS if ALL[n][0] == "gemini-stream-json"])
+def test_gemini_results_without_ids_end_the_oldest_call_without_one(name):
+    """Parsers in the field meet Gemini streams whose tool events carry no ``tool_id``."""
+    lines = [json.dumps({k: v for k, v in json.loads(line).items() if k != "tool_id"}) for line in lines_of(name)]
+    roles = probe("gemini-stream-json", lines_of(name))
+    in_order = [i for _, ended, _ in roles for i in ended] == sorted(i for _, ended, _ in roles for i in ended)
+    _, ev = read("gemini-stream-json", lines)
+    expect = ALL[name][1]
+    if in_order:
+        assert outcomes(ev) == expect
+    else:  # overlapping calls answered out of order: the names and the count still hold
+        assert [n for n, _ in outcomes(ev)] == [n for n, _ in expect]
 
 
 def test_more_real_streams_read_as_a_person_reads_them():
