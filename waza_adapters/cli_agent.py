@@ -409,7 +409,7 @@ class CliExecutor(Executor):
         else:
             # cut at max_output_bytes: the calls read up to the cut are kept (the cut line
             # is skipped as malformed); _read_turn reports the cut itself
-            lines = result.stdout_text().splitlines()
+            lines = _lines(result.stdout_text())
         stream.feed_lines(lines, turn, evidence)
         summary = stream.summary()
         if summary["unknown_event_types"] or summary["malformed_lines"] or summary["results_without_call"]:
@@ -454,7 +454,15 @@ def _events_from_file(path: str, limit: int) -> tuple[list[str], str | None]:
         return [], f"cannot read its events file {path}: {exc.strerror or exc}"
     if len(data) > limit:
         return [], f"its events file is larger than {limit} bytes (raise config.cli.max_output_bytes)"
-    return data.decode("utf-8", errors="replace").splitlines(), None
+    return _lines(data.decode("utf-8", errors="replace")), None
+
+
+def _lines(text: str) -> list[str]:
+    """JSON Lines split at ``\\n`` only: ``str.splitlines`` also splits at U+2028, U+2029,
+    U+0085 and form feeds, which JSON strings may hold raw (Node's ``JSON.stringify`` writes
+    them so, and Claude Code, Gemini CLI, OpenCode and Copilot CLI are Node programs), and
+    would cut one event into two malformed lines."""
+    return text.split("\n")
 
 
 def request_label(result) -> str:
@@ -507,8 +515,8 @@ def _json_docs(stdout: str, mode: str) -> list[Any] | None:
         except (ValueError, RecursionError):  # nested past the parser: not a document we can read
             return None
     docs = []
-    for line in stdout.splitlines():
-        line = line.strip()
+    for line in _lines(stdout):
+        line = line.strip().lstrip("\ufeff")
         if not line:
             continue
         try:

@@ -103,10 +103,11 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def loads(data: bytes | str, where: str, *, max_depth: int = MAX_DEPTH) -> Any:
+def loads(data: bytes | str, where: str, *, max_depth: int = MAX_DEPTH, positions: bool = False) -> Any:
     """Strict JSON of ``data``: UTF-8, no ``NaN``/``Infinity``, finite numbers, 64-bit
     integers, at most ``max_depth`` levels. ``where`` (``FILE`` or ``FILE:LINE``) starts
-    the message of the :class:`UntrustedInput` raised for anything else."""
+    the message of the :class:`UntrustedInput` raised for anything else; ``positions``
+    (``where`` is a whole file) adds the line and column of broken JSON (``FILE:3:7``)."""
     try:
         text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
         value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
@@ -114,7 +115,10 @@ def loads(data: bytes | str, where: str, *, max_depth: int = MAX_DEPTH) -> Any:
         raise UntrustedInput(f"{where}: nested more than {max_depth} levels deep") from None
     except UnicodeDecodeError as exc:
         raise UntrustedInput(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except ValueError as exc:  # JSONDecodeError, the refusals above, an integer of > 4300 digits
+    except json.JSONDecodeError as exc:
+        at = f"{where}:{exc.lineno}:{exc.colno}" if positions else where
+        raise UntrustedInput(f"{at}: not valid JSON: {_short(exc.msg if positions else str(exc))}") from None
+    except ValueError as exc:  # the refusals above, an integer of > 4300 digits
         raise UntrustedInput(f"{where}: not valid JSON: {_short(str(exc))}") from None
     check_plain(value, where, max_depth=max_depth)
     return value

@@ -98,3 +98,18 @@ def test_run_audit_refuses_a_paid_judge_before_anything_runs(tmp_path, make_suit
     res = run_waza("run", str(path), "--audit", "-o", str(out))
     assert res.returncode == 2 and b"may make paid calls" in res.stderr
     assert not out.exists()
+
+
+def test_a_suite_of_several_models_is_audited_once(tmp_path, make_suite):
+    suite = LEGACY.replace("  executor: mock\n", "  executor: mock\n  models: [m1, m2]\n")
+    path = make_suite(suite + "graders:\n  - {type: text, name: g, config: {not_contains: [error]}}\n",
+                      {"tasks/t1.yaml": "id: t1\ninputs:\n  prompt: hello\n"})
+    res = run_waza("audit", str(path), "--format", "json")
+    assert res.returncode == 1, res.stderr.decode()
+    assert json.loads(res.stdout)["vacuous_tasks"] == ["t1"]
+    out = tmp_path / "r.json"
+    res = run_waza("run", str(path), "--audit", "-o", str(out), "-q")
+    assert res.returncode == 1, res.stderr.decode()
+    for model in ("m1", "m2"):  # one results file per model, each with the audit
+        doc = json.loads((tmp_path / f"r_{model}.json").read_text())
+        assert doc["audit"]["vacuous_tasks"] == ["t1"] and doc["summary"]["triage"]["vacuous"] == 1

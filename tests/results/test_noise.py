@@ -10,9 +10,10 @@ import pytest
 
 from tests.results.noise_files import draw, write_results
 from waza_core.errors import WazaError
-from waza_core.results import noise, significance
+from waza_core.results import noise, power, significance
 
 FAST = noise.NoiseOptions(simulations=400)
+SIMS = 400
 
 
 def _doc(verdicts: np.ndarray) -> dict:
@@ -31,39 +32,39 @@ def test_the_batched_test_decides_as_the_gates_test(tasks, effect):
         rows.append(cur.mean(axis=1) - base.mean(axis=1))
         expected.append(sig["p_value"] < 0.05)
         margins.append(abs(sig["p_value"] - 0.05))
-    got = significance.sign_flip_rejects(np.array(rows), 0.05, np.random.default_rng(1))
+    got = power.sign_flip_rejects(np.array(rows), 0.05, np.random.default_rng(1))
     clear = np.array(margins) > (0 if tasks == 6 else 0.015)  # drawn patterns: p known to ~0.005
     assert clear.sum() >= 30 and 5 <= sum(expected) <= 35
     assert (got[clear] == np.array(expected)[clear]).all()
 
 
-def _design(tasks: int, trials: int, rho: float = 0.0, seed: int = 2) -> noise.Design:
-    return noise.Design(np.random.default_rng(seed).beta(2, 1.2, tasks), tasks, trials, rho)
+def _design(tasks: int, trials: int, rho: float = 0.0, seed: int = 2) -> power.Design:
+    return power.Design(np.random.default_rng(seed).beta(2, 1.2, tasks), tasks, trials, rho)
 
 
 def test_no_change_is_found_at_most_alpha_of_the_time():
     for rho in (0.0, 0.9):
-        assert noise.power_at(_design(40, 5, rho), 0.0, FAST) <= 0.05 + 0.03
+        assert power.power_at(_design(40, 5, rho), 0.0, 0.05, SIMS) <= 0.05 + 0.03
 
 
 def test_more_trials_or_more_tasks_shrink_the_minimum_detectable_effect():
-    few, _ = noise.minimum_detectable_effect(_design(40, 2), FAST)
-    more_trials, _ = noise.minimum_detectable_effect(_design(40, 8), FAST)
-    more_tasks, _ = noise.minimum_detectable_effect(_design(160, 2), FAST)
+    few, _ = power.minimum_detectable_effect(_design(40, 2), 0.05, 0.8, SIMS)
+    more_trials, _ = power.minimum_detectable_effect(_design(40, 8), 0.05, 0.8, SIMS)
+    more_tasks, _ = power.minimum_detectable_effect(_design(160, 2), 0.05, 0.8, SIMS)
     assert few is not None and more_trials is not None and more_tasks is not None
     assert more_trials < few * 0.8 and more_tasks < few * 0.7
 
 
 def test_correlated_trials_need_a_larger_effect_and_gain_little_from_trials():
-    free, _ = noise.minimum_detectable_effect(_design(40, 5, 0.0), FAST)
-    locked, _ = noise.minimum_detectable_effect(_design(40, 5, 0.9), FAST)
-    locked_more, _ = noise.minimum_detectable_effect(_design(40, 20, 0.9), FAST)
+    free, _ = power.minimum_detectable_effect(_design(40, 5, 0.0), 0.05, 0.8, SIMS)
+    locked, _ = power.minimum_detectable_effect(_design(40, 5, 0.9), 0.05, 0.8, SIMS)
+    locked_more, _ = power.minimum_detectable_effect(_design(40, 20, 0.9), 0.05, 0.8, SIMS)
     assert free < locked and locked_more > locked * 0.8
 
 
 def test_a_design_too_small_for_the_test_has_no_minimum_detectable_effect():
     # four tasks: the best p-value the sign-flip test can give is 1/16 > 0.05
-    mde, curve = noise.minimum_detectable_effect(_design(4, 10), FAST)
+    mde, curve = power.minimum_detectable_effect(_design(4, 10), 0.05, 0.8, SIMS)
     assert mde is None and curve and curve[0]["power"] == 0.0
 
 
@@ -115,7 +116,8 @@ def test_the_correlation_of_a_runs_trials_is_recovered(tmp_path, locked):
     rng = np.random.default_rng(7)
     rates = rng.beta(2, 1.2, 150)
     paths = [str(write_results(tmp_path / f"{i}.json", draw(rng, rates, 5, locked))) for i in range(3)]
-    estimate, _ = noise.estimate_correlation(noise.read_observed(paths))
+    observed = noise.read_observed(paths)
+    estimate, _ = power.intraclass_correlation(observed.passed, observed.graded)
     assert estimate == pytest.approx(locked, abs=0.12)
 
 
@@ -132,3 +134,48 @@ def test_a_file_without_graded_runs_is_refused_with_its_name(tmp_path):
     empty = write_results(tmp_path / "empty.json", np.zeros((0, 2), dtype=bool))
     with pytest.raises(WazaError, match="empty.json: no task has a graded run"):
         noise.read_observed([str(empty)])
+
+
+def test_the_gate_prints_the_minimum_detectable_effect_waza_noise_prints(tmp_path):
+    # one simulation for both: the MDE beside the gate's delta is `waza noise BASELINE CURRENT`'s
+    rng = np.random.default_rng(9)
+    rates = rng.beta(2, 1.2, 20)
+    base, cur = draw(rng, rates, 3, locked=0.5), draw(rng, rates, 3, locked=0.5)
+    a, b = write_results(tmp_path / "a.json", base), write_results(tmp_path / "b.json", cur)
+    sig = significance.compare(_doc(base), _doc(cur), 0.05)
+    both = noise.build_report([str(a), str(b)], noise.NoiseOptions())
+    baseline = noise.build_report([str(a)], noise.NoiseOptions(correlation=sig["correlation"]))
+    assert sig["minimum_detectable_effect_method"] == "simulation" and significance.SEED == power.SEED
+    assert sig["correlation"] == both["correlation"]["value"] > 0.2  # rho from the two files
+    # the same design (the baseline's rates, rho); the gate's budget is smaller (400 pairs, the
+    # test's normal limit)
+    assert sig["minimum_detectable_effect"] == pytest.approx(baseline["minimum_detectable_effect"], abs=0.03)
+
+
+def test_an_improvement_has_its_minimum_detectable_rise():
+    # waza's A/B case: every task failed without the skills and passes with them
+    sig = significance.compare(_doc(np.zeros((6, 1), dtype=bool)), _doc(np.ones((6, 1), dtype=bool)), 0.05)
+    assert sig["verdict"] == "significant improvement"
+    assert 0.5 < sig["minimum_detectable_effect"] < 1.0  # five of six tasks must rise: a large change
+
+
+def test_a_suite_too_small_for_any_verdict_says_so():
+    sig = significance.compare(_doc(np.ones((4, 3), dtype=bool)), _doc(np.eye(4, 3, dtype=bool) == 0), 0.05)
+    assert sig["minimum_detectable_effect"] is None and sig["verdict"] == "within noise"
+    assert "no change detectable with this design" in significance.describe(sig)
+
+
+@pytest.mark.parametrize("rho", [0.0, 0.8])
+def test_the_normal_limit_of_the_test_agrees_with_the_test(rho):
+    design = _design(30, 3, rho)
+    drawn = power.power_at(design, 0.12, 0.05, SIMS)
+    normal = power.power_at(design, 0.12, 0.05, SIMS, test=power.sign_flip_rejects_normal)
+    assert 0.2 < drawn < 0.95 and normal == pytest.approx(drawn, abs=0.06)
+
+
+def test_one_trial_per_task_in_one_file_is_flagged_as_too_optimistic(tmp_path):
+    path = write_results(tmp_path / "one.json", np.random.default_rng(3).random((20, 1)) < 0.7)
+    report = noise.build_report([str(path)], FAST)
+    assert report["flip_rate"]["trials"] is None and report["spread"]["pass_rate"]["sd"] == 0
+    assert "surely too optimistic" in report["warnings"][0]
+    assert "Warning: every task has one graded trial" in noise.render_text(report)

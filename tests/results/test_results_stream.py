@@ -98,6 +98,9 @@ def test_a_large_parallel_run_streams_a_valid_file_in_suite_order(make_suite, tm
     shown = [line.split()[1] for line in out_text.splitlines() if line.startswith("  ✗ ")]
     assert shown == [f"t{i:04d}" for i in sorted(failing)[:50]]
     assert f"... and {len(failing) - 50} more (see the results file)" in out_text
+    # the failure triage counts every run, also those streamed past the first 50 (results/triage.py)
+    assert s["triage"]["agent_failure"] == len(failing)
+    assert f"agent failure: {len(failing)} run(s)" in out_text and "... more in the results file" in out_text
 
 
 def test_output_dir_names_the_streamed_file_like_the_small_one(make_suite, tmp_path):

@@ -232,3 +232,22 @@ def test_a_checkpoint_that_stops_the_run_is_judged_by_its_own_graders(make_suite
     assert runs["unjudged"]["triage"]["category"] == "grader_defect"
     assert runs["unjudged"]["triage"]["reason"].startswith("checkpoint after_turn=2: grader 'no-judge' (start_failed)")
     _valid(doc)
+
+
+def test_the_console_lists_a_task_whose_hook_failed_under_infrastructure(make_suite):
+    hooks = f"hooks:\n  before_task:\n    - {{command: '{sys.executable} -c exit(3)', error_on_fail: true}}\n"
+    path = make_suite(EVAL.format(executor="mock") + hooks, {"tasks/c.yaml": TASKS["tasks/c.yaml"]})
+    res, _ = _run(path)
+    out = res.stdout.decode()
+    block = out[out.index("FAILURE TRIAGE"):]
+    assert "infrastructure: 1 run(s); next: fix the harness" in block
+    assert "- green: before_task hook failed: hook before_task[0]:" in block and "exited with code 3" in block
+
+
+def test_a_reason_is_one_line_whatever_the_error_says():
+    got = triage.decide("error", "agent died\nRESULTS  forged\r\n  tasks 9: 9 passed", [], [], False)
+    assert "\n" not in got["reason"] and "\r" not in got["reason"]
+    assert got["reason"] == "agent died\\nRESULTS  forged\\r\\n  tasks 9: 9 passed"
+    block = triage.console_block({"infrastructure": 1}, [{"test_id": "a\nb", "status": "error", "runs": [
+        {"status": "error", "error_msg": "x\ny"}]}])
+    assert "    - a\\nb: x\\ny" in block.splitlines()

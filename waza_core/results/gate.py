@@ -190,8 +190,14 @@ def _weigh_regression(report: dict[str, Any], failures: list, warnings: list, ma
                             "message": f"aggregate pass rate regressed by {report['regression_pct']:.2f} "
                                        f"percentage points, but the change is {words} (paired test over "
                                        f"{sig['tasks_compared']} tasks p={sig['p_value']:.4f} >= alpha "
-                                       f"{sig['alpha']}; minimum detectable effect "
-                                       f"{(sig['minimum_detectable_effect_pct'] or 0):.1f} pp)"})
+                                       f"{sig['alpha']}; {_mde_words(sig)})"})
+
+
+def _mde_words(sig: dict[str, Any]) -> str:
+    mde = sig.get("minimum_detectable_effect_pct")
+    if mde is None:
+        return f"no change is detectable with {sig['tasks_compared']} tasks"
+    return f"minimum detectable effect {mde:.1f} pp"
 
 
 def _go_quote(text: str) -> str:

@@ -8,21 +8,15 @@ A/A pair: nothing changed between them), and say three things:
 - **the between-run spread**: how far the suite's pass rate and success rate move between two
   runs of this design when nothing changed (sd, and the 95 % range of their difference);
 - **the minimum detectable effect** (MDE): the smallest drop of the mean pass rate that the
-  gate's paired sign-flip test (:func:`waza_core.results.significance.sign_flip_rejects`, the
-  test of :func:`~waza_core.results.significance.compare` batched) finds with probability
-  ``power`` at ``alpha`` when both files have this design (tasks x trials).
+  gate's paired sign-flip test finds with probability ``power`` at ``alpha`` when both files have
+  this design (tasks x trials); :mod:`waza_core.results.power` simulates it (the same function
+  gives the MDE of ``waza gate --significance`` and ``waza compare``).
 
 With an ``effect``, also **power planning**: how many trials per task reach ``power`` for a drop
 of ``effect``, and when no number up to a cap does, how many tasks (drawn from the pilot's).
 
-Everything is simulated from the files' own per-task pass rates (docs/statistics.md, "The noise
-floor"). The correlation model: a task's trials share its pass rate (the correlation of trials
-within a task that pooling ignores), and in each run a task is *locked* with probability
-``rho``: all its trials of that run give one verdict, drawn at the task's rate (a deterministic
-agent whose answer flips between runs); otherwise its trials are independent draws at that rate.
-``rho`` is the intra-class correlation of trials within a run; it is estimated from two or more
-files (one-way analysis of variance of trials grouped by task and file, Donner 1986), or given.
-Every draw is seeded.
+Everything is simulated from the files' own per-task pass rates, with the correlation model of
+:mod:`waza_core.results.power` (docs/statistics.md, "The noise floor"). Every draw is seeded.
 """
 
 from __future__ import annotations
@@ -35,14 +29,14 @@ import attrs
 import numpy as np
 
 from waza_core.errors import WazaError
+from waza_core.results import power as simulated
 from waza_core.results import significance
 from waza_core.results.compare import load_all
+from waza_core.results.power import Design, simulate_run
 from waza_core.results.stream import StreamedResults
 
-SIMULATIONS = 1_000
 MAX_TRIALS = 20
 MAX_TASKS = 2_000
-_BISECTIONS = 8
 
 
 @attrs.define
@@ -50,8 +44,8 @@ class NoiseOptions:
     alpha: float = 0.05
     power: float = 0.8
     effect: float | None = None
-    simulations: int = SIMULATIONS
-    seed: int = significance.SEED
+    simulations: int = simulated.SIMULATIONS
+    seed: int = simulated.SEED
     correlation: float | None = None  # None: estimate from the files
     max_trials: int = MAX_TRIALS
     max_tasks: int = MAX_TASKS
@@ -137,108 +131,18 @@ def flip_rates(obs: Observed) -> tuple[np.ndarray, np.ndarray]:
     return trial, run
 
 
-def estimate_correlation(obs: Observed) -> tuple[float | None, str]:
-    """The intra-class correlation of trials within one run of a task (one-way ANOVA of the
-    trials grouped by task and file, within tasks; Donner, Int. Stat. Review 54, 1986), or
-    None with the reason when the files cannot tell it."""
-    k, n = obs.passed.astype(float), obs.graded.astype(float)
-    multi = (n > 0).sum(axis=0) >= 2  # tasks graded in two or more files
-    if not multi.any():
-        return None, "one run per task: the files cannot tell how correlated a run's trials are"
-    k, n = k[:, multi], n[:, multi]
-    present = n > 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        group = np.where(present, k / n, 0.0)
-        task = k.sum(axis=0) / n.sum(axis=0)
-    ss_between = float((n * (group - task) ** 2).sum())
-    ss_within = float((k * (1 - group)).sum())
-    df_between = float((present.sum(axis=0) - 1).sum())
-    df_within = float((n - present).sum())
-    if df_within == 0:
-        return None, "one trial per task and file: the files cannot tell how correlated a run's trials are"
-    ms_between, ms_within = ss_between / df_between, ss_within / df_within
-    size = float(n[present].mean())
-    denominator = ms_between + (size - 1) * ms_within
-    if denominator == 0:
-        return 0.0, "estimated from the files (no trial varied)"
-    return min(1.0, max(0.0, (ms_between - ms_within) / denominator)), "estimated from the files"
-
-
 # -- simulation -----------------------------------------------------------------------------
-
-def simulate_run(rng: np.random.Generator, rates: np.ndarray, trials: int, rho: float) -> tuple[np.ndarray, np.ndarray]:
-    """One run of every simulated design: (pass rate, all-trials-passed) per task, each of
-    shape ``rates.shape``. A locked task repeats one verdict; otherwise its passes are binomial."""
-    verdict = rng.random(rates.shape) < rates
-    passes = rng.binomial(trials, rates)
-    locked = rng.random(rates.shape) < rho
-    rate = np.where(locked, verdict.astype(float), passes / trials)
-    return rate, np.where(locked, verdict, passes == trials)
-
-
-def lowered(rates: np.ndarray, effect: float, mean: float) -> np.ndarray:
-    """The rates after a drop of ``effect`` in the mean pass rate ``mean``: every task loses the
-    same share of its pass rate (so none goes below 0 and the mean falls by exactly ``effect``)."""
-    return rates * max(0.0, 1 - effect / mean) if mean > 0 else rates
-
-
-@attrs.define
-class Design:
-    """What is simulated: the pilot's task rates, the number of tasks and trials, rho."""
-
-    rates: np.ndarray
-    tasks: int
-    trials: int
-    rho: float
-
-    def sample(self, rng: np.random.Generator, sims: int) -> np.ndarray:
-        """sims x tasks rates: the pilot's tasks as they are, or drawn from them (bootstrap)
-        when the design has another number of tasks."""
-        if self.tasks == len(self.rates):
-            return np.broadcast_to(self.rates, (sims, self.tasks))
-        return rng.choice(self.rates, size=(sims, self.tasks))
-
-
-def power_at(design: Design, effect: float, opts: NoiseOptions) -> float:
-    """The share of simulated baseline/current pairs in which the gate's test finds a drop of
-    ``effect``. Seeded afresh for each call, so nearby designs share their random draws."""
-    rng = np.random.default_rng(opts.seed)
-    mean = float(design.rates.mean())
-    rates = design.sample(rng, opts.simulations)
-    base, _ = simulate_run(rng, rates, design.trials, design.rho)
-    current, _ = simulate_run(rng, lowered(rates, effect, mean), design.trials, design.rho)
-    return float(significance.sign_flip_rejects(current - base, opts.alpha, rng).mean())
-
-
-def minimum_detectable_effect(design: Design, opts: NoiseOptions) -> tuple[float | None, list[dict[str, float]]]:
-    """The smallest drop with power >= ``opts.power`` (bisection), and the points computed;
-    None when even losing every pass (a drop of the whole mean) is not found often enough."""
-    top = float(design.rates.mean())
-    curve = []
-
-    def power(effect: float) -> float:
-        value = power_at(design, effect, opts)
-        curve.append({"effect": effect, "power": value})
-        return value
-
-    if top <= 0 or power(top) < opts.power:
-        return None, curve
-    low, high = 0.0, top
-    for _ in range(_BISECTIONS):
-        middle = (low + high) / 2
-        low, high = (low, middle) if power(middle) >= opts.power else (middle, high)
-    return high, sorted(curve, key=lambda p: p["effect"])
-
 
 def spread(design: Design, opts: NoiseOptions) -> dict[str, Any]:
     """How far two runs of this design move apart when nothing changed: sd of one run's figure
     and the 2.5 / 97.5 percentiles of the difference of two runs (an A/A pair)."""
     rng = np.random.default_rng(opts.seed)
     rates = design.sample(rng, opts.simulations)
-    first_rate, first_ok = simulate_run(rng, rates, design.trials, design.rho)
-    second_rate, second_ok = simulate_run(rng, rates, design.trials, design.rho)
+    first_passes, first_ok = simulate_run(rng, rates, design.trials, design.rho)
+    second_passes, second_ok = simulate_run(rng, rates, design.trials, design.rho)
     out = {}
-    for key, a, b in (("pass_rate", first_rate, second_rate), ("success_rate", first_ok, second_ok)):
+    for key, a, b in (("pass_rate", first_passes / design.trials, second_passes / design.trials),
+                      ("success_rate", first_ok, second_ok)):
         one, two = a.mean(axis=-1), b.mean(axis=-1)
         low, high = np.percentile(two - one, [2.5, 97.5])
         out[key] = {"sd": float(one.std(ddof=1)), "aa_low": float(low), "aa_high": float(high)}
@@ -280,7 +184,8 @@ def plan(design: Design, opts: NoiseOptions) -> dict[str, Any]:
     mean = float(design.rates.mean())
 
     def reaches(tasks: int, trials: int) -> bool:
-        value = power_at(Design(design.rates, tasks, trials, design.rho), opts.effect, opts)
+        value = simulated.power_at(Design(design.rates, tasks, trials, design.rho), opts.effect, opts.alpha,
+                               opts.simulations, opts.seed)
         curve.append({"tasks": tasks, "trials": trials, "power": value})
         return value >= opts.power
 
@@ -302,32 +207,16 @@ def plan(design: Design, opts: NoiseOptions) -> dict[str, Any]:
 
 # -- the report -----------------------------------------------------------------------------
 
-def design_of(obs: Observed, correlation: float | None) -> tuple[Design, dict[str, Any]]:
-    """The design the files describe: their tasks with a graded run, the typical number of
-    graded trials per task and file, and rho (given, estimated, or 0 when unknown)."""
-    graded = obs.graded.sum(axis=0) > 0
-    rates = obs.passed.sum(axis=0)[graded] / obs.graded.sum(axis=0)[graded]
-    trials = max(1, int(round(float(np.median(obs.graded[obs.graded > 0])))))
-    if correlation is not None:
-        rho, source, note = correlation, "option", "given with --correlation"
-    else:
-        estimate, note = estimate_correlation(obs)
-        rho, source = (estimate, "estimated") if estimate is not None else (0.0, "assumed")
-        if estimate is None:
-            note += "; assumed 0 (trials independent given the task's rate): give --correlation to change it"
-    return Design(rates.astype(float), int(graded.sum()), trials, rho), {"value": rho, "source": source, "note": note}
-
-
 def build_report(paths: Sequence[str], opts: NoiseOptions) -> dict[str, Any]:
     """The ``waza noise`` report (its JSON keys are listed in docs/statistics.md)."""
     obs = read_observed(paths)
-    design, correlation = design_of(obs, opts.correlation)
+    design, correlation = simulated.design_of(obs.passed, obs.graded, opts.correlation)
     trial_flip, run_flip = flip_rates(obs)
-    mde, curve = minimum_detectable_effect(design, opts)
+    mde, curve = simulated.minimum_detectable_effect(design, opts.alpha, opts.power, opts.simulations, opts.seed)
     report: dict[str, Any] = {
         "files": list(paths), "tasks": design.tasks, "trials_per_task": design.trials,
         "alpha": opts.alpha, "power": opts.power, "simulations": opts.simulations, "seed": opts.seed,
-        "test": "paired_sign_flip_permutation", "sign_flips": significance.SIMULATION_FLIPS,
+        "test": "paired_sign_flip_permutation", "sign_flips": simulated.SIMULATION_FLIPS,
         "correlation": correlation,
         "flip_rate": _flip_summary(trial_flip, run_flip, len(paths)),
         "spread": {**spread(design, opts), "observed": _observed(obs)},
@@ -335,9 +224,20 @@ def build_report(paths: Sequence[str], opts: NoiseOptions) -> dict[str, Any]:
         "mde_curve": curve,
         "per_task": _per_task(obs, trial_flip, run_flip),
     }
+    report["warnings"] = _warnings(obs)
     if opts.effect is not None:
         report["plan"] = plan(design, opts)
     return report
+
+
+def _warnings(obs: Observed) -> list[str]:
+    """What makes the figures unreliable, said plainly: with one graded trial per task in all
+    the files, every task looks deterministic, so the simulation sees no noise at all."""
+    if int(obs.graded.sum(axis=0).max(initial=0)) <= 1:
+        return ["every task has one graded trial in all these files, so each looks deterministic and the spread "
+                "and minimum detectable effect below assume no noise at all, which is surely too optimistic: "
+                "run with trials_per_task of 2 or more, or give two runs of the suite (an A/A pair)"]
+    return []
 
 
 def _mean_or_none(values: np.ndarray) -> float | None:
@@ -391,6 +291,7 @@ def render_text(r: dict[str, Any], shown: int = 20) -> str:
     flips, corr = r["flip_rate"], r["correlation"]
     out = [f"waza noise: {len(r['files'])} results file(s), {r['tasks']} tasks x {r['trials_per_task']} "
            "trial(s) per task and file", ""]
+    out += [f"Warning: {terminal_text(w)}" for w in r.get("warnings", ())] + ([""] if r.get("warnings") else [])
     out += ["Flip rate (how often a task's verdict differs)"]
     if flips["trials"] is None:
         out.append("  between trials: n/a (one graded trial per task: run with more trials or give two files)")

@@ -16,7 +16,9 @@ signs: Fisher's randomization test for paired data (Good, *Permutation, Parametr
 Tests of Hypotheses*, 2005, ch. 3), computed by ``scipy.stats.permutation_test``: exactly when the
 tasks that changed are few, else from 9,999 seeded sign-flips. The interval of the mean difference
 is a seeded percentile bootstrap over tasks (``scipy.stats.bootstrap``; Efron & Tibshirani 1993).
-The minimum detectable effect is the normal approximation of the same paired test,
+The minimum detectable effect is simulated from the tasks' pass rates with this test
+(:mod:`waza_core.results.power`, the numbers ``waza noise`` prints for the same two files) up to
+:data:`SIMULATED_MDE_TASKS` tasks; beyond, the normal approximation of the same paired test,
 ``(z(1-alpha) + z(power)) * sd(differences) / sqrt(tasks)``, and never less than what the test
 can resolve at all: ``ceil(log2(1/alpha))`` tasks must move, one trial each.
 
@@ -112,7 +114,9 @@ def compare(baseline: Mapping[str, Any], current: Mapping[str, Any], alpha: floa
     p_reg, p_imp, exact = _sign_flip(stats, [d for d in diffs if d != 0])
     trials = (out["baseline_runs"] + out["current_runs"]) / (2 * len(common))
     pooled = [(b[t][0] + c[t][0]) / (b[t][1] + c[t][1]) for t in common]
-    mde = minimum_detectable_effect(diffs, trials, alpha, power, pooled)
+    mde, mde_method, rho = _design_mde(b, c, common, alpha, power, rise=sum(diffs) > 0)
+    if mde_method == "normal":
+        mde = minimum_detectable_effect(diffs, trials, alpha, power, pooled)
     low, high = _interval(stats, diffs)
     direction = "regression" if p_reg < alpha else "improvement" if p_imp < alpha else None
     out.update(
@@ -122,8 +126,9 @@ def compare(baseline: Mapping[str, Any], current: Mapping[str, Any], alpha: floa
         mean_task_delta=mean, mean_task_delta_pct=round(mean * 100, 9),
         ci_low=low, ci_high=high, confidence_level=CONFIDENCE,
         minimum_detectable_effect=mde, minimum_detectable_effect_pct=None if mde is None else round(mde * 100, 9),
+        minimum_detectable_effect_method=mde_method, correlation=rho,
         power=power, trials_per_task=trials,
-        verdict=_verdict(direction, mean, mde),
+        verdict=_verdict(direction, mean, 1.0 if mde is None else mde),
     )
     return out
 
@@ -187,6 +192,34 @@ def _interval(stats: Any, diffs: list[float]) -> tuple[float, float]:
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
+#: up to this many compared tasks the MDE is simulated (:mod:`waza_core.results.power`, as
+#: ``waza noise`` does), where the normal approximation errs most (20 points against a simulated
+#: 30 for the 12 tasks of examples/noise-floor); beyond, the normal approximation, in milliseconds
+SIMULATED_MDE_TASKS = 100
+
+
+def _design_mde(b: Mapping[str, tuple[int, int]], c: Mapping[str, tuple[int, int]], common: list[str],
+                alpha: float, power: float, rise: bool) -> tuple[float | None, str, float | None]:
+    """(MDE, "simulation", rho): the smallest drop (``rise``: the direction the tasks moved) from
+    the baseline's task rates that the test finds with probability ``power``, in a design of the
+    compared tasks and their trials, with rho estimated from both files (``waza noise BASELINE
+    --correlation RHO`` simulates the same design). None: no change is detectable. ("normal" and
+    None) for a large suite."""
+    if len(common) > SIMULATED_MDE_TASKS:
+        return None, "normal", None
+    import numpy as np  # deferred with scipy: a comparison is the only user here
+
+    from waza_core.results import power as simulated  # deferred: it imports numpy at the top
+
+    passed = np.array([[b[t][0] for t in common], [c[t][0] for t in common]])
+    graded = np.array([[b[t][1] for t in common], [c[t][1] for t in common]])
+    rho, _ = simulated.intraclass_correlation(passed, graded)
+    design, _ = simulated.design_of(passed[:1], graded[:1], rho or 0.0)
+    mde, _ = simulated.minimum_detectable_effect(design, alpha, power, simulated.COMPARISON_SIMULATIONS,
+                                                 test=simulated.sign_flip_rejects_normal, rise=rise)
+    return mde, "simulation", rho or 0.0
+
+
 def _verdict(direction: str | None, mean: float, mde: float | None) -> str:
     if direction:
         return f"significant {direction}"
@@ -205,7 +238,8 @@ def describe(sig: Mapping[str, Any]) -> str:
     if sig.get("p_value") is None:
         return f"Significance: not computed ({sig.get('note')}); {runs}"
     mde = sig.get("minimum_detectable_effect_pct")
-    mde_text = f", minimum detectable {mde:.1f} pp" if mde is not None else ""
+    mde_text = f", minimum detectable {mde:.1f} pp" if mde is not None else \
+        ", no change detectable with this design" if sig.get("minimum_detectable_effect_method") == "simulation" else ""
     # the one-sided p-value of the direction the tasks moved (a rise is not weighed as a regression)
     rose = sig.get("direction") == "improvement" or (sig.get("direction") is None and sig["mean_task_delta"] > 0)
     p = sig["p_value_improvement"] if rose else sig["p_value"]
@@ -214,39 +248,3 @@ def describe(sig: Mapping[str, Any]) -> str:
             f"{mde_text}); p={p:.4f} (alpha {sig['alpha']}, paired over {sig['tasks_compared']} tasks, "
             f"{sig['tasks_with_evidence']} changed); {runs}")
 
-
-#: sign patterns drawn for the batched test of simulated pairs (``waza noise``): a p-value is
-#: then known to about +-0.007 near 0.05, plenty to count how often a design rejects
-SIMULATION_FLIPS = 1_999
-
-
-def sign_flip_rejects(diffs: Any, alpha: float, rng: Any, flips: int = SIMULATION_FLIPS) -> Any:
-    """For each row of ``diffs`` (simulated pairs x tasks: per-task pass-rate differences,
-    current minus baseline), does the test of :func:`compare` find a regression at ``alpha``?
-
-    The same test, batched for power simulations (``waza noise``): the statistic is the mean
-    difference, its null distribution the one of flipping each task's sign, the p-value the
-    share of sign patterns whose mean is at most the observed one (ties within a rounding
-    tolerance count, as in :func:`_sign_flip`). All ``2**tasks`` patterns when that is at most
-    ``flips`` (exact, as :func:`compare` is then), else ``flips`` patterns drawn from ``rng``
-    and shared by every row, with scipy's ``(count + 1) / (flips + 1)``. A task that did not
-    change contributes 0 under either sign, so flipping every task is flipping the changed
-    ones. One matrix product: 2,000 pairs of 200 tasks in a fraction of a second."""
-    import numpy as np  # deferred with scipy: only a simulation pays for it
-
-    diffs = np.asarray(diffs, dtype=float)
-    tasks = diffs.shape[-1]
-    exact = 2 ** tasks <= flips
-    if exact:
-        codes = np.arange(2 ** tasks)[:, None] >> np.arange(tasks)[None, :]
-        signs = 1.0 - 2.0 * (codes & 1)
-    else:
-        signs = rng.choice(np.array([-1.0, 1.0]), size=(flips, tasks))
-    observed = diffs.sum(axis=-1)
-    tolerance = 1e-9 * max(1.0, float(np.abs(diffs).sum(axis=-1).max(initial=0.0)))
-    below = np.zeros(observed.shape, dtype=np.int64)
-    for start in range(0, signs.shape[0], 512):  # bounded memory: 512 patterns x rows at a time
-        null = signs[start:start + 512] @ diffs.T
-        below += np.count_nonzero(null <= observed + tolerance, axis=0)
-    p = below / signs.shape[0] if exact else (below + 1) / (signs.shape[0] + 1)
-    return p < alpha

@@ -76,7 +76,7 @@ def null_run(suite_file: Path, plugins: Sequence[str] = (), run_args: Sequence[s
     with tempfile.TemporaryDirectory(prefix="waza-audit-") as tmp:
         out = Path(tmp) / "results.json"
         argv = [sys.executable, "-m", "waza_core", "run", str(suite_file), "--executor", NULL_EXECUTOR,
-                "--trials", "1", "--model", "audit", "-o", str(out), "-q", *run_args]
+                "--trials", "1", "-o", str(out), "-q", *run_args]
         for p in plugins:
             argv += ["-p", p]
         proc = subprocess.run(argv, capture_output=True, text=True)
@@ -111,6 +111,9 @@ def audit_suite(suite, registry, plugins: Sequence[str] = (), run_args: Sequence
     problem = paid_judge_problem(suite, registry)
     if problem:
         raise WazaError(problem)
+    models = list(suite.config.models or ())
+    if len(models) > 1:  # one results document: the do-nothing agent answers every model alike
+        run_args = [*run_args, "--model", models[0]]
     return audit_report(null_run(suite.file, plugins, run_args), prompt_graders(suite))
 
 

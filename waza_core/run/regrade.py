@@ -85,6 +85,24 @@ def regrade(
     """
     warnings: list[str] = []
     doc = _as_document(results, warnings)
+    regraded = grade_tasks(suite, registry, doc, warnings, task_id=task_id, workspace_dir=workspace_dir,
+                           cancel=cancel, on_run=on_run, judge_model=judge_model, judges=judges)
+    outcome = merged_document(doc, suite, regraded)
+    summary = grade_summary(regraded)
+    block = None
+    if judges is not None:
+        block = outcome.extra["judge_agreement"] = summary["judge_agreement"] = judges.block()
+    return GradeReport(outcome=outcome, summary=summary, graded=[t.test_id for t in regraded],
+                       warnings=warnings, judge_agreement=block)
+
+
+def grade_tasks(suite: Suite, registry, doc: ResultsDocument, warnings: list[str], *, task_id: str | None = None,
+                workspace_dir: str | os.PathLike[str] | None = None, cancel: threading.Event | None = None,
+                on_run: Callable[[str, RunResult], None] | None = None, judge_model: str | None = None,
+                judges: JudgeRepeats | None = None) -> list[TaskResult]:
+    """The regraded tasks of :func:`regrade`, in suite order (``doc`` needs to hold only
+    the saved entries of the suite's tasks: :mod:`waza_core.run.regrade_stream` gives it
+    no other)."""
     todo = tasks_to_grade(suite, doc, task_id, warnings)
     workspace = os.path.abspath(workspace_dir if workspace_dir is not None else os.curdir)
     graders = SuiteGraders(suite, registry, [task for task, _ in todo])
@@ -92,17 +110,10 @@ def regrade(
                               model=doc.config.model_id or suite.config.model, executor=suite.config.executor,
                               new_executor=executor_factory(suite, registry), cancel=cancel))
     try:
-        regraded = [regrade_task(task, saved, graders.of(task), suite, workspace, cancel, on_run, judges)
-                    for task, saved in todo]
+        return [regrade_task(task, saved, graders.of(task), suite, workspace, cancel, on_run, judges)
+                for task, saved in todo]
     finally:
         graders.close()
-    outcome = merged_document(doc, suite, regraded)
-    summary = grade_summary(regraded)
-    block = None
-    if judges is not None:
-        block = outcome.extra["judge_agreement"] = summary["judge_agreement"] = judges.block()
-    return GradeReport(outcome=outcome, summary=summary, graded=[t.id for t, _ in todo],
-                       warnings=warnings, judge_agreement=block)
 
 
 def _as_document(results: ResultsDocument | Mapping[str, Any], warnings: list[str]) -> ResultsDocument:
