@@ -337,3 +337,9 @@ def test_the_hostile_example_passes_and_reads_the_skill(tmp_path):
     assert run["skill_invocations"] == [{"name": "code-review", "detected_by": "skill_file_read", "tool": "view"}]
     lines, changes = everything("copilot-cli-json", lines_of("copilotbench-copilot_1_0_63_session_lines_1_39.jsonl"))
     assert (example / "stream.jsonl").read_bytes() == text_of(lines, changes).encode("utf-8")  # made as it says
+
+
+def test_cursor_without_partial_output_keeps_the_message_before_its_tool_calls():
+    reader, _ = read("cursor-stream-json", lines_of("cursorhack-cursor_parallel_sleep.jsonl"))
+    assert reader.messages == ["I’ll run `sleep 6` and `sleep 4` in parallel using separate shell commands, wait for "
+                               "both to finish, then respond with exactly `done`.", "done"]
