@@ -204,7 +204,8 @@ def everything(fmt, lines):
     """All the variants that apply, one after another, as one stream."""
     changes: dict = {}
     for name in ("with_odd_ids", "with_line_separators_inside_strings", "with_parallel_calls",
-                 "with_an_error_event_mid_stream", "with_unknown_events", "with_the_last_line_cut", "with_spinner_before_events", "with_log_lines", "with_bom_and_crlf"):
+                 "with_an_error_event_mid_stream", "with_unknown_events", "with_the_last_line_cut",
+                 "with_spinner_before_events", "with_log_lines", "with_bom_and_crlf"):
         made = VARIANTS[name](fmt, lines)
         if made is not None:
             lines, more = made
