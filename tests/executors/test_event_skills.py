@@ -182,3 +182,13 @@ def test_skills_read_in_one_run_reach_the_results_through_the_cli_executor(exec_
     run = one_run(exec_suite, exec_registry, {"command": [sys.executable, str(replay), str(path)],
                                               "output": "jsonl", "events": fmt})
     assert [s["name"] for s in run["skill_invocations"]] == expect
+
+
+@pytest.mark.parametrize("fmt", sorted(SKILL_TOOLS))
+def test_a_skill_tool_call_that_failed_loads_nothing(fmt):
+    """Claude Code answers a skill it does not have with ``<tool_use_error>Unknown skill: ...``."""
+    tool, args = SKILL_TOOLS[fmt]
+    _, ev = read(fmt, AGENTS[fmt][0]("s1", tool, args, ok=False))
+    assert ev.skill_invocations == []
+    _, ev = read(fmt, AGENTS[fmt][0]("s1", tool, args)[:1])  # cut before its result: it was asked for
+    assert [s["name"] for s in ev.skill_invocations] == ["pdf"]  # (OpenCode's one line is the whole call)

@@ -226,9 +226,6 @@ class StreamTurn:
         if args:
             event["arguments"] = args
         self.evidence.transcript.append(event)
-        skill = self.reader.skill_from_tool(name, args)
-        if skill:
-            self.skill(skill, "skill_tool", name)
 
     def finish_call(self, call_id: Any, success: bool, result: Any = None, error: Any = None,
                     name: Any = None, args: Any = None) -> None:
@@ -252,6 +249,7 @@ class StreamTurn:
         self.evidence.transcript.append({"type": "tool.execution_complete", "tool_call_id": key,
                                          "success": call.success, "tool_result": {"content": call.result}})
         if call.success:
+            self._skill_tool(call)
             self._skill_file(call)
 
     def usage(self, raw: Any, *, cost_usd: Any = None) -> None:
@@ -293,6 +291,13 @@ class StreamTurn:
             return f"call-{self.reader.sequence_ids}"
         return json.dumps(call_id, ensure_ascii=False) if not isinstance(call_id, (int, float)) else str(call_id)
 
+    def _skill_tool(self, call: _Call) -> None:
+        """A skill tool call loads its skill unless it failed (Claude answers ``Unknown
+        skill: ...`` with ``is_error``); one the run cut short still asked for it."""
+        skill = self.reader.skill_from_tool(call.name, call.args)
+        if skill:
+            self.skill(skill, "skill_tool", call.name)
+
     def _oldest_without_id(self) -> str:
         """A result that names no call ends the oldest open call that had no id either
         (an agent that gives no ids answers its calls in order)."""
@@ -309,6 +314,9 @@ class StreamTurn:
 
     def close(self) -> None:
         """Record every call in start order; one with no result is unfinished."""
+        for call in self.calls:
+            if call.success is None:
+                self._skill_tool(call)
         for call in self.calls:
             success = bool(call.success)
             legacy = {"id": call.id, "name": call.name, "arguments": legacy_args(call.args), "success": success}
