@@ -89,6 +89,7 @@ _EXPORTS: dict[str, str] = {
     "program_timeout": "waza_core.suite.project_config",
     # the environment of a child program: whole by default, or an allow-list
     "child_environment": "waza_core.childenv",
+    "ADAPTER_ENV_BASELINE": "waza_core.childenv",
     "check_env_allow_list": "waza_core.childenv",
     "project_env_allow_list": "waza_core.childenv",
     # text from suites, agents and graders, made safe for a terminal or a report
@@ -157,6 +158,7 @@ __all__ = [
     "results_json_bytes", "escape_markdown", "describe_significance", "run_process", "ProcessResult",
     "ProcessStartError",
     "CancelEvent", "display_path", "resolve_inside", "PathEscape", "program_timeout", "child_environment",
+    "ADAPTER_ENV_BASELINE",
     "check_env_allow_list", "project_env_allow_list", "escape_terminal", "escape_html", "write_file_safely",
     "open_append_safely", "check_output_target", "compile_regex", "Regex", "RegexError", "go_quote",
     "go_quote_list", "go_list", "go_float", "go_json", "go_value", "go_lower", "go_upper", "go_trim_space",
@@ -182,6 +184,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     # "import X as X": an explicit re-export, so `from waza_core import Grader` type-checks
     # under mypy --strict (no implicit re-export) in a plugin author's project
+    from waza_core.childenv import ADAPTER_ENV_BASELINE as ADAPTER_ENV_BASELINE
     from waza_core.childenv import check_allow_list as check_env_allow_list
     from waza_core.childenv import child_environment as child_environment
     from waza_core.childenv import project_allow_list as project_env_allow_list

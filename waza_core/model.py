@@ -82,6 +82,13 @@ class TaskSpec:
         raw = self._raw
         return _decode_json(raw) if isinstance(raw, bytes) else raw
 
+    @property
+    def raw_json(self) -> bytes | None:
+        """The compact JSON of :attr:`raw` when the task came through the suite cache (a
+        byte search there spares decoding it), else None."""
+        raw = self._raw
+        return raw if isinstance(raw, bytes) else None
+
 
 @attrs.frozen
 class SuiteConfig:

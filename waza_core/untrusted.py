@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from waza_core.errors import WazaError
+from waza_core.safe_write import describe_mode
 
 #: deepest nesting of mappings and lists accepted in a file someone else wrote (a results
 #: document itself is about 8 deep; tool arguments an agent passes add some)
@@ -47,18 +48,6 @@ RUN_STATUSES = frozenset({"passed", "failed", "error", "n/a"})
 
 class UntrustedInput(WazaError):
     """A file or line someone else wrote that waza will not use; the message names it."""
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
 
 
 def open_regular(path: str | os.PathLike[str], *, follow: bool = False, limit: int | None = None) -> BinaryIO:
@@ -80,7 +69,7 @@ def open_regular(path: str | os.PathLike[str], *, follow: bool = False, limit: i
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise UntrustedInput(f"{os.fsdecode(path)}: {_kind(st.st_mode)}, not a regular file")
+            raise UntrustedInput(f"{os.fsdecode(path)}: {describe_mode(st.st_mode)}, not a regular file")
         if limit is not None and st.st_size > limit:
             raise UntrustedInput(f"{os.fsdecode(path)}: {st.st_size} bytes, more than the {limit} allowed")
         os.set_blocking(fd, True)

@@ -2,7 +2,9 @@
 
 A ``tool_use`` block of an ``assistant`` event starts a call; the ``tool_result`` block
 with the same ``tool_use_id`` in a later ``user`` event ends it (``is_error`` marks it
-failed). Tokens and turns come from each ``result`` event (summed: a process that resumes
+failed). A ``server_tool_use`` block (``web_search``, ``web_fetch``, run by Anthropic's API) is
+a call too, ended by the ``..._tool_result`` block of the same message (failed when its content
+is an ``..._error``). Tokens and turns come from each ``result`` event (summed: a process that resumes
 itself prints one per segment); a ``result`` with ``is_error`` is an error event.
 
 Cost: ``total_cost_usd`` is a running total, not a per-event figure. Within one process it
@@ -46,8 +48,13 @@ class ClaudeStreamJson(EventFormat):
                     continue
                 if block.get("type") == "text":
                     turn.message(block.get("text"))
-                elif block.get("type") == "tool_use":
+                elif block.get("type") in ("tool_use", "server_tool_use"):
                     turn.start_call(block.get("id"), block.get("name"), block.get("input"))
+                elif str(block.get("type")).endswith("_tool_result") and block.get("tool_use_id"):
+                    # a server tool (web_search, web_fetch) answers in the same message
+                    content = block.get("content")
+                    failed = isinstance(content, dict) and str(content.get("type", "")).endswith("_error")
+                    turn.finish_call(block["tool_use_id"], not failed, content)
         elif kind == "user":
             for block in blocks:
                 if isinstance(block, dict) and block.get("type") == "tool_result":

@@ -16,7 +16,9 @@ With ``--stream-partial-output`` Cursor sends each chunk of text as an ``assista
 with ``timestamp_ms`` (a chunk repeated with a ``model_call_id`` is a copy), and the whole
 message once more without ``timestamp_ms`` (Cursor forum, "stream-partial-output: assistant
 events have multiple undocumented forms"): chunks are joined into one message up to the next
-tool call, and the whole message replaces them when it comes.
+tool call, and the whole message replaces them when it comes. Without that flag, the message
+written before tool calls carries ``model_call_id`` and ``timestamp_ms`` and is the only copy
+(reifying/cursor-hack's captures): it is a message.
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ class CursorStreamJson(EventFormat):
     def __init__(self):
         super().__init__()
         self._chunks: list[str] = []
+        self._chunked = False  # chunks were streamed: a message with model_call_id repeats them
 
     def read_event(self, event, turn):
         kind = event.get("type")
@@ -85,9 +88,13 @@ class CursorStreamJson(EventFormat):
             text = _text(event.get("message"))
             if "timestamp_ms" not in event:
                 self._chunks.clear()  # the whole message: it supersedes the chunks streamed before it
+                self._chunked = False
                 turn.message(text)
             elif "model_call_id" not in event and text:
                 self._chunks.append(text)
+                self._chunked = True
+            elif not self._chunked:
+                turn.message(text)  # without --stream-partial-output: the message before the tool calls
             return
         self.end_turn(turn)
         if kind == "tool_call":

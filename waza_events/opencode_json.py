@@ -3,7 +3,9 @@
 OpenCode prints a ``tool_use`` event when a tool part reaches a final state: its
 ``part.callID`` is the call id, ``part.tool`` the name, ``part.state.input`` the
 arguments; ``state.status`` ``completed`` is a success, ``error`` a failure (any other
-status leaves the call unfinished). ``text`` parts are messages; usage (tokens and cost)
+status leaves the call unfinished), and so is a completed call of OpenCode's ``invalid`` tool
+(the model named a tool that does not exist; the input's ``tool`` says which) or a command whose
+``metadata.exit`` is not 0. ``text`` parts are messages; usage (tokens and cost)
 comes from each ``step_finish`` part (``cost`` is OpenCode's own USD figure); ``error`` events
 are error events; the session id is ``sessionID``. The ``skill`` tool loads a skill. The final
 ``done`` event (``reason``, and the permissions OpenCode rejected because nobody could answer
@@ -31,10 +33,11 @@ class OpencodeJson(EventFormat):
         part = event.get("part") if isinstance(event.get("part"), dict) else {}
         if kind == "tool_use":
             state = part.get("state") if isinstance(part.get("state"), dict) else {}
-            call_id = part.get("callID") or part.get("id")
+            call_id = part.get("callID") if part.get("callID") not in (None, "") else part.get("id")
             turn.start_call(call_id, part.get("tool"), state.get("input"))
             if state.get("status") in ("completed", "error"):
-                turn.finish_call(call_id, state["status"] == "completed", state.get("output"), state.get("error"))
+                failed = state["status"] == "error" or _failed_anyway(part.get("tool"), state)
+                turn.finish_call(call_id, not failed, state.get("output"), state.get("error") or state.get("output"))
         elif kind == "text":
             turn.message(part.get("text"))
         elif kind == "step_finish":
@@ -54,6 +57,17 @@ class OpencodeJson(EventFormat):
                                              "rejected_permissions": rejected})
         elif kind not in _QUIET:
             turn.unknown(kind)
+
+
+def _failed_anyway(tool, state):
+    """A ``completed`` part that a person reads as failed: OpenCode's ``invalid`` tool (the
+    model called a tool that does not exist, or with bad arguments; its input names the tool
+    it tried) and a command whose ``metadata.exit`` is not 0."""
+    if tool == "invalid":
+        return True
+    metadata = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
+    code = metadata.get("exit")
+    return isinstance(code, int) and not isinstance(code, bool) and code != 0
 
 
 @hookimpl

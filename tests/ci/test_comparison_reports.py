@@ -87,3 +87,27 @@ def test_gate_and_compare_word_the_comparison_the_same_in_every_format(ab_run, t
     assert describe_significance(compare["significance"]) == line  # the same test, the same words
     assert line in waza_ci("compare", str(base), str(cur)).stdout.decode()
     assert escape_markdown(line) in waza_ci("compare", str(base), str(cur), "-f", "markdown").stdout.decode()
+
+
+def test_hostile_text_in_the_skill_impact_sections_stays_text(ab_run, tmp_path):
+    root, _ = ab_run
+    doc = json.loads((root / "ab.json").read_text("utf-8"))
+    evil = "<script>alert(1)</script> | @team\n# heading"
+    doc["baseline_from"] = {"file": evil, "sha256": "0" * 64, "part": "document", "eval_id": "<b>run</b>",
+                            "timestamp": None, "tasks_compared": 6, "tasks_only_in_run": 0, "tasks_only_in_file": 0,
+                            "compared_success_rate": 1.0, "compared_baseline_success_rate": 0.0,
+                            "warnings": ["<img src=x onerror=alert(1)>"]}
+    doc["tasks"][0]["display_name"] = "<b>bold</b> task"
+    path = tmp_path / "evil.json"
+    path.write_text(json.dumps(doc), "utf-8")
+    proc = waza_ci("report", str(path), "--markdown", str(tmp_path / "e.md"), "--html", str(tmp_path / "e.html"))
+    assert proc.returncode == 0, proc.stderr.decode()
+    md = (tmp_path / "e.md").read_text("utf-8")
+    section = md[md.index("### Skill impact"):]
+    assert "<script>" not in section and "<img" not in section and "<b>" not in section
+    assert "&lt;script&gt;" in section and "@\u200bteam" in section and "\\| " in section
+    assert "\n# heading" not in section  # a newline cannot start a heading
+    page = (tmp_path / "e.html").read_bytes()
+    assert b"<script>alert" not in page and b"<img src=x" not in page and b"<b>bold" not in page
+    impact = json.loads(json_islands(page)["waza-data"])["header"]["skill_impact"]
+    assert impact["source"]["file"] == evil and impact["tasks"][0]["name"] == "<b>bold</b> task"  # kept exactly

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from tests.conftest import BASIC_EVAL, run_waza, write
+from tests.conftest import BASIC_EVAL, REPO, run_waza, write
 from tests.results.noise_files import draw, write_results
 
 TASK = """
@@ -110,3 +110,39 @@ def test_help_does_not_load_numpy():
                           capture_output=True, timeout=60)
     assert proc.returncode == 0 and b"--effect" in proc.stdout
     assert b"numpy" not in proc.stderr and b"scipy" not in proc.stderr
+
+
+EXAMPLE = REPO / "examples" / "noise-floor"
+
+
+def test_the_example_pair_prints_what_its_readme_says():
+    proc = run_waza("noise", "run-a.json", "run-b.json", "-f", "json", cwd=EXAMPLE)
+    assert proc.returncode == 0, proc.stderr.decode()
+    report = json.loads(proc.stdout)
+    assert report["flip_rate"]["tasks_flipped"] == 5 and report["flip_rate"]["tasks_changed_between_runs"] == 3
+    assert f"{report['minimum_detectable_effect_pct']:.1f}" == "30.7"
+    assert round(report["correlation"]["value"], 2) == 0.1
+
+
+@pytest.mark.parametrize("fmt", ["human", "markdown", "json"])
+def test_the_gate_prints_the_minimum_detectable_effect_and_within_noise(fmt):
+    proc = run_waza("gate", "--baseline", "run-a.json", "--current", "run-b.json", "--significance", "0.05",
+                    "-f", fmt, cwd=EXAMPLE)
+    assert proc.returncode == 0, proc.stderr.decode()
+    if fmt == "json":
+        sig = json.loads(proc.stdout)["significance"]
+        assert sig["verdict"] == "within noise" and f"{sig['minimum_detectable_effect_pct']:.1f}" == "31.2"
+    else:
+        assert "Significance: within noise: mean task change -5.6 pp" in proc.stdout.decode()
+        assert "minimum detectable 31.2 pp" in proc.stdout.decode()
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "json"])
+def test_compare_prints_the_minimum_detectable_effect_and_within_noise(fmt):
+    proc = run_waza("compare", "run-a.json", "run-b.json", "-f", fmt, cwd=EXAMPLE)
+    assert proc.returncode == 0, proc.stderr.decode()
+    if fmt == "json":
+        sig = json.loads(proc.stdout)["significance"]
+        assert sig["verdict"] == "within noise" and sig["minimum_detectable_effect_method"] == "simulation"
+    else:
+        assert "within noise" in proc.stdout.decode() and "minimum detectable 31.2 pp" in proc.stdout.decode()

@@ -1,4 +1,5 @@
-"""The real ``waza`` command: exit codes, messages without tracebacks, signals, plugins."""
+"""The ``waza`` command: exit codes, messages without tracebacks, signals, plugins (in this
+process, see tests/inprocess.py; Ctrl-C and the start-up imports in a real one)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import time
 
 import pytest
 
-from tests.conftest import BASIC_EVAL, REPO, run_waza
+from tests.conftest import BASIC_EVAL, REPO
+from tests.inprocess import run_waza_in_process as run_waza
 from waza_core.suite.schema import plain_validator
 
 TASK = "id: t1\ninputs: {prompt: hello}\n"

@@ -80,12 +80,21 @@ def every_field_document() -> ResultsDocument:
                          "not_audited": [{"task_id": "t", "grader": "j", "reason": "prompt grader"}],
                          "tasks_audited": 1, "executor": "null"},
                "judge_agreement": _judge_agreement(),
-               "baseline_from": {"file": "base.json", "sha256": "0" * 64, "part": "document", "tasks_compared": 1,
+               "baseline_from": {"file": "base.json", "sha256": "0" * 64, "part": "baseline_outcome",
+                                 "eval_id": "run-0", "timestamp": "2025-01-01T00:00:00Z", "tasks_compared": 1,
                                  "tasks_only_in_run": 0, "tasks_only_in_file": 0, "compared_success_rate": 1.0,
-                                 "compared_baseline_success_rate": 0.5, "warnings": []},
-               "skill_impact_significance": {"test": "paired_sign_flip_permutation", "alpha": 0.05,
-                                             "tasks_compared": 1, "verdict": "within noise"}},
+                                 "compared_baseline_success_rate": 0.0, "warnings": ["a warning"]},
+               "skill_impact_significance": _significance()},
     )
+
+
+def _significance() -> dict:
+    """The paired test's object as an A/B run writes it (every key it can write)."""
+    from waza_core.results.significance import compare
+
+    before = {"tasks": [{"test_id": t, "runs": [{"status": "failed"}]} for t in "ab"]}
+    after = {"tasks": [{"test_id": t, "runs": [{"status": "passed"}]} for t in "ab"]}
+    return compare(before, after, 0.05)
 
 
 def _judge_agreement() -> dict:

@@ -171,3 +171,11 @@ def test_the_normal_limit_of_the_test_agrees_with_the_test(rho):
     drawn = power.power_at(design, 0.12, 0.05, SIMS)
     normal = power.power_at(design, 0.12, 0.05, SIMS, test=power.sign_flip_rejects_normal)
     assert 0.2 < drawn < 0.95 and normal == pytest.approx(drawn, abs=0.06)
+
+
+def test_one_trial_per_task_in_one_file_is_flagged_as_too_optimistic(tmp_path):
+    path = write_results(tmp_path / "one.json", np.random.default_rng(3).random((20, 1)) < 0.7)
+    report = noise.build_report([str(path)], FAST)
+    assert report["flip_rate"]["trials"] is None and report["spread"]["pass_rate"]["sd"] == 0
+    assert "surely too optimistic" in report["warnings"][0]
+    assert "Warning: every task has one graded trial" in noise.render_text(report)

@@ -242,3 +242,12 @@ def test_the_console_lists_a_task_whose_hook_failed_under_infrastructure(make_su
     block = out[out.index("FAILURE TRIAGE"):]
     assert "infrastructure: 1 run(s); next: fix the harness" in block
     assert "- green: before_task hook failed: hook before_task[0]:" in block and "exited with code 3" in block
+
+
+def test_a_reason_is_one_line_whatever_the_error_says():
+    got = triage.decide("error", "agent died\nRESULTS  forged\r\n  tasks 9: 9 passed", [], [], False)
+    assert "\n" not in got["reason"] and "\r" not in got["reason"]
+    assert got["reason"] == "agent died\\nRESULTS  forged\\r\\n  tasks 9: 9 passed"
+    block = triage.console_block({"infrastructure": 1}, [{"test_id": "a\nb", "status": "error", "runs": [
+        {"status": "error", "error_msg": "x\ny"}]}])
+    assert "    - a\\nb: x\\ny" in block.splitlines()

@@ -216,3 +216,12 @@ def test_a_hand_made_file_in_waza_go_shape_is_a_baseline(waza, suite, tmp_path):
     assert doc["baseline_from"]["part"] == "document" and doc["baseline_from"]["tasks_compared"] == 6
     assert doc["baseline_outcome"]["summary"]["success_rate"] == 0.0  # computed from its tasks
     assert doc["skill_impact_significance"]["verdict"] == "significant improvement"
+
+
+def test_no_task_in_common_is_refused_before_the_audit_runs(waza, suite, tmp_path):
+    run(waza, suite, tmp_path / "part.json", "-q", "--task", "t1")
+    res, doc = run(waza, suite, tmp_path / "r.json", "--audit", "--task", "t2",
+                   "--baseline-from", str(tmp_path / "part.json"))
+    err = res.stderr.decode()
+    assert res.returncode == 2 and "no task in common with this run" in err
+    assert "--audit: running" not in err and doc is None

@@ -224,9 +224,20 @@ def build_report(paths: Sequence[str], opts: NoiseOptions) -> dict[str, Any]:
         "mde_curve": curve,
         "per_task": _per_task(obs, trial_flip, run_flip),
     }
+    report["warnings"] = _warnings(obs)
     if opts.effect is not None:
         report["plan"] = plan(design, opts)
     return report
+
+
+def _warnings(obs: Observed) -> list[str]:
+    """What makes the figures unreliable, said plainly: with one graded trial per task in all
+    the files, every task looks deterministic, so the simulation sees no noise at all."""
+    if int(obs.graded.sum(axis=0).max(initial=0)) <= 1:
+        return ["every task has one graded trial in all these files, so each looks deterministic and the spread "
+                "and minimum detectable effect below assume no noise at all, which is surely too optimistic: "
+                "run with trials_per_task of 2 or more, or give two runs of the suite (an A/A pair)"]
+    return []
 
 
 def _mean_or_none(values: np.ndarray) -> float | None:
@@ -280,6 +291,7 @@ def render_text(r: dict[str, Any], shown: int = 20) -> str:
     flips, corr = r["flip_rate"], r["correlation"]
     out = [f"waza noise: {len(r['files'])} results file(s), {r['tasks']} tasks x {r['trials_per_task']} "
            "trial(s) per task and file", ""]
+    out += [f"Warning: {terminal_text(w)}" for w in r.get("warnings", ())] + ([""] if r.get("warnings") else [])
     out += ["Flip rate (how often a task's verdict differs)"]
     if flips["trials"] is None:
         out.append("  between trials: n/a (one graded trial per task: run with more trials or give two files)")

@@ -63,7 +63,13 @@ REASON_LIMIT = 500
 
 
 def _clip(text: str) -> str:
+    """One line (a reason is shown on one line of every report), at most REASON_LIMIT characters."""
+    text = _one_line(text)
     return text if len(text) <= REASON_LIMIT else text[:REASON_LIMIT - 3] + "..."
+
+
+def _one_line(text: str) -> str:
+    return text.replace("\r", "\\r").replace("\n", "\\n") if "\n" in text or "\r" in text else text
 
 
 def decide(status: Any, error_msg: Any, grader_errors: list[tuple[str, str, str]],
@@ -295,7 +301,7 @@ def console_block(counts: Mapping[str, Any] | None, shown: Iterable[Mapping[str,
         lines.append(f"  {TITLES[c]}: {runs} run(s); next: {NEXT_ACTION[c]}")
         listed = tally.tasks[c] or [(t, "passes with no agent") for t in vacuous if c == VACUOUS]
         for tid, reason in listed[:10]:
-            lines.append(f"    - {tid}: {reason}")
+            lines.append(f"    - {_one_line(tid)}: {_one_line(reason)}")
         if tally.runs[c] < runs and c != VACUOUS:
             lines.append("    ... more in the results file")
     if verbose:

@@ -46,7 +46,7 @@ from waza_core.run.backends import check_backend
 from waza_core.run.budget import Budget
 from waza_core.run.engine import Engine
 from waza_core.run.finish import console_report
-from waza_core.run.plan import RunOptions
+from waza_core.run.plan import RunOptions, select_tasks
 from waza_core.run.prices import PriceTable
 from waza_core.run.prices import resolve as resolve_prices
 from waza_core.run.result_cache import RunCache
@@ -236,6 +236,9 @@ def plan_models(suite, targets: OutputTargets, flags: RunFlags,
     before anything runs, with the results file names they make."""
     targets.check_output_dir_name(suite.name)
     stored = load_stored_baseline(flags.baseline_from, suite.name, flags.skip_graders)
+    if stored is not None:  # the tasks this run selects, before the audit or any engine
+        stored_baseline.check_tasks(stored, [t.id for t in select_tasks(suite, RunOptions(
+            task_globs=list(flags.task), tag_globs=list(flags.tags)))])
     models = multimodel.models_to_run(flags.models, suite)
     targets.check_models(suite.name, models)
     return models, backend.resolve(flags.workers, suite), stored

@@ -94,27 +94,33 @@ def check_suite(stored: StoredBaseline, suite_name: str, warn: Callable[[str], N
                         "use `waza compare`)")
 
 
+def check_tasks(stored: StoredBaseline, ids: list[str]) -> None:
+    """Refuse (exit 2) when none of the tasks this run selected (``ids``) has a graded run in
+    the stored side: checked once the suite is loaded, before anything runs."""
+    if any(i in stored.counts for i in ids):
+        return
+    stored_ids = {str(t.get("test_id")) for t in stored.document.get("tasks") or ()}
+    if any(i in stored_ids for i in ids):
+        raise WazaError(f"--baseline-from {stored.path}: no run of the tasks this run runs was graded there "
+                        "(was it run with --skip-graders? grade it with `waza grade` first)")
+    raise WazaError(f"--baseline-from {stored.path}: no task in common with this run (this run: "
+                    f"{_some(ids)}; the file: {_some(sorted(stored_ids))}); nothing could be compared")
+
+
 def check_plan(stored: StoredBaseline, plan, warn: Callable[[str], None]) -> list[str]:
-    """Before the run: the tasks this run will run against the stored ones (none in common:
-    exit 2), and the settings that make the difference not the skills' alone (warnings,
-    also returned)."""
+    """Before a model's run: the settings that make the difference not the skills' alone, and
+    how many tasks will be compared (warnings, also returned)."""
     warnings: list[str] = []
     ids = [t.id for t in plan.tasks]
-    stored_ids = {str(t.get("test_id")) for t in stored.document.get("tasks") or ()}
+    check_tasks(stored, ids)
     common = [i for i in ids if i in stored.counts]
-    if not common:
-        if any(i in stored_ids for i in ids):
-            raise WazaError(f"--baseline-from {stored.path}: no run of the tasks this run runs was graded there "
-                            "(was it run with --skip-graders? grade it with `waza grade` first)")
-        raise WazaError(f"--baseline-from {stored.path}: no task in common with this run (this run: "
-                        f"{_some(ids)}; the file: {_some(sorted(stored_ids))}); nothing could be compared")
     config = stored.document.get("config") or {}
     for label, theirs, ours in (("model", config.get("model_id"), plan.model),
                                 ("executor", config.get("engine_type"), plan.executor_name),
                                 ("trials per task", config.get("runs_per_test"), plan.trials)):
         if theirs not in (None, "") and theirs != ours:
             _warn(warnings, warn, f"--baseline-from {stored.path}: its {label} is {theirs!r}, this run's is {ours!r}: "
-                                "the difference is then not the skills' alone")
+                                  "the difference is then not the skills' alone")
     only_here, only_there = len(ids) - len(common), len(stored.counts) - len(common)
     if only_here or only_there:
         _warn(warnings, warn, f"--baseline-from {stored.path}: comparing {len(common)} task(s); {only_here} only "

@@ -52,7 +52,7 @@ import msgspec
 
 from waza_core import untrusted
 from waza_core.safe_write import replace_entry
-from waza_core.suite import schema
+from waza_core.suite import cache_checks, schema
 
 FORMAT = 2
 #: a checked document is cached only if its JSON is at most this many times the size
@@ -98,6 +98,10 @@ def _fits(value: Any, shape: Any) -> bool:
     if value is None:
         return shape is not _STR and shape is not _BOOL and shape is not list and shape is not dict
     return isinstance(value, shape) and not (isinstance(value, bool) and shape is not _BOOL)
+
+
+#: :data:`TASK_SHAPE` checked at C speed ("yes" only; see waza_core/suite/cache_checks.py)
+_fits_task = cache_checks.shape_checker(TASK_SHAPE, _REQUIRED, _NUM)
 
 
 def cache_dir() -> Path | None:
@@ -263,26 +267,30 @@ class SuiteCache:
             data = _decode(blob)
         except (msgspec.DecodeError, ValueError):
             return None
-        if not (isinstance(data, dict) and self._trusted(kind, data)):
+        blob = bytes(blob)
+        if not (isinstance(data, dict) and self._trusted(kind, data, blob)):
             return None
-        self.last_blob = bytes(blob)
+        self.last_blob = blob
         self._visits.append(start)
         self._visits.append(end)
         return data
 
-    def _trusted(self, kind: str, data: dict) -> bool:
+    def _trusted(self, kind: str, data: dict, blob: bytes) -> bool:
         """Whether a cached document may be used as if it had just been checked. The cache
         file lives in a user folder others may write, so the right header with the wrong
         types must not reach the loader: the eval document (one per suite) is checked
         against its schema again; a task document (thousands: the schema would cost most
         of what the cache saves) against the shape of every field the loader reads
-        (:data:`TASK_SHAPE`). A line that fails is a miss: the file is read and checked again."""
-        try:
-            untrusted.check_plain(data, "suite cache")
-        except untrusted.UntrustedInput:
-            return False
+        (:data:`TASK_SHAPE`). A line that fails is a miss: the file is read and checked again.
+        ``cache_checks`` answers both for the usual line (``blob``, its JSON) at C speed; only
+        its "yes" is trusted."""
+        if not cache_checks.surely_plain(blob, untrusted.MAX_DEPTH):
+            try:
+                untrusted.check_plain(data, "suite cache")
+            except untrusted.UntrustedInput:
+                return False
         if kind == "task":
-            return _fits(data, TASK_SHAPE)
+            return _fits_task(data) or _fits(data, TASK_SHAPE)
         # iter_errors asks jsonschema-rs first: a valid eval never imports jsonschema (~130 ms of
         # a warm `waza validate` measured with -X importtime under load, ~30 ms quiet)
         return kind == "eval" and not schema.iter_errors(kind, self.registry, data)

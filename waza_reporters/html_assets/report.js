@@ -72,7 +72,8 @@
     }
     if (block.tasks.length) {
       var table = el("table", null, [el("thead", null, [el("tr", null, [el("th", null, ["Task"]),
-        el("th", { "class": "num" }, ["Without skills"]), el("th", { "class": "num" }, ["With skills"]),
+        el("th", { "class": "num" }, [block.source && block.source.part !== "baseline_outcome" ? "Baseline" : "Without skills"]),
+        el("th", { "class": "num" }, ["With skills"]),
         el("th", { "class": "num" }, ["Change"])])])]);
       var body = el("tbody");
       block.tasks.slice(0, 200).forEach(function (t) {
