@@ -2,7 +2,8 @@
 
 Every variant here is made from a real stream in ``event_streams/`` (sources in its README),
 not written by hand: log lines before and between the events, a byte-order mark and
-Windows line ends, a spinner printed without a new line before an event, ids with odd
+Windows line ends, raw U+2028/U+0085 inside JSON strings (as Node prints them), a spinner
+printed without a new line before an event, ids with odd
 characters (unicode, slashes, new lines, quotes, 300 characters, numbers), calls that all
 start before any ends with their results in reverse order, a call whose result never comes,
 an error event of the same agent in the middle, event types nobody knows yet, and a last
@@ -110,6 +111,21 @@ def with_spinner_before_events(fmt, lines):
     return [("⠋ Working…\r" + line if i % 3 == 1 else line) for i, line in enumerate(lines)], {}
 
 
+def with_line_separators_inside_strings(fmt, lines):
+    """Node's JSON.stringify writes U+2028, U+2029 and U+0085 raw inside strings (a tool's output
+    may hold them); a reader that splits at them (``str.splitlines``) cuts the event in two."""
+    out = []
+    for line in lines:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            out.append(line)
+            continue
+        event["x_note"] = "one\u2028two\u2029three\x85four\x0cfive"
+        out.append(json.dumps(event, ensure_ascii=False))
+    return out, {}
+
+
 def with_odd_ids(fmt, lines):
     _, ev = read(fmt, lines)
     ids = [e["tool_call_id"] for e in ev.tool_events]
@@ -179,6 +195,7 @@ def with_the_last_line_cut(fmt, lines):
 
 
 VARIANTS = {f.__name__: f for f in (with_log_lines, with_bom_and_crlf, with_spinner_before_events, with_odd_ids,
+                                    with_line_separators_inside_strings,
                                     with_parallel_calls, with_a_call_never_answered,
                                     with_an_error_event_mid_stream, with_unknown_events, with_the_last_line_cut)}
 
@@ -186,8 +203,9 @@ VARIANTS = {f.__name__: f for f in (with_log_lines, with_bom_and_crlf, with_spin
 def everything(fmt, lines):
     """All the variants that apply, one after another, as one stream."""
     changes: dict = {}
-    for name in ("with_odd_ids", "with_parallel_calls", "with_an_error_event_mid_stream", "with_unknown_events",
-                 "with_the_last_line_cut", "with_spinner_before_events", "with_log_lines", "with_bom_and_crlf"):
+    for name in ("with_odd_ids", "with_line_separators_inside_strings", "with_parallel_calls",
+                 "with_an_error_event_mid_stream", "with_unknown_events", "with_the_last_line_cut",
+                 "with_spinner_before_events", "with_log_lines", "with_bom_and_crlf"):
         made = VARIANTS[name](fmt, lines)
         if made is not None:
             lines, more = made
