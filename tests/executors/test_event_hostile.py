@@ -46,6 +46,7 @@ MORE = {
     "agentcmd-gemini_0_11_edit_file.jsonl": (
         "gemini-stream-json", [("read_file", OK), ("replace", OK), ("read_file", OK)], [],
         "453aa339-7d2b-4709-a41a-b0b73beaff85", 0),
+    "recorded-copilot_unsupported_model.jsonl": ("copilot-cli-json", [], [], "3904", 2),
     "copilotbench-copilot_1_0_63_session_lines_1_39.jsonl": (
         "copilot-cli-json", [("view", OK), ("view", OK), ("view", OPEN)], ["code-review"], None, 0),
 }
