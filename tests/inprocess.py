@@ -9,8 +9,9 @@ descriptors 0, 1 and 2 are pointed at temporary files for the call, so output wr
 the descriptors themselves (``-o -``, a child's inherited stderr) is caught too.
 
 What this process keeps between calls is put back after each: the environment (and the
-temporary folder ``tempfile`` read from it), the working folder, the signal handlers waza installs, its record of a received signal, and
-the objects ``waza run`` froze out of the collector's sight. Tests of signals, of closed
+temporary folder ``tempfile`` read from it), the working folder, the signal handlers waza
+installs, its record of a received signal, and the objects ``waza run`` froze out of the
+collector's sight. Tests of signals, of closed
 or odd descriptors and of start-up keep ``run_waza`` (a real process), as do tests that
 compare two runs for sameness (a plugin's module-level state, a seeded generator, lives on in
 this process).
