@@ -8,10 +8,13 @@ arguments, working folder, environment and stdin, and returns the same
 descriptors 0, 1 and 2 are pointed at temporary files for the call, so output written to
 the descriptors themselves (``-o -``, a child's inherited stderr) is caught too.
 
-What this process keeps between calls is put back after each: the environment, the
-working folder, the signal handlers waza installs, its record of a received signal, and
-the objects ``waza run`` froze out of the collector's sight. Tests of signals, of closed
-or odd descriptors and of start-up keep ``run_waza`` (a real process).
+What this process keeps between calls is put back after each: the environment (and the
+temporary folder ``tempfile`` read from it), the working folder, the signal handlers waza
+installs, its record of a received signal, and the objects ``waza run`` froze out of the
+collector's sight. Tests of signals, of closed
+or odd descriptors and of start-up keep ``run_waza`` (a real process), as do tests that
+compare two runs for sameness (a plugin's module-level state, a seeded generator, lives on in
+this process).
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ def run_waza_in_process(*args: str, cwd: Path | None = None, env: dict | None = 
                                           write_through=True)
             os.environ.clear()
             os.environ.update(full_env)
+            tempfile.tempdir = None  # read TMPDIR again, as a new process would
             if cwd is not None:
                 os.chdir(cwd)
             code = _call_main(list(args))
@@ -73,6 +77,7 @@ def run_waza_in_process(*args: str, cwd: Path | None = None, env: dict | None = 
             os.chdir(saved_cwd)
             os.environ.clear()
             os.environ.update(saved_env)
+            tempfile.tempdir = None
             for sig, handler in handlers.items():
                 signal.signal(sig, handler)
             _forget_process_state()

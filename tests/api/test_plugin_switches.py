@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from tests.conftest import BASIC_EVAL, run_waza
+from tests.conftest import BASIC_EVAL
+from tests.inprocess import run_waza_in_process as run_waza
 from waza_core.errors import PluginError
 from waza_core.plugins import build_plugin_manager
 
