@@ -18,13 +18,13 @@ runs through ``waza run`` and its results file is read back.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from itertools import cycle
 from pathlib import Path
 
 import pytest
 
+from tests.inprocess import run_waza_in_process
 from waza_core.plugins import find_registered
 from waza_core.run.event_stream import StreamTurn
 from waza_core.run.execution import RunEvidence
@@ -311,7 +311,8 @@ def test_the_cli_executor_reads_the_hostile_stream_as_the_real_one(exec_suite, e
 
 
 def test_waza_run_writes_every_formats_evidence_to_the_results_file(tmp_path):
-    """One suite, one task per format; the agent prints the hostile stream its prompt names."""
+    """One suite per format, run as `waza run ... -o results.json` (in this process); the
+    results file holds each format's evidence."""
     suite = tmp_path / "suite"
     suite.mkdir()
     (suite / "replay.py").write_text(REPLAY_PROMPT)
@@ -332,9 +333,8 @@ def test_waza_run_writes_every_formats_evidence_to_the_results_file(tmp_path):
         (sub / "tasks").mkdir()
         (sub / "tasks" / "t.yaml").write_text(json.dumps({"id": "t", "name": "replay", "inputs": {"prompt": "go"}}))
         out = tmp_path / f"{fmt}-results.json"
-        proc = subprocess.run([sys.executable, "-m", "waza_core", "run", str(sub / "eval.yaml"), "-o", str(out)],
-                              capture_output=True, text=True, timeout=120)
-        assert out.exists(), proc.stderr
+        proc = run_waza_in_process("run", str(sub / "eval.yaml"), "-o", str(out))
+        assert out.exists(), proc.stderr.decode(errors="replace")
         run = json.loads(out.read_text())["tasks"][0]["runs"][0]
         _, calls, skills, session_id, _ = expected(name, changes)
         events = run["tool_events"] or []
@@ -347,9 +347,8 @@ def test_waza_run_writes_every_formats_evidence_to_the_results_file(tmp_path):
 def test_the_hostile_example_passes_and_reads_the_skill(tmp_path):
     example = Path(__file__).parents[2] / "examples" / "agent-event-streams" / "hostile"
     out = tmp_path / "results.json"
-    proc = subprocess.run([sys.executable, "-m", "waza_core", "run", str(example / "eval.yaml"), "-o", str(out)],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
+    proc = run_waza_in_process("run", str(example / "eval.yaml"), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
     run = json.loads(out.read_text())["tasks"][0]["runs"][0]
     assert [(e["tool_name"], e["success"], e.get("unfinished", False)) for e in run["tool_events"]] == [
         ("view", True, False), ("view", True, False), ("view", False, True)]
