@@ -143,7 +143,7 @@ _RENAMED = {
     "results_json_bytes": "dumps",
 }
 
-#: a literal list, so type checkers see every re-export (tests/core/test_public_api.py keeps it
+#: a literal list, so type checkers see every re-export (tests/api/test_public_api.py keeps it
 #: equal to _EXPORTS)
 __all__ = [
     "__version__", "hookimpl", "Grader", "GradingContext", "GraderSetup", "GraderResult", "GraderSpec",

@@ -111,3 +111,18 @@ def test_hostile_text_in_the_skill_impact_sections_stays_text(ab_run, tmp_path):
     assert b"<script>alert" not in page and b"<img src=x" not in page and b"<b>bold" not in page
     impact = json.loads(json_islands(page)["waza-data"])["header"]["skill_impact"]
     assert impact["source"]["file"] == evil and impact["tasks"][0]["name"] == "<b>bold</b> task"  # kept exactly
+
+
+def test_a_multi_model_run_words_each_model_against_the_first_the_same(ab_run, tmp_path):
+    root, _ = ab_run
+    proc = waza_ci("run", str(root / "suite"), "-p", PLUGIN, "-m", "m1", "-m", "m2", "-o", str(tmp_path / "r.json"),
+                   "--color", "never")
+    assert proc.returncode == 0, proc.stderr.decode()
+    first, second = (json.loads((tmp_path / f"r_{m}.json").read_text("utf-8")) for m in ("m1", "m2"))
+    compare = json.loads(waza_ci("compare", str(tmp_path / "r_m1.json"), str(tmp_path / "r_m2.json"),
+                                 "-f", "json").stdout)
+    line = describe_significance(compare["significance"])
+    assert compare["significance"]["verdict"] == "within noise"  # the same answers from both models
+    out = proc.stdout.decode()
+    assert "MODEL COMPARISON" in out and f"  m2 vs m1: {line}" in out
+    assert second["summary"]["success_rate"] == first["summary"]["success_rate"] == 1.0

@@ -10,8 +10,8 @@ import xml.etree.ElementTree as ET
 import pytest
 from junitparser import Error, Failure, JUnitXml, Skipped
 
+from tests.api.test_public_api import ROOT, _imports
 from tests.ci.conftest import PLUGIN, waza_ci
-from tests.core.test_public_api import ROOT, _imports
 
 
 def _cases(path):

@@ -10,7 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-from tests.conftest import BASIC_EVAL, REPO, run_waza, write
+from tests.conftest import BASIC_EVAL, REPO, write
+from tests.inprocess import run_waza_in_process as run_waza
 from tests.results.noise_files import draw, write_results
 
 TASK = """

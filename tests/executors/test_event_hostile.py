@@ -2,7 +2,8 @@
 
 Every variant here is made from a real stream in ``event_streams/`` (sources in its README),
 not written by hand: log lines before and between the events, a byte-order mark and
-Windows line ends, a spinner printed without a new line before an event, ids with odd
+Windows line ends, raw U+2028/U+0085 inside JSON strings (as Node prints them), a spinner
+printed without a new line before an event, ids with odd
 characters (unicode, slashes, new lines, quotes, 300 characters, numbers), calls that all
 start before any ends with their results in reverse order, a call whose result never comes,
 an error event of the same agent in the middle, event types nobody knows yet, and a last
@@ -17,13 +18,13 @@ runs through ``waza run`` and its results file is read back.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from itertools import cycle
 from pathlib import Path
 
 import pytest
 
+from tests.inprocess import run_waza_in_process
 from waza_core.plugins import find_registered
 from waza_core.run.event_stream import StreamTurn
 from waza_core.run.execution import RunEvidence
@@ -45,6 +46,7 @@ MORE = {
     "agentcmd-gemini_0_11_edit_file.jsonl": (
         "gemini-stream-json", [("read_file", OK), ("replace", OK), ("read_file", OK)], [],
         "453aa339-7d2b-4709-a41a-b0b73beaff85", 0),
+    "recorded-copilot_unsupported_model.jsonl": ("copilot-cli-json", [], [], "3904", 2),
     "copilotbench-copilot_1_0_63_session_lines_1_39.jsonl": (
         "copilot-cli-json", [("view", OK), ("view", OK), ("view", OPEN)], ["code-review"], None, 0),
 }
@@ -108,6 +110,21 @@ def with_bom_and_crlf(fmt, lines):
 
 def with_spinner_before_events(fmt, lines):
     return [("⠋ Working…\r" + line if i % 3 == 1 else line) for i, line in enumerate(lines)], {}
+
+
+def with_line_separators_inside_strings(fmt, lines):
+    """Node's JSON.stringify writes U+2028, U+2029 and U+0085 raw inside strings (a tool's output
+    may hold them); a reader that splits at them (``str.splitlines``) cuts the event in two."""
+    out = []
+    for line in lines:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            out.append(line)
+            continue
+        event["x_note"] = "one\u2028two\u2029three\x85four\x0cfive"
+        out.append(json.dumps(event, ensure_ascii=False))
+    return out, {}
 
 
 def with_odd_ids(fmt, lines):
@@ -179,6 +196,7 @@ def with_the_last_line_cut(fmt, lines):
 
 
 VARIANTS = {f.__name__: f for f in (with_log_lines, with_bom_and_crlf, with_spinner_before_events, with_odd_ids,
+                                    with_line_separators_inside_strings,
                                     with_parallel_calls, with_a_call_never_answered,
                                     with_an_error_event_mid_stream, with_unknown_events, with_the_last_line_cut)}
 
@@ -186,8 +204,9 @@ VARIANTS = {f.__name__: f for f in (with_log_lines, with_bom_and_crlf, with_spin
 def everything(fmt, lines):
     """All the variants that apply, one after another, as one stream."""
     changes: dict = {}
-    for name in ("with_odd_ids", "with_parallel_calls", "with_an_error_event_mid_stream", "with_unknown_events",
-                 "with_the_last_line_cut", "with_spinner_before_events", "with_log_lines", "with_bom_and_crlf"):
+    for name in ("with_odd_ids", "with_line_separators_inside_strings", "with_parallel_calls",
+                 "with_an_error_event_mid_stream", "with_unknown_events", "with_the_last_line_cut",
+                 "with_spinner_before_events", "with_log_lines", "with_bom_and_crlf"):
         made = VARIANTS[name](fmt, lines)
         if made is not None:
             lines, more = made
@@ -292,7 +311,8 @@ def test_the_cli_executor_reads_the_hostile_stream_as_the_real_one(exec_suite, e
 
 
 def test_waza_run_writes_every_formats_evidence_to_the_results_file(tmp_path):
-    """One suite, one task per format; the agent prints the hostile stream its prompt names."""
+    """One suite per format, run as `waza run ... -o results.json` (in this process); the
+    results file holds each format's evidence."""
     suite = tmp_path / "suite"
     suite.mkdir()
     (suite / "replay.py").write_text(REPLAY_PROMPT)
@@ -313,9 +333,8 @@ def test_waza_run_writes_every_formats_evidence_to_the_results_file(tmp_path):
         (sub / "tasks").mkdir()
         (sub / "tasks" / "t.yaml").write_text(json.dumps({"id": "t", "name": "replay", "inputs": {"prompt": "go"}}))
         out = tmp_path / f"{fmt}-results.json"
-        proc = subprocess.run([sys.executable, "-m", "waza_core", "run", str(sub / "eval.yaml"), "-o", str(out)],
-                              capture_output=True, text=True, timeout=120)
-        assert out.exists(), proc.stderr
+        proc = run_waza_in_process("run", str(sub / "eval.yaml"), "-o", str(out))
+        assert out.exists(), proc.stderr.decode(errors="replace")
         run = json.loads(out.read_text())["tasks"][0]["runs"][0]
         _, calls, skills, session_id, _ = expected(name, changes)
         events = run["tool_events"] or []
@@ -328,9 +347,8 @@ def test_waza_run_writes_every_formats_evidence_to_the_results_file(tmp_path):
 def test_the_hostile_example_passes_and_reads_the_skill(tmp_path):
     example = Path(__file__).parents[2] / "examples" / "agent-event-streams" / "hostile"
     out = tmp_path / "results.json"
-    proc = subprocess.run([sys.executable, "-m", "waza_core", "run", str(example / "eval.yaml"), "-o", str(out)],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
+    proc = run_waza_in_process("run", str(example / "eval.yaml"), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
     run = json.loads(out.read_text())["tasks"][0]["runs"][0]
     assert [(e["tool_name"], e["success"], e.get("unfinished", False)) for e in run["tool_events"]] == [
         ("view", True, False), ("view", True, False), ("view", False, True)]

@@ -192,3 +192,15 @@ def test_a_skill_tool_call_that_failed_loads_nothing(fmt):
     assert ev.skill_invocations == []
     _, ev = read(fmt, AGENTS[fmt][0]("s1", tool, args)[:1])  # cut before its result: it was asked for
     assert [s["name"] for s in ev.skill_invocations] == ["pdf"]  # (OpenCode's one line is the whole call)
+
+
+@pytest.mark.parametrize("fmt", ["copilot-cli-json", "claude-stream-json"])
+def test_an_editor_tools_view_command_reads_and_its_other_commands_do_not(fmt):
+    """Copilot CLI's older ``str_replace_editor`` and Anthropic's text editor tool read with
+    ``command: view`` and write with ``create``/``str_replace``."""
+    build = AGENTS[fmt][0]
+    for tool in ("str_replace_editor", "str_replace_based_edit_tool"):
+        lines = build("v1", tool, {"command": "view", "path": "/repo/.github/skills/pdf/SKILL.md"}) + build(
+            "c1", tool, {"command": "create", "path": "skills/new/SKILL.md", "file_text": "---"})
+        _, ev = read(fmt, lines)
+        assert [(s["name"], s["tool"]) for s in ev.skill_invocations] == [("pdf", tool)]

@@ -14,7 +14,8 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO, run_waza
+from tests.conftest import REPO
+from tests.inprocess import run_waza_in_process as run_waza
 
 MOODY = REPO / "examples" / "judge-agreement" / "judge" / "moody_judge.py"
 COUNTER = "import os, sys\nopen(os.path.join(os.path.dirname(__file__), 'program-calls'), 'a').write('x\\n')\n"

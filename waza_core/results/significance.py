@@ -56,6 +56,12 @@ def task_counts(doc: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
     return out
 
 
+def statuses_of(doc: Any) -> dict[str, Any]:
+    """What :func:`compare` reads of a run's document (a :class:`~waza_core.results.model.ResultsDocument`):
+    each task's run statuses, as a results file would hold them."""
+    return {"tasks": [{"test_id": t.test_id, "runs": [{"status": r.status} for r in t.runs]} for t in doc.tasks]}
+
+
 def _scipy_stats() -> Any:
     try:
         import scipy.stats  # deferred: ~0.3 s of import, paid only when a comparison is computed

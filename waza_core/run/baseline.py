@@ -86,19 +86,14 @@ def merge(with_skills: ResultsDocument, without: ResultsDocument) -> ResultsDocu
         raise WazaError(f"baseline mismatch: task {sorted(extra)[0]!r} present in baseline but not skills-enabled")
     with_skills.extra["is_baseline"] = True
     with_skills.extra["baseline_outcome"] = results_to_json(without)
-    with_skills.extra["skill_impact_significance"] = impact_significance(with_skills, _run_statuses(without))
+    with_skills.extra["skill_impact_significance"] = impact_significance(with_skills, paired.statuses_of(without))
     return with_skills
 
 
 def impact_significance(with_skills: ResultsDocument, without: dict[str, Any]) -> dict[str, Any]:
     """The paired test of the skills' impact: ``without`` (a results document as JSON, or
     only its tasks' run statuses) is the baseline, the with-skills document the current."""
-    return paired.compare(without, _run_statuses(with_skills), ALPHA)
-
-
-def _run_statuses(doc: ResultsDocument) -> dict[str, Any]:
-    """What the paired test reads of a document: each task's run statuses."""
-    return {"tasks": [{"test_id": t.test_id, "runs": [{"status": r.status} for r in t.runs]} for t in doc.tasks]}
+    return paired.compare(without, paired.statuses_of(with_skills), ALPHA)
 
 
 def run_baseline(run_pass: Callable[[Suite, bool], ResultsDocument], suite: Suite,

@@ -306,7 +306,8 @@ class StreamTurn:
     def _skill_file(self, call: _Call) -> None:
         """A successful read of a SKILL.md through any read or shell tool loads the skill
         (each SKILL.md the call read: ``cat a/SKILL.md b/SKILL.md`` loads two)."""
-        if _WRITE_TOOL_RE.search(call.name) or _FIND_TOOL_RE.search(call.name):
+        viewing = call.args.get("command") == "view"  # an editor tool's read (str_replace_editor)
+        if (_WRITE_TOOL_RE.search(call.name) and not viewing) or _FIND_TOOL_RE.search(call.name):
             return
         for text in _strings(call.args):
             for name in skills_read_by(text):

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.distributed.test_ray_backend_logic import FakeRay, Ref, backend_on, units
+from tests.run.test_ray_backend_logic import FakeRay, Ref, backend_on, units
 from waza_core.results.model import RunResult
 from waza_core.run.budget import Budget, BudgetBackend
 

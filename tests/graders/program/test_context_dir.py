@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.program.conftest import IS_ROOT, context, make_unwritable, make_writable, python_grader, script
+from tests.graders.program.conftest import IS_ROOT, context, make_unwritable, make_writable, python_grader, script
 from waza_core.errors import GraderError
 
 #: a grader body prefix: where the context is, and a place to report to
@@ -77,7 +77,7 @@ def test_directory_is_gone_after_success_failure_and_timeout(tmp_path, private_t
 
 
 def test_directory_is_gone_when_the_program_cannot_start(tmp_path, private_tmp):
-    from tests.program.conftest import spec
+    from tests.graders.program.conftest import spec
     from waza_graders.program import ProgramGrader
 
     with pytest.raises(GraderError) as exc:
@@ -225,7 +225,7 @@ def test_context_file_that_cannot_be_written_is_an_error_naming_it(tmp_path, pri
 import json, os, resource, signal, sys
 sys.path.insert(0, {str(REPO)!r})
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-from tests.program.conftest import IS_ROOT, context, spec
+from tests.graders.program.conftest import IS_ROOT, context, spec
 from waza_core.errors import GraderError
 from waza_graders.program import ProgramGrader
 g = ProgramGrader(spec(sys.executable, "-S", "-c", "print('never runs')"))

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from tests.conftest import run_waza
-from tests.distributed.helpers import cli, gradings, journal_tasks, slow_suite
+from tests.run.helpers import cli, gradings, journal_tasks, slow_suite
 from waza_core.suite.schema import plain_validator
 
 

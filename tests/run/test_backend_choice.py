@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.distributed.helpers import cli, slow_suite
+from tests.run.helpers import cli, slow_suite
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_waza, write
-from tests.program.conftest import PY
+from tests.graders.program.conftest import PY
 from waza_core.suite.schema import plain_validator
 
 EVAL = f"""

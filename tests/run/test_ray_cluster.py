@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.distributed.helpers import gradings, journal_tasks, slow_suite
+from tests.run.helpers import gradings, journal_tasks, slow_suite
 from waza_core.suite.schema import plain_validator
 
 pytestmark = pytest.mark.ray

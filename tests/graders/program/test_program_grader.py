@@ -10,8 +10,8 @@ import tracemalloc
 
 import pytest
 
+from tests.graders.program.conftest import PY, context, python_grader, script, spec
 from tests.proc_helpers import wait_dead
-from tests.program.conftest import PY, context, python_grader, script, spec
 from waza_core.errors import GraderError
 from waza_core.grading.grade import grade_run
 from waza_graders import program
