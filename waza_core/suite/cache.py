@@ -128,12 +128,25 @@ def _class_identity(cls) -> list:
         return [cls.__module__, cls.__qualname__, None, 0, 0]
 
 
-def fingerprint(registry) -> str:
-    from importlib.metadata import version
+def _parser_identity() -> list:
+    """Which ruamel.yaml parses the files: its package file and that file's size and time,
+    which change with every install. Not ``importlib.metadata.version``: importing it (and
+    the ``email`` package it needs) was ~15 ms of a warm ``waza validate`` (``python -X
+    importtime``), and ruamel.yaml itself is not imported on a warm load."""
+    import importlib.util
 
+    try:
+        origin = importlib.util.find_spec("ruamel.yaml").origin
+        st = os.stat(origin)
+        return [origin, st.st_mtime_ns, st.st_size]
+    except (AttributeError, ImportError, OSError, TypeError, ValueError):
+        return [None]
+
+
+def fingerprint(registry) -> str:
     from waza_core._version import __version__
 
-    parts: list[Any] = [FORMAT, __version__, version("ruamel.yaml"),
+    parts: list[Any] = [FORMAT, __version__, _parser_identity(),
                         schema.composed("eval", registry), schema.composed("task", registry)]
     for kind in ("grader", "executor"):
         parts.extend(_class_identity(registry.get(kind, n)) for n in registry.names(kind))
