@@ -9,7 +9,8 @@ descriptors 0, 1 and 2 are pointed at temporary files for the call, so output wr
 the descriptors themselves (``-o -``, a child's inherited stderr) is caught too.
 
 What this process keeps between calls is put back after each: the environment (and the
-temporary folder ``tempfile`` read from it), the working folder, the signal handlers waza
+temporary folder ``tempfile`` read from it; ``PYTHONPATH`` folders go on ``sys.path`` for the
+call, and the modules imported from them are forgotten after it), the working folder, the signal handlers waza
 installs, its record of a received signal, and the objects ``waza run`` froze out of the
 collector's sight. Tests of signals, of closed
 or odd descriptors and of start-up keep ``run_waza`` (a real process), as do tests that
@@ -50,6 +51,7 @@ def run_waza_in_process(*args: str, cwd: Path | None = None, env: dict | None = 
         saved_fds = [os.dup(fd) for fd in (0, 1, 2)]
         saved_streams = sys.stdin, sys.stdout, sys.stderr
         code: object = 0
+        added_paths: list[str] = []
         try:
             for fd, target in ((0, stdin), (1, out), (2, err)):
                 os.dup2(target.fileno(), fd)
@@ -60,6 +62,7 @@ def run_waza_in_process(*args: str, cwd: Path | None = None, env: dict | None = 
                                           write_through=True)
             os.environ.clear()
             os.environ.update(full_env)
+            added_paths = _add_python_path(full_env.get("PYTHONPATH", ""))
             tempfile.tempdir = None  # read TMPDIR again, as a new process would
             if cwd is not None:
                 os.chdir(cwd)
@@ -81,6 +84,7 @@ def run_waza_in_process(*args: str, cwd: Path | None = None, env: dict | None = 
             for sig, handler in handlers.items():
                 signal.signal(sig, handler)
             _forget_process_state()
+            _drop_python_path(added_paths)
         out.seek(0)
         err.seek(0)
         return subprocess.CompletedProcess(["waza", *args], code, out.read(), err.read())
@@ -103,6 +107,29 @@ def _call_main(argv: list[str]) -> int:
         sys.stderr.write(traceback.format_exc())
         return 1
     return 0
+
+
+def _add_python_path(value: str) -> list[str]:
+    """The ``PYTHONPATH`` folders of the call that this process lacks, put first on
+    ``sys.path`` (as a new interpreter would), so plugins written by a test import."""
+    added = [p for p in value.split(os.pathsep) if p and os.path.abspath(p) not in map(os.path.abspath, sys.path)]
+    sys.path[:0] = added
+    return added
+
+
+def _drop_python_path(added: list[str]) -> None:
+    """Take the call's folders off ``sys.path`` and forget the modules imported from them: a
+    later test may write another module of the same name elsewhere."""
+    if not added:
+        return
+    for p in added:
+        if p in sys.path:
+            sys.path.remove(p)
+    roots = tuple(os.path.join(os.path.abspath(p), "") for p in added)
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None)
+        if where and os.path.abspath(where).startswith(roots):
+            del sys.modules[name]
 
 
 def _forget_process_state() -> None:

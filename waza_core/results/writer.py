@@ -24,6 +24,7 @@ from waza_core.results.model import ResultsDocument, TaskResult
 from waza_core.safe_write import write_file, write_stream
 
 _COPY_CHUNK = 1 << 20
+_SPOOL_BUFFER = 1 << 20
 
 
 class StreamingResultsWriter:
@@ -33,7 +34,9 @@ class StreamingResultsWriter:
         self.positions = positions  # task id -> index in plan order
         self.offsets = array("q", [-1]) * len(positions)
         self.lengths = array("q", [0]) * len(positions)
-        self.spool = tempfile.TemporaryFile(prefix="waza-results-")  # gone when closed, or on a crash
+        # gone when closed, or on a crash; a large buffer: ~1.3 KB per task, one write call
+        # per ~800 tasks instead of one per ~6
+        self.spool = tempfile.TemporaryFile(prefix="waza-results-", buffering=_SPOOL_BUFFER)
         self.size = 0
 
     def add(self, task: TaskResult) -> None:
@@ -43,7 +46,9 @@ class StreamingResultsWriter:
         self.lengths[i] = len(data)
         # each entry is followed by its separator, so tasks spooled in plan order are one
         # stretch of the results file, copied at the end in large blocks
-        self.spool.write(data + b",")
+        spool = self.spool
+        spool.write(data)
+        spool.write(b",")
         self.size += len(data) + 1
 
     def finish(self, doc: ResultsDocument, target: str | Path) -> None:

@@ -56,6 +56,8 @@ def check_suite(data: dict, eval_file: Path, tasks: list, problems) -> None:
                      None, (), "mcp_mocks")
     _check_fixtures(data.get("command_mocks"), base, eval_file, problems)
     for task in tasks:
+        if not task.may_hold(b"command_mocks"):
+            continue
         mocks = task.raw.get("command_mocks")
         if mocks is None:
             continue
