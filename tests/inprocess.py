@@ -91,11 +91,17 @@ def run_waza_in_process(*args: str, cwd: Path | None = None, env: dict | None = 
 
 
 def _call_main(argv: list[str]) -> int:
-    """The exit status ``python -m waza_core ARGV`` would have; a traceback as Python prints it."""
-    from waza_core.cli import main
+    """The exit status ``python -m waza_core ARGV`` would have; a traceback as Python prints it.
 
+    On its way out the real command kills every child process left (nothing it started may
+    outlive it); here that would also kill the children of the test itself (a FIFO reader, a
+    server), so only what waza started is killed, as for a library caller."""
+    from waza_core import cli
+
+    real_kill = cli._kill_leftovers
+    cli._kill_leftovers = _kill_waza_leftovers
     try:
-        main(argv)
+        cli.main(argv)
     except SystemExit as exc:
         if exc.code is None:
             return 0
@@ -106,7 +112,15 @@ def _call_main(argv: list[str]) -> int:
     except BaseException:
         sys.stderr.write(traceback.format_exc())
         return 1
+    finally:
+        cli._kill_leftovers = real_kill
     return 0
+
+
+def _kill_waza_leftovers() -> None:
+    procs = sys.modules.get("waza_core.procs")
+    if procs is not None:
+        procs.kill_leftovers(every_child=False)
 
 
 def _add_python_path(value: str) -> list[str]:

@@ -23,14 +23,12 @@ from waza_core import EventFormat, hookimpl
 _KNOWN = frozenset({"system", "assistant", "user", "result", "stream_event", "rate_limit_event"})
 
 
-class ClaudeStreamJson(EventFormat):
-    name = "claude-stream-json"
-    description = "Claude Code: claude -p --output-format stream-json --verbose"
-    agent = "claude -p PROMPT --output-format stream-json --verbose"
-    skill_tools = {"Skill": ("skill", "skill_name", "command")}
+class ClaudeStreamJson(EventFormat, name="claude-stream-json",
+                       agent="claude -p PROMPT --output-format stream-json --verbose",
+                       description="Claude Code: claude -p --output-format stream-json --verbose",
+                       skill_tools={"Skill": ("skill", "skill_name", "command")}):
 
-    def __init__(self):
-        super().__init__()
+    def start(self):
         self._version: tuple[int, ...] = ()
         self._process_cost = None  # the last total_cost_usd of this turn's process
         self._session_cost: dict = {}  # session id -> the running total seen at the end of a turn

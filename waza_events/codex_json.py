@@ -30,13 +30,10 @@ _LEGACY_QUIET = frozenset({"task_started", "task_complete", "agent_reasoning", "
                            "agent_reasoning_section_break", "turn_diff", "plan_update", "user_message"})
 
 
-class CodexJson(EventFormat):
-    name = "codex-json"
-    description = "OpenAI Codex: codex exec --json"
-    agent = "codex exec --json PROMPT"
+class CodexJson(EventFormat, name="codex-json", agent="codex exec --json PROMPT",
+                description="OpenAI Codex: codex exec --json"):
 
-    def __init__(self):
-        super().__init__()
+    def start(self):
         #: thread id -> the running token totals its last ``turn.completed`` reported
         self._totals: dict = {}
 

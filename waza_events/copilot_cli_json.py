@@ -32,11 +32,10 @@ _TOKENS = {"input_tokens": "inputTokens", "output_tokens": "outputTokens", "cach
            "cache_write_tokens": "cacheWriteTokens"}
 
 
-class CopilotCliJson(EventFormat):
-    name = "copilot-cli-json"
-    description = "GitHub Copilot CLI: copilot -p PROMPT --output-format json"
-    agent = "copilot -p PROMPT --output-format json --allow-all-tools"
-    skill_tools = {"skill": ("skill", "name", "skill_name")}
+class CopilotCliJson(EventFormat, name="copilot-cli-json",
+                     agent="copilot -p PROMPT --output-format json --allow-all-tools",
+                     description="GitHub Copilot CLI: copilot -p PROMPT --output-format json",
+                     skill_tools={"skill": ("skill", "name", "skill_name")}):
 
     def read_event(self, event, turn):
         kind = event.get("type")
@@ -75,8 +74,7 @@ class CopilotCliJson(EventFormat):
             turn.unknown(kind)
 
 
-    def __init__(self):
-        super().__init__()
+    def start(self):
         self._calls: list[dict] = []
         self._premium = None
         self._shutdown = None

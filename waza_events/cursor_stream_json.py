@@ -71,13 +71,11 @@ def _pending(result):
         not any(k in result for k in _SUCCESS + _FAILED)
 
 
-class CursorStreamJson(EventFormat):
-    name = "cursor-stream-json"
-    description = "Cursor: cursor-agent -p --output-format stream-json"
-    agent = "cursor-agent -p PROMPT --output-format stream-json"
+class CursorStreamJson(EventFormat, name="cursor-stream-json",
+                       agent="cursor-agent -p PROMPT --output-format stream-json",
+                       description="Cursor: cursor-agent -p --output-format stream-json"):
 
-    def __init__(self):
-        super().__init__()
+    def start(self):
         self._chunks: list[str] = []
         self._chunked = False  # chunks were streamed: a message with model_call_id repeats them
 

@@ -16,14 +16,11 @@ from __future__ import annotations
 from waza_core import EventFormat, hookimpl
 
 
-class GeminiStreamJson(EventFormat):
-    name = "gemini-stream-json"
-    description = "Gemini CLI: gemini -p PROMPT --output-format stream-json"
-    agent = "gemini -p PROMPT --output-format stream-json"
-    skill_tools = {"activate_skill": ("name", "skill", "skill_name")}
+class GeminiStreamJson(EventFormat, name="gemini-stream-json", agent="gemini -p PROMPT --output-format stream-json",
+                       description="Gemini CLI: gemini -p PROMPT --output-format stream-json",
+                       skill_tools={"activate_skill": ("name", "skill", "skill_name")}):
 
-    def __init__(self):
-        super().__init__()
+    def start(self):
         self._buffer: list[str] = []
 
     def read_event(self, event, turn):

@@ -21,11 +21,8 @@ from waza_core import EventFormat, hookimpl
 _QUIET = frozenset({"step_start", "reasoning"})
 
 
-class OpencodeJson(EventFormat):
-    name = "opencode-json"
-    description = "OpenCode: opencode run --format json"
-    agent = "opencode run --format json PROMPT"
-    skill_tools = {"skill": ("name", "skill")}
+class OpencodeJson(EventFormat, name="opencode-json", agent="opencode run --format json PROMPT",
+                   description="OpenCode: opencode run --format json", skill_tools={"skill": ("name", "skill")}):
 
     def read_event(self, event, turn):
         kind = event.get("type")

@@ -32,7 +32,7 @@ from waza_core.errors import WazaError
 from waza_core.results import power as simulated
 from waza_core.results import significance
 from waza_core.results.compare import load_all
-from waza_core.results.power import Design, simulate_run
+from waza_core.results.power import Design
 from waza_core.results.stream import StreamedResults
 
 MAX_TRIALS = 20
@@ -134,19 +134,9 @@ def flip_rates(obs: Observed) -> tuple[np.ndarray, np.ndarray]:
 # -- simulation -----------------------------------------------------------------------------
 
 def spread(design: Design, opts: NoiseOptions) -> dict[str, Any]:
-    """How far two runs of this design move apart when nothing changed: sd of one run's figure
-    and the 2.5 / 97.5 percentiles of the difference of two runs (an A/A pair)."""
-    rng = np.random.default_rng(opts.seed)
-    rates = design.sample(rng, opts.simulations)
-    first_passes, first_ok = simulate_run(rng, rates, design.trials, design.rho)
-    second_passes, second_ok = simulate_run(rng, rates, design.trials, design.rho)
-    out = {}
-    for key, a, b in (("pass_rate", first_passes / design.trials, second_passes / design.trials),
-                      ("success_rate", first_ok, second_ok)):
-        one, two = a.mean(axis=-1), b.mean(axis=-1)
-        low, high = np.percentile(two - one, [2.5, 97.5])
-        out[key] = {"sd": float(one.std(ddof=1)), "aa_low": float(low), "aa_high": float(high)}
-    return out
+    """How far two runs of this design move apart when nothing changed (see
+    :func:`waza_core.results.power.aa_spread`, which gate and compare use too)."""
+    return simulated.aa_spread(design, opts.simulations, opts.seed)
 
 
 # -- power planning -------------------------------------------------------------------------

@@ -117,6 +117,23 @@ def simulate_run(rng: np.random.Generator, rates: np.ndarray, trials: int, rho: 
     return np.where(locked, verdict * trials, passes), np.where(locked, verdict, passes == trials)
 
 
+def aa_spread(design: Design, simulations: int = SIMULATIONS, seed: int = SEED) -> dict[str, dict[str, float]]:
+    """How far two runs of this design move apart when nothing changed (an A/A pair), for the
+    mean pass rate and for waza's success rate (the share of tasks whose every trial passed):
+    the sd of one run's figure and the 2.5 / 97.5 percentiles of the difference of two runs."""
+    rng = np.random.default_rng(seed)
+    rates = design.sample(rng, simulations)
+    first_passes, first_ok = simulate_run(rng, rates, design.trials, design.rho)
+    second_passes, second_ok = simulate_run(rng, rates, design.trials, design.rho)
+    out = {}
+    for key, a, b in (("pass_rate", first_passes / design.trials, second_passes / design.trials),
+                      ("success_rate", first_ok, second_ok)):
+        one, two = a.mean(axis=-1), b.mean(axis=-1)
+        low, high = np.percentile(two - one, [2.5, 97.5])
+        out[key] = {"sd": float(one.std(ddof=1)), "aa_low": float(low), "aa_high": float(high)}
+    return out
+
+
 def moved(rates: np.ndarray, effect: float, mean: float, rise: bool = False) -> np.ndarray:
     """The rates after a drop (or a ``rise``) of ``effect`` in the mean pass rate ``mean``: every
     task loses the same share of its pass rate (gains the same share of its fail rate), so none

@@ -121,6 +121,7 @@ def compare(baseline: Mapping[str, Any], current: Mapping[str, Any], alpha: floa
     trials = (out["baseline_runs"] + out["current_runs"]) / (2 * len(common))
     pooled = [(b[t][0] + c[t][0]) / (b[t][1] + c[t][1]) for t in common]
     mde, mde_method, rho = _design_mde(b, c, common, alpha, power, rise=sum(diffs) > 0)
+    out.update(_success_rate_noise(b, c, common, rho))
     if mde_method == "normal":
         mde = minimum_detectable_effect(diffs, trials, alpha, power, pooled)
     low, high = _interval(stats, diffs)
@@ -226,6 +227,35 @@ def _design_mde(b: Mapping[str, tuple[int, int]], c: Mapping[str, tuple[int, int
     return mde, "simulation", rho or 0.0
 
 
+def _success_rate_noise(b: Mapping[str, tuple[int, int]], c: Mapping[str, tuple[int, int]], common: list[str],
+                        rho: float | None) -> dict[str, Any]:
+    """waza's success rate (the share of tasks whose every trial passed) over the compared tasks,
+    its change, and the band two runs of the baseline's design stay within 95 % of the time when
+    nothing changed (an A/A pair): a change inside the band is within noise. The band is
+    simulated as ``waza noise`` does up to SIMULATED_MDE_TASKS tasks; beyond, its normal limit
+    (tasks independent: the variance of the difference is twice the sum of p(1-p) over n^2, with
+    p the chance that every trial of a task passes under the same correlation model)."""
+    import numpy as np  # deferred with scipy: a comparison is the only user here
+
+    from waza_core.results import power as simulated  # deferred: it imports numpy at the top
+
+    passed = np.array([[b[t][0] for t in common], [c[t][0] for t in common]])
+    graded = np.array([[b[t][1] for t in common], [c[t][1] for t in common]])
+    ok = passed == graded
+    delta = float(ok[1].mean() - ok[0].mean())
+    design, _ = simulated.design_of(passed[:1], graded[:1], rho or 0.0)
+    if len(common) <= SIMULATED_MDE_TASKS:
+        band = simulated.aa_spread(design, simulated.COMPARISON_SIMULATIONS)["success_rate"]
+        low, high, method = band["aa_low"], band["aa_high"], "simulation"
+    else:
+        every = design.rho * design.rates + (1 - design.rho) * design.rates ** design.trials
+        half = 1.959963984540054 * math.sqrt(2 * float((every * (1 - every)).sum())) / len(common)
+        low, high, method = -half, half, "normal"
+    return {"success_rate_delta_compared": delta, "success_rate_noise_low": low, "success_rate_noise_high": high,
+            "success_rate_noise_method": method,
+            "success_rate_verdict": "within noise" if low <= delta <= high else "beyond noise"}
+
+
 def _verdict(direction: str | None, mean: float, mde: float | None) -> str:
     if direction:
         return f"significant {direction}"
@@ -252,5 +282,14 @@ def describe(sig: Mapping[str, Any]) -> str:
     return (f"Significance: {sig['verdict']}: mean task change {sig['mean_task_delta'] * 100:+.1f} pp "
             f"({sig['confidence_level'] * 100:.0f}% CI {sig['ci_low'] * 100:+.1f} to {sig['ci_high'] * 100:+.1f}"
             f"{mde_text}); p={p:.4f} (alpha {sig['alpha']}, paired over {sig['tasks_compared']} tasks, "
-            f"{sig['tasks_with_evidence']} changed); {runs}")
+            f"{sig['tasks_with_evidence']} changed); {runs}{_success_rate_text(sig)}")
+
+
+def _success_rate_text(sig: Mapping[str, Any]) -> str:
+    """waza's success-rate change beside its A/A noise band (absent from older reports)."""
+    if sig.get("success_rate_verdict") is None:
+        return ""
+    return (f"; success rate {sig['success_rate_delta_compared'] * 100:+.1f} pp: {sig['success_rate_verdict']} "
+            f"(two unchanged runs differ by {sig['success_rate_noise_low'] * 100:+.1f} to "
+            f"{sig['success_rate_noise_high'] * 100:+.1f} pp 95% of the time)")
 

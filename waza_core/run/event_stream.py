@@ -339,9 +339,11 @@ class StreamTurn:
 class EventFormat:
     """One agent's event stream format (``config.cli.events``); one instance per run.
 
-    A subclass sets ``name`` and ``description``, ``skill_tools`` (tool name -> argument
-    keys that name the skill) and implements :meth:`read_event`. The stream is fed line by
-    line; what is not a JSON object is skipped and counted.
+    A subclass sets ``name`` and ``description``, ``agent``, ``skill_tools`` (tool name ->
+    argument keys that name the skill), as class attributes or as class keywords
+    (``class MyEvents(EventFormat, name="my-json", agent="my -p PROMPT", ...)``), sets up its
+    own per-run state in :meth:`start` and implements :meth:`read_event`. The stream is fed
+    line by line; what is not a JSON object is skipped and counted.
     """
 
     name: str = ""
@@ -364,8 +366,21 @@ class EventFormat:
         self.unknown: dict[str, int] = {}
         self.malformed = 0
         self.orphan_results = 0
+        self.start()
+
+    def __init_subclass__(cls, *, name: str | None = None, description: str | None = None, agent: str | None = None,
+                          skill_tools: dict[str, tuple[str, ...]] | None = None, **kwargs: Any) -> None:
+        """The format's description given as class keywords, in one place at the top."""
+        super().__init_subclass__(**kwargs)
+        for key, value in (("name", name), ("description", description), ("agent", agent),
+                           ("skill_tools", skill_tools)):
+            if value is not None:
+                setattr(cls, key, value)
 
     # -- to implement ---------------------------------------------------------------
+
+    def start(self) -> None:
+        """Set up the format's own state of one run (called once, by ``__init__``)."""
 
     def read_event(self, event: dict, turn: StreamTurn) -> None:  # pragma: no cover - abstract
         """Map one decoded event; call ``turn.unknown(kind)`` for a type not understood."""
