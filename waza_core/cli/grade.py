@@ -20,9 +20,11 @@ def grade(
     results: Path = typer.Option(..., "--results", "-r", help="A results file from `waza run -o` "
                                  "(e.g. made with --skip-graders)."),
     task: Optional[str] = typer.Option(None, "--task", help="Grade only the task with this id."),
-    workspace: Path = typer.Option(Path("."), "--workspace",
-                                   help="Folder that file-reading graders see as the run's workspace "
-                                        "(WAZA_WORKSPACE_DIR); the original workspace is gone."),
+    workspace: Optional[Path] = typer.Option(
+        None, "--workspace",
+        help="Folder that file-reading graders see as the run's workspace (WAZA_WORKSPACE_DIR); the original "
+             "workspace is gone. Required when a grader reads the workspace (file, diff, program, a judge with "
+             "workspace: run, plugin graders): pass `--workspace .` to grade the current folder."),
     output: Optional[Path] = typer.Option(None, "-o", "--output",
                                           help="Also write a full results file with recomputed stats here."),
     judge_model: Optional[str] = typer.Option(None, "--judge-model",
@@ -35,8 +37,8 @@ def grade(
     """Grade saved runs with a suite's graders and print a JSON summary on stdout.
 
     Runs whose agent failed stay errors. Exit 0 whatever the grades are (read
-    `passed` in the summary); 2 on bad input, or when the summary or -o file cannot
-    be written.
+    `passed` in the summary); 2 on bad input, when a grader reads the workspace and
+    --workspace is not given, or when the summary or -o file cannot be written.
     """
     import json
 
@@ -50,7 +52,7 @@ def grade(
     from waza_core.suite.load import load_suite
 
     con = setup_console(color, quiet, verbose)
-    if not workspace.is_dir():
+    if workspace is not None and not workspace.is_dir():
         raise WazaError(f"--workspace {workspace}: no such folder")
     if output is not None:
         check_writable_target(output)
@@ -67,7 +69,7 @@ def grade(
 
     try:
         report = regrade(suite, registry, doc, task_id=task, workspace_dir=workspace, on_run=progress,
-                         judge_model=judge_model)
+                         judge_model=judge_model, require_workspace=True)
     except KeyboardInterrupt:
         from waza_core import signals
 
