@@ -267,6 +267,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         out.append(f"- Golden failures: {len(report.get('golden_failures', []))}")
     if report.get("significance"):
         out.append(f"- {escape_markdown(_significance_line(report['significance']))}")
+    out[1:1] = gate_tasks.markdown_banner(report)
     out += gate_tasks.markdown_lines(report)
     for title, key in (("Failures", "failures"), ("Warnings", "warnings")):
         if report.get(key):

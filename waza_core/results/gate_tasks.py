@@ -123,13 +123,18 @@ def human_banner(report: dict[str, Any]) -> list[str]:
     return ["", f"!! {head}:"] + [f"!!   {terminal_text(m['message'])}" for m in report["mismatches"]]
 
 
+def markdown_banner(report: dict[str, Any]) -> list[str]:
+    """A mismatch alert, right under the title."""
+    if not report.get("mismatches"):
+        return []
+    kind = "CAUTION" if report.get("strict_match") else "WARNING"
+    return ["", f"> [!{kind}]", "> These files may not be comparable:"] + \
+        [f"> - {escape_markdown(m['message'])}" for m in report["mismatches"]]
+
+
 def markdown_lines(report: dict[str, Any]) -> list[str]:
-    """The regressed tasks as a markdown table, and a mismatch alert."""
+    """The regressed tasks as a markdown table."""
     out: list[str] = []
-    if report.get("mismatches"):
-        kind = "CAUTION" if report.get("strict_match") else "WARNING"
-        out += ["", f"> [!{kind}]", "> These files may not be comparable:"] + \
-               [f"> - {escape_markdown(m['message'])}" for m in report["mismatches"]]
     tasks = report.get("regressed_tasks") or []
     if tasks:
         out += ["", f"### Regressed tasks ({len(tasks)})", "",
