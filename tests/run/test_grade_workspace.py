@@ -68,7 +68,7 @@ def test_output_only_graders_need_no_workspace(waza, make_suite):
 
 
 def test_a_program_grader_needs_it_too(waza, make_suite):
-    program = "graders:\n  - {type: program, name: check, config: {command: "true"}}\n"
+    program = "graders:\n  - {type: program, name: check, config: {command: 'true'}}\n"
     path = make_suite(EVAL + program, {"tasks/says.yaml": TEXT_TASK})
     runs = path.parent / "runs.json"
     assert waza("run", str(path), "--skip-graders", "-q", "-o", str(runs), cwd=path.parent).returncode == 0
