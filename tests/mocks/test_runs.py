@@ -151,6 +151,7 @@ def repo_suite(make_suite, tmp_path, commit="v1", prompt="go", extra_eval="", ti
             command: ["{sys.executable}", "{{suite_dir}}/agent.py", "{{prompt}}"]
         {extra_eval}
         tasks: ["tasks/*.yaml"]
+        allow_ungraded: true
         """, tasks={"tasks/t.yaml": f"""
         id: t
         inputs:
