@@ -68,7 +68,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench_scale import make_suite
-from common import table, waza_argv
+from common import REPO, table, waza_argv
+
+sys.path.insert(0, str(REPO))
+
+from tests.interop.promptfoo_run import offline_prefix, promptfoo_argv, promptfoo_env  # noqa: E402
 
 PROMPTFOO_VERSION = "0.121.20"
 DEFAULT_DIR = Path("~/.cache/waza-bench/promptfoo")
@@ -87,15 +91,6 @@ PF_TEST = """  - vars: {{item: {i}}}
         value: "item {i}"
 """
 
-PF_ENV = {
-    "PROMPTFOO_DISABLE_TELEMETRY": "1",
-    "PROMPTFOO_DISABLE_UPDATE": "1",
-    "PROMPTFOO_CACHE_ENABLED": "false",
-    "PROMPTFOO_DISABLE_SHARING": "1",
-    "PROMPTFOO_DISABLE_REMOTE_GENERATION": "1",
-    "PROMPTFOO_DISABLE_RUNTIME_WARNINGS": "1",  # the "Node 20 support ended" banner
-}
-PF_FLAGS = ["--no-cache", "--no-table", "--no-progress-bar", "--no-share"]
 
 
 @dataclass
@@ -138,14 +133,6 @@ def make_promptfoo_config(root: Path, n: int) -> Path:
     path = root / "promptfooconfig.yaml"
     path.write_text(PF_HEAD.format(n=n) + "".join(PF_TEST.format(i=i) for i in range(n)))
     return path
-
-
-def offline_prefix() -> list[str]:
-    """``unshare -n`` (an empty network namespace) where it works, else nothing."""
-    exe = shutil.which("unshare")
-    if exe and subprocess.run([exe, "-n", "true"], capture_output=True).returncode == 0:
-        return [exe, "-n"]
-    return []
 
 
 def check_waza(out: Path, n: int) -> str | None:
@@ -207,14 +194,13 @@ def main() -> None:
         # Python caches bytecode as in any install, under a temporary prefix so the
         # repo's tree is not written; the last line is a run without writing it.
         waza_env = dict(base, PYTHONPYCACHEPREFIX=str(tmp / "pycache"))
-        pf_env = dict(base, **PF_ENV, PROMPTFOO_CONFIG_DIR=str(tmp / "pf-home"),
-                      PROMPTFOO_CACHE_PATH=str(tmp / "pf-cache"))
+        pf_env = promptfoo_env(base, tmp)
         suite = make_suite(tmp / "waza", n)
         pf_config = make_promptfoo_config(tmp / "pf", n)
         waza_out = tmp / "waza-out.json"
         waza_cmd = prefix + waza_argv() + ["run", str(suite), "-q", "-o", str(waza_out)]
         waza = Line("waza run (sequential, its default)", waza_cmd, tmp / "waza", waza_out, check_waza, waza_env)
-        pf = prefix + [node, str(entry), "eval", "-c", str(pf_config)] + PF_FLAGS
+        pf = promptfoo_argv(node, entry, pf_config)
         lines = [waza]
         for jobs, write in ((None, True), (None, False), (1, True), (1, False)):
             out = tmp / "pf" / f"out-j{jobs or 'default'}-{'write' if write else 'nowrite'}.json"

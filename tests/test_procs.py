@@ -346,3 +346,33 @@ def test_concurrent_runs_keep_their_own_output():
     for t in threads:
         t.join(30)
     assert all(results[i] == str(i).encode() * 100000 for i in range(8))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sweep of escapees is Linux only")
+def test_a_child_being_started_is_not_taken_for_another_childs_escapee(tmp_path):
+    """Between fork and exec a new child holds every descriptor of waza, the pipes of the
+    other children included. A sweep after another child ended took such a child for that
+    child's escapee and killed it (graders ended by SIGKILL within milliseconds of their
+    start when runs overlapped). The fork below stands for a child that has not reached
+    exec yet, made deterministic: it holds the running child's pipes while that child ends."""
+    go = tmp_path / "go"
+    done: list = []
+    worker = threading.Thread(target=lambda: done.append(
+        run(["sh", "-c", f"while [ ! -e '{go}' ]; do sleep 0.01; done"], timeout=30)))
+    worker.start()
+    deadline = time.monotonic() + 10
+    while not procs._leaders and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert procs._leaders, "the child did not start"
+    pid = os.fork()
+    if pid == 0:  # the child "being started": holds waza's descriptors, never execs
+        time.sleep(2)
+        os._exit(7)
+    try:
+        go.touch()
+        worker.join(30)
+        assert done and done[0].returncode == 0
+        _, status = os.waitpid(pid, 0)
+    finally:
+        kill_if_alive(pid)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 7, "the sweep killed a child being started"

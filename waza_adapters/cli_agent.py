@@ -21,7 +21,6 @@ and program graders then see. See docs/executors.md for every option.
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
 import re
@@ -39,6 +38,7 @@ from waza_core import (
     RunEvidence,
     WazaError,
     add_usage,
+    child_environment,
     find_registered,
     get_console,
     hookimpl,
@@ -54,9 +54,6 @@ EVENT_FORMATS = ("claude-stream-json", "codex-json", "gemini-stream-json", "open
                  "cursor-stream-json", "copilot-cli-json")
 #: a JSON field path: ``result``, ``.result``, ``.messages[-1].content``, ``[0].text``
 PATH_RE = r"^\.?(?:[A-Za-z_][A-Za-z0-9_-]*|\[-?[0-9]+\])(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[-?[0-9]+\])*$"
-#: variables every agent gets from waza's environment (``env`` adds more)
-BASE_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TZ", "TMPDIR",
-            "TERM", "XDG_*", "SSL_CERT_FILE", "SSL_CERT_DIR")
 DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024
 STDERR_CAP = 64 * 1024
 ERROR_TAIL = 2000
@@ -205,7 +202,9 @@ class CliExecutor(Executor):
             raise WazaError(f"{where}.output_path is required with output: {self.output}")
         if self.follow_up and uses(self.follow_up, "session_id") and self.session_id_path is None:
             raise WazaError(f"{where}.follow_up_command uses {{session_id}}: set {where}.session_id_path too")
-        self.env_patterns = tuple(BASE_ENV) + tuple(opts.get("env", ()))
+        #: ``env``: what passes from waza's environment beside the baseline of waza's one policy
+        #: (:func:`waza_core.child_environment`)
+        self.env_allow = tuple(opts.get("env", ()))
         self.set_env = {str(k): str(v) for k, v in (opts.get("set_env") or {}).items()}
         self.stdin_prompt = opts.get("stdin", "none") == "prompt"
         self.max_output = int(opts.get("max_output_bytes", DEFAULT_MAX_OUTPUT))
@@ -221,7 +220,7 @@ class CliExecutor(Executor):
 
     def environment_allow_list(self) -> tuple[str, ...]:
         """``env``: what a run elsewhere (``--backend ray``) gets from the driver."""
-        return tuple(self.options.get("env", ()))
+        return self.env_allow
 
     def start(self) -> None:
         """Fail once, clearly, when the agent's program is missing (not once per task)."""
@@ -253,10 +252,11 @@ class CliExecutor(Executor):
     # -- one run --------------------------------------------------------------------------
 
     def _env(self, extra: dict[str, str] | None = None, request: ExecutionRequest | None = None) -> dict[str, str]:
-        """The agent's environment: the allowed part of waza's, ``set_env``, the run's
-        ``environment`` (``inputs.environment``, command-mock variables), waza's own
-        ``WAZA_*`` values, and the run's ``path_prepend`` folders first on PATH."""
-        env = {k: v for k, v in os.environ.items() if any(fnmatch.fnmatchcase(k, p) for p in self.env_patterns)}
+        """The agent's environment: the allowed part of waza's (the baseline and ``env``),
+        ``set_env``, the run's ``environment`` (``inputs.environment``, command-mock
+        variables), waza's own ``WAZA_*`` values, and the run's ``path_prepend`` folders
+        first on PATH."""
+        env = child_environment(self.env_allow)
         env.update(self.set_env)
         if request is not None:
             env.update(request.environment)
@@ -409,7 +409,7 @@ class CliExecutor(Executor):
         else:
             # cut at max_output_bytes: the calls read up to the cut are kept (the cut line
             # is skipped as malformed); _read_turn reports the cut itself
-            lines = result.stdout_text().splitlines()
+            lines = _lines(result.stdout_text())
         stream.feed_lines(lines, turn, evidence)
         summary = stream.summary()
         if summary["unknown_event_types"] or summary["malformed_lines"] or summary["results_without_call"]:
@@ -454,7 +454,15 @@ def _events_from_file(path: str, limit: int) -> tuple[list[str], str | None]:
         return [], f"cannot read its events file {path}: {exc.strerror or exc}"
     if len(data) > limit:
         return [], f"its events file is larger than {limit} bytes (raise config.cli.max_output_bytes)"
-    return data.decode("utf-8", errors="replace").splitlines(), None
+    return _lines(data.decode("utf-8", errors="replace")), None
+
+
+def _lines(text: str) -> list[str]:
+    """JSON Lines split at ``\\n`` only: ``str.splitlines`` also splits at U+2028, U+2029,
+    U+0085 and form feeds, which JSON strings may hold raw (Node's ``JSON.stringify`` writes
+    them so, and Claude Code, Gemini CLI, OpenCode and Copilot CLI are Node programs), and
+    would cut one event into two malformed lines."""
+    return text.split("\n")
 
 
 def request_label(result) -> str:
@@ -507,8 +515,8 @@ def _json_docs(stdout: str, mode: str) -> list[Any] | None:
         except (ValueError, RecursionError):  # nested past the parser: not a document we can read
             return None
     docs = []
-    for line in stdout.splitlines():
-        line = line.strip()
+    for line in _lines(stdout):
+        line = line.strip().lstrip("\ufeff")
         if not line:
             continue
         try:

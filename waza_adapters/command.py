@@ -29,11 +29,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from waza_core import ADAPTER_ENV_BASELINE as BASE_ENV
 from waza_core import ADAPTER_STDOUT_LIMIT as STDOUT_LIMIT
-from waza_core import AdapterFailure, AdapterReply, OptimizerAdapter, hookimpl
+from waza_core import AdapterFailure, AdapterReply, OptimizerAdapter, child_environment, hookimpl
 
-#: the only variables passed through from waza's environment without ``--adapter-env``
-BASE_ENV = ("PATH", "HOME", "USERPROFILE", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP", "LANG", "LC_ALL")
 STDERR_TAIL_BYTES = 64 * 1024
 #: how much of stderr goes into the one-line failure message (the report keeps the full tail)
 MESSAGE_TAIL_CHARS = 300
@@ -49,8 +48,9 @@ def absolutize(value: str, cwd: str) -> str:
 
 
 def adapter_env(names: tuple[str, ...], environ: Mapping[str, str]) -> dict[str, str]:
-    """The child's whole environment: :data:`BASE_ENV` and ``names``, when set."""
-    return {k: environ[k] for k in dict.fromkeys((*BASE_ENV, *names)) if k in environ}
+    """The child's whole environment: :data:`BASE_ENV` (the seed's list, kept by waza's one
+    environment policy) and ``names``, when set."""
+    return child_environment(names, base=environ, baseline=BASE_ENV)
 
 
 def stderr_tail(data: bytes, truncated: bool) -> str | None:

@@ -287,13 +287,34 @@ def _usage_from_metrics(metrics: dict) -> dict[str, Any]:
             "request_count": requests.get("count") or 0,
             "request_cost": requests.get("cost") or 0,
         }
+        credits = _ai_credits(metric)
+        if credits is not None:
+            entry["ai_credits"] = credits
         per_model[model] = entry
         for key in totals:
             totals[key] += entry[key]
     premium = metrics.get("totalPremiumRequestCost", metrics.get("totalPremiumRequests"))
     if premium is None:
         premium = sum(m["request_cost"] for m in per_model.values())
-    return {**totals, "premium_requests": premium, "model_metrics": per_model}
+    usage = {**totals, "premium_requests": premium, "model_metrics": per_model}
+    credits = _ai_credits(metrics)
+    if credits is not None:
+        usage["ai_credits"] = credits
+    return usage
+
+
+def _ai_credits(metric: dict) -> float | None:
+    """AI credits (``totalNanoAiu`` / 1e9, as waza (Go) reads them), or None when unavailable.
+
+    Beyond waza (Go): the SDK's ``aiCreditsStatus`` is honoured; ``partial`` (a subtotal of
+    some calls) and ``unavailable`` (a zero that is no zero-cost claim) give None, never a
+    number that looks like the whole bill."""
+    if metric.get("aiCreditsStatus") in ("partial", "unavailable"):
+        return None
+    nano = metric.get("totalNanoAiu")
+    if isinstance(nano, bool) or not isinstance(nano, (int, float)) or not nano >= 0 or nano == float("inf"):
+        return None
+    return round(nano / 1e9, 9)
 
 
 def _usage_from_turns(usage_events: list[dict]) -> dict[str, Any] | None:
@@ -488,6 +509,9 @@ def _session_usage(usage_metrics: dict | None, scan: _SessionScan) -> dict[str, 
         usage = _usage_from_metrics(scan.shutdown_metrics)
     else:
         usage = _usage_from_turns(scan.usage_events)
+        credits = _ai_credits(scan.shutdown_metrics or {})  # the shutdown total without a model breakdown
+        if credits is not None:
+            usage = {**(usage or _usage_from_metrics({})), "ai_credits": credits}
     if usage is None:
         return None
     usage = {"turns": scan.turn_no, **usage}

@@ -9,8 +9,7 @@ is the answer of the last turn. No transcript, tool calls or usage (usage stays 
 
 from __future__ import annotations
 
-import time
-
+from waza_adapters._turns import answer_turns
 from waza_core import ExecutionRequest, Executor, RunEvidence, hookimpl
 
 
@@ -21,19 +20,7 @@ class EchoExecutor(Executor):
     reports_turns = True
 
     def execute(self, request: ExecutionRequest) -> RunEvidence:
-        start = time.perf_counter()
-        session_id = f"echo-session-{request.task.id}-{request.run_number}-{request.attempt}"
-        prompts = [request.prompt, *request.task.follow_up_prompts]
-        answer = prompts[0]
-        for turn, prompt in enumerate(prompts, 1):
-            answer = prompt
-            if request.on_turn is not None and request.on_turn(turn, RunEvidence(
-                    output=answer, transcript=[], tool_calls=[], session_id=session_id,
-                    duration_ms=int((time.perf_counter() - start) * 1000))):
-                break  # a checkpoint asked to stop the conversation here
-        return RunEvidence(output=answer, transcript=[], tool_calls=[],
-                           duration_ms=int((time.perf_counter() - start) * 1000), usage=None,
-                           session_id=session_id)
+        return answer_turns(request, "echo", [request.prompt, *request.task.follow_up_prompts])
 
 
 @hookimpl

@@ -19,8 +19,8 @@ No transcript, tool calls or usage are produced: usage stays null, never zero.
 from __future__ import annotations
 
 import json
-import time
 
+from waza_adapters._turns import answer_turns
 from waza_core import ExecutionRequest, Executor, RunEvidence, hookimpl
 
 PREVIEW_BYTES = 1024
@@ -59,26 +59,17 @@ class MockExecutor(Executor):
     reports_turns = True
 
     def execute(self, request: ExecutionRequest) -> RunEvidence:
-        start = time.perf_counter()
         first, follow_ups = mock_turns(request)
-        lines = list(first)
-        session_id = f"mock-session-{request.task.id}-{request.run_number}-{request.attempt}"
-        for turn in range(1, len(follow_ups) + 2):
-            if turn > 1:
-                lines.append(follow_ups[turn - 2])
-            if request.on_turn is not None and request.on_turn(turn, RunEvidence(
-                    output="\n".join(lines), transcript=[], tool_calls=[], session_id=session_id,
-                    duration_ms=int((time.perf_counter() - start) * 1000))):
-                break  # a checkpoint asked to stop the conversation here
-        output = "\n".join(lines)
-        return RunEvidence(
-            output=output,
-            transcript=[],
-            tool_calls=[],
-            duration_ms=int((time.perf_counter() - start) * 1000),
-            usage=None,
-            session_id=session_id,
-        )
+        return answer_turns(request, "mock", _outputs(first, follow_ups))
+
+
+def _outputs(first: list[str], follow_ups: list[str]):
+    """The output after each turn: the first turn's lines, then one more line a turn."""
+    lines = list(first)
+    yield "\n".join(lines)
+    for line in follow_ups:
+        lines.append(line)
+        yield "\n".join(lines)
 
 
 @hookimpl

@@ -75,6 +75,8 @@ _EXPORTS: dict[str, str] = {
     "results_json_bytes": "waza_core.results.jsonbytes",
     # reporters, gate and compare show foreign text in markdown the same safe way
     "escape_markdown": "waza_core.results.markdown_text",
+    # every report that shows a comparison words it the same way (interval, "within noise", "significant")
+    "describe_significance": "waza_core.results.significance",
     # child processes (argv, no shell, bounded output, whole-group kill)
     "run_process": "waza_core.procs",
     "ProcessResult": "waza_core.procs",
@@ -87,6 +89,7 @@ _EXPORTS: dict[str, str] = {
     "program_timeout": "waza_core.suite.project_config",
     # the environment of a child program: whole by default, or an allow-list
     "child_environment": "waza_core.childenv",
+    "ADAPTER_ENV_BASELINE": "waza_core.childenv",
     "check_env_allow_list": "waza_core.childenv",
     "project_env_allow_list": "waza_core.childenv",
     # text from suites, agents and graders, made safe for a terminal or a report
@@ -122,6 +125,7 @@ _EXPORTS: dict[str, str] = {
 
 #: public names whose defining module uses another name for them
 _RENAMED = {
+    "describe_significance": "describe",
     "ADAPTER_RESPONSE_KIND": "RESPONSE_KIND",
     "strict_json_loads": "strict_loads",
     "load_strict_yaml": "load",
@@ -139,7 +143,7 @@ _RENAMED = {
     "results_json_bytes": "dumps",
 }
 
-#: a literal list, so type checkers see every re-export (tests/core/test_public_api.py keeps it
+#: a literal list, so type checkers see every re-export (tests/api/test_public_api.py keeps it
 #: equal to _EXPORTS)
 __all__ = [
     "__version__", "hookimpl", "Grader", "GradingContext", "GraderSetup", "GraderResult", "GraderSpec",
@@ -151,8 +155,10 @@ __all__ = [
     "StrictYamlError", "load_strict_yaml", "describe_yaml_type", "Reporter", "EventFormat", "normalize_usage",
     "add_usage", "find_registered",
     "registered_names", "get_console", "ResultsView",
-    "results_json_bytes", "escape_markdown", "run_process", "ProcessResult", "ProcessStartError",
+    "results_json_bytes", "escape_markdown", "describe_significance", "run_process", "ProcessResult",
+    "ProcessStartError",
     "CancelEvent", "display_path", "resolve_inside", "PathEscape", "program_timeout", "child_environment",
+    "ADAPTER_ENV_BASELINE",
     "check_env_allow_list", "project_env_allow_list", "escape_terminal", "escape_html", "write_file_safely",
     "open_append_safely", "check_output_target", "compile_regex", "Regex", "RegexError", "go_quote",
     "go_quote_list", "go_list", "go_float", "go_json", "go_value", "go_lower", "go_upper", "go_trim_space",
@@ -178,6 +184,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     # "import X as X": an explicit re-export, so `from waza_core import Grader` type-checks
     # under mypy --strict (no implicit re-export) in a plugin author's project
+    from waza_core.childenv import ADAPTER_ENV_BASELINE as ADAPTER_ENV_BASELINE
     from waza_core.childenv import check_allow_list as check_env_allow_list
     from waza_core.childenv import child_environment as child_environment
     from waza_core.childenv import project_allow_list as project_env_allow_list
@@ -242,6 +249,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from waza_core.results.markdown_text import escape_markdown as escape_markdown
     from waza_core.results.reporting import Reporter as Reporter
     from waza_core.results.reporting import ResultsView as ResultsView
+    from waza_core.results.significance import describe as describe_significance
     from waza_core.run.event_stream import EventFormat as EventFormat
     from waza_core.run.event_stream import add_usage as add_usage
     from waza_core.run.event_stream import normalize_usage as normalize_usage

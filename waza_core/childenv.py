@@ -1,4 +1,8 @@
-"""One policy for the environment of the programs waza starts (graders, hooks).
+"""One policy for the environment of the programs waza starts: graders, hooks, CLI
+agents (``executor: cli``) and the optimizer's ``command`` adapter. Each of them builds
+its child's environment with :func:`child_environment`; the only difference between them
+is which baseline passes with an allow-list: :data:`BASELINE` for all but the adapter,
+:data:`ADAPTER_ENV_BASELINE` (the seed's exact list) for the adapter.
 
 By default a child gets **waza's whole environment**: that is waza (Go)'s behaviour
 and the trust model of the program-grader seed page, and existing graders rely on it
@@ -17,6 +21,10 @@ only
 * what waza itself sets for the child (``WAZA_WORKSPACE_DIR``, ``WAZA_GRADING_CONTEXT``).
 
 An empty list (``env: []``) means: the baseline only.
+
+A CLI agent always has an allow-list (its ``env``: the baseline plus what it names); the
+``command`` adapter too (``--adapter-env``: exactly :data:`ADAPTER_ENV_BASELINE` plus the
+names given, nothing else: the seed's contract).
 """
 
 from __future__ import annotations
@@ -29,8 +37,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 #: passed even with an allow-list: what a program needs to start and behave as in a shell
+#: (the locale, temp folders, the Windows system names, XDG folders, a custom CA bundle)
 BASELINE = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TZ", "TERM",
-            "TMPDIR", "TEMP", "TMP", "SYSTEMROOT", "PATHEXT", "COMSPEC", "WINDIR")
+            "TMPDIR", "TEMP", "TMP", "SYSTEMROOT", "PATHEXT", "COMSPEC", "WINDIR", "XDG_*",
+            "SSL_CERT_FILE", "SSL_CERT_DIR")
+
+#: the optimizer's ``command`` adapter: exactly these (the seed's contract), plus ``--adapter-env``
+ADAPTER_ENV_BASELINE = ("PATH", "HOME", "USERPROFILE", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP", "LANG", "LC_ALL")
 
 _NAME = re.compile(r"^[A-Za-z_*?][A-Za-z0-9_*?]*$")
 
@@ -47,25 +60,31 @@ def check_allow_list(value: Any) -> str | None:
 
 
 def child_environment(allow: Sequence[str] | None, extra: Mapping[str, str] | None = None,
-                      base: Mapping[str, str] | None = None, drop: Sequence[str] = ()) -> dict[str, str]:
+                      base: Mapping[str, str] | None = None, drop: Sequence[str] = (),
+                      baseline: Sequence[str] = BASELINE) -> dict[str, str]:
     """The environment of one child.
 
     ``allow`` None: all of ``base`` (default ``os.environ``); a list: only the
-    :data:`BASELINE` names and those ``allow`` matches. ``drop`` names are removed
-    either way (e.g. values waza sets itself), then ``extra`` is added.
+    ``baseline`` names (:data:`BASELINE`, or :data:`ADAPTER_ENV_BASELINE` for the
+    optimizer's adapter) and those ``allow`` matches. ``drop`` names are removed either
+    way (e.g. values waza sets itself), then ``extra`` is added.
     """
     source = os.environ if base is None else base
     if allow is None:
         env = {k: v for k, v in source.items() if k not in drop}
     else:
-        patterns = [*BASELINE, *allow]
-        exact = {p for p in patterns if not any(c in p for c in "*?")}
-        wild = [p for p in patterns if p not in exact]
-        env = {k: v for k, v in source.items()
-               if k not in drop and (k in exact or any(fnmatch.fnmatchcase(k, p) for p in wild))}
+        env = {k: v for k, v in allowed(source, [*baseline, *allow]).items() if k not in drop}
     if extra:
         env.update(extra)
     return env
+
+
+def allowed(source: Mapping[str, str], patterns: Sequence[str]) -> dict[str, str]:
+    """The variables of ``source`` whose names match one of ``patterns`` (exact names, or
+    :func:`fnmatch.fnmatchcase` patterns: ``*``, ``?``, ``[...]``; case-sensitive)."""
+    exact = {p for p in patterns if not any(c in p for c in "*?[")}
+    wild = [p for p in patterns if p not in exact]
+    return {k: v for k, v in source.items() if k in exact or any(fnmatch.fnmatchcase(k, p) for p in wild)}
 
 
 def project_allow_list(section: str, start: str | os.PathLike[str] | None = None) -> list[str] | None:

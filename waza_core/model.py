@@ -82,6 +82,23 @@ class TaskSpec:
         raw = self._raw
         return _decode_json(raw) if isinstance(raw, bytes) else raw
 
+    def may_hold(self, *strings: bytes) -> bool:
+        """False only when :attr:`raw` certainly holds none of ``strings`` (ASCII keys such
+        as ``b"command_mocks"``) anywhere: the compact JSON of a cached task has none of
+        their bytes and no ``\\u`` escape. Spares decoding the documents of 100,000 tasks
+        to look for a key that almost none of them has."""
+        raw = self._raw
+        if not isinstance(raw, bytes) or b"\\u" in raw:
+            return True
+        return any(s in raw for s in strings)
+
+    @property
+    def raw_json(self) -> bytes | None:
+        """The compact JSON of :attr:`raw` when the task came through the suite cache (a
+        byte search there spares decoding it), else None."""
+        raw = self._raw
+        return raw if isinstance(raw, bytes) else None
+
 
 @attrs.frozen
 class SuiteConfig:

@@ -578,6 +578,9 @@ _tag_counter = [0]
 _leaders: set[int] = set()  # children of run() not reaped yet: never swept
 _past_leaders: set[int] = set()  # for kill_leftovers
 _subreaper: list[bool] = []
+#: inode of a pipe only this process holds (close-on-exec): a child of waza that has not
+#: reached ``exec`` yet still holds it (see :func:`_unborn`)
+_birthmark: list[int] = []
 
 
 def _new_tag() -> str:
@@ -600,6 +603,10 @@ def enable_subreaper() -> bool:
                 except (OSError, AttributeError):
                     ok = False
             _subreaper.append(ok)
+            if ok:
+                read_end, write_end = os.pipe()  # close-on-exec, as every fd Python opens
+                os.close(write_end)
+                _birthmark.append(os.fstat(read_end).st_ino)
         return _subreaper[0]
 
 
@@ -668,7 +675,7 @@ def _sweep(match) -> int:
             if pid in skip or pid in pending:
                 continue
             info = _stat(pid)
-            if info is None or not match(pid, info):
+            if info is None or not match(pid, info) or _unborn(pid):
                 continue
             found += 1
             new = True
@@ -696,6 +703,15 @@ def _sweep_for(leader: int, tag: str, pipes: frozenset[int] = frozenset()) -> in
     one of the pipes waza gave the leader (``pipes``, their inodes)."""
     return _sweep(lambda pid, info: info[2] == leader or info[3] == leader
                   or (bool(tag) and _has_tag(pid, tag)) or (bool(pipes) and _holds_pipe(pid, pipes)))
+
+
+def _unborn(pid: int) -> bool:
+    """Whether ``pid`` is a child this process is starting right now: forked, not yet
+    past ``exec``, so it still holds every descriptor of waza, the pipes of the other
+    children included, and would look like their descendant to a sweep. A sweep in
+    another thread killed such children under load (a grader ended by SIGKILL within
+    milliseconds of its start); the birthmark pipe tells them apart."""
+    return bool(_birthmark) and _holds_pipe(pid, frozenset(_birthmark))
 
 
 def _holds_pipe(pid: int, inodes: frozenset[int]) -> bool:

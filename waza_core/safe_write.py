@@ -62,13 +62,19 @@ def current_umask() -> int:
     return mask
 
 
-def _describe(mode: int) -> str:
+def describe_mode(mode: int) -> str:
+    """What a file that is not a regular one is, for a message ("it is a FIFO"): the one
+    wording of every file refused, for reading (:mod:`waza_core.untrusted`) or writing."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
     if stat.S_ISDIR(mode):
         return "a folder"
     if stat.S_ISSOCK(mode):
         return "a socket"
     if stat.S_ISBLK(mode):
         return "a block device"
+    if stat.S_ISCHR(mode):
+        return "a character device"
     return "not a regular file"
 
 
@@ -129,7 +135,7 @@ def _classify(path: str, through_links: bool) -> tuple[str, str, os.stat_result 
         except OSError:
             raise WazaError(f"cannot write {path}: descriptor {fd} is not open") from None
         if stat.S_ISDIR(fst.st_mode) or stat.S_ISBLK(fst.st_mode):
-            raise WazaError(f"cannot write {path}: it is {_describe(fst.st_mode)}")
+            raise WazaError(f"cannot write {path}: it is {describe_mode(fst.st_mode)}")
         return _FD, str(fd), fst
     real = os.path.realpath(path)
     try:
@@ -148,7 +154,7 @@ def _classify(path: str, through_links: bool) -> tuple[str, str, os.stat_result 
 def _classify_special(path: str, st: os.stat_result) -> tuple[str, str]:
     if stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode):
         return _STREAM, path
-    raise WazaError(f"cannot write {path}: it is {_describe(st.st_mode)}; name a regular file "
+    raise WazaError(f"cannot write {path}: it is {describe_mode(st.st_mode)}; name a regular file "
                     "(or a FIFO or character device, which are written to directly)")
 
 

@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from waza_core.errors import WazaError
+from waza_core.safe_write import describe_mode
 
 #: deepest nesting of mappings and lists accepted in a file someone else wrote (a results
 #: document itself is about 8 deep; tool arguments an agent passes add some)
@@ -47,18 +48,6 @@ RUN_STATUSES = frozenset({"passed", "failed", "error", "n/a"})
 
 class UntrustedInput(WazaError):
     """A file or line someone else wrote that waza will not use; the message names it."""
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
 
 
 def open_regular(path: str | os.PathLike[str], *, follow: bool = False, limit: int | None = None) -> BinaryIO:
@@ -80,7 +69,7 @@ def open_regular(path: str | os.PathLike[str], *, follow: bool = False, limit: i
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise UntrustedInput(f"{os.fsdecode(path)}: {_kind(st.st_mode)}, not a regular file")
+            raise UntrustedInput(f"{os.fsdecode(path)}: {describe_mode(st.st_mode)}, not a regular file")
         if limit is not None and st.st_size > limit:
             raise UntrustedInput(f"{os.fsdecode(path)}: {st.st_size} bytes, more than the {limit} allowed")
         os.set_blocking(fd, True)
@@ -114,10 +103,11 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def loads(data: bytes | str, where: str, *, max_depth: int = MAX_DEPTH) -> Any:
+def loads(data: bytes | str, where: str, *, max_depth: int = MAX_DEPTH, positions: bool = False) -> Any:
     """Strict JSON of ``data``: UTF-8, no ``NaN``/``Infinity``, finite numbers, 64-bit
     integers, at most ``max_depth`` levels. ``where`` (``FILE`` or ``FILE:LINE``) starts
-    the message of the :class:`UntrustedInput` raised for anything else."""
+    the message of the :class:`UntrustedInput` raised for anything else; ``positions``
+    (``where`` is a whole file) adds the line and column of broken JSON (``FILE:3:7``)."""
     try:
         text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
         value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
@@ -125,7 +115,10 @@ def loads(data: bytes | str, where: str, *, max_depth: int = MAX_DEPTH) -> Any:
         raise UntrustedInput(f"{where}: nested more than {max_depth} levels deep") from None
     except UnicodeDecodeError as exc:
         raise UntrustedInput(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except ValueError as exc:  # JSONDecodeError, the refusals above, an integer of > 4300 digits
+    except json.JSONDecodeError as exc:
+        at = f"{where}:{exc.lineno}:{exc.colno}" if positions else where
+        raise UntrustedInput(f"{at}: not valid JSON: {_short(exc.msg if positions else str(exc))}") from None
+    except ValueError as exc:  # the refusals above, an integer of > 4300 digits
         raise UntrustedInput(f"{where}: not valid JSON: {_short(str(exc))}") from None
     check_plain(value, where, max_depth=max_depth)
     return value

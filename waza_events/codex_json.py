@@ -6,8 +6,15 @@ Each item of type ``command_execution``, ``file_change``, ``mcp_tool_call``,
 collaboration calls, whose name is the item's ``tool``. A call failed when its
 ``status`` is ``failed`` or ``declined``, a command's ``exit_code`` is not 0, or an MCP
 call carries an ``error``. ``agent_message`` items are the answer; ``error`` items,
-``turn.failed`` and top-level ``error`` events are error events; usage comes from each
-``turn.completed``; the session id is ``thread.started``'s ``thread_id``.
+``turn.failed`` and top-level ``error`` events are error events; the session id is
+``thread.started``'s ``thread_id``.
+
+Usage comes from ``turn.completed``, whose ``usage`` is the thread's running total (Codex
+``usage_from_last_total`` writes ``ThreadTokenUsage.total``), not the turn's: a resumed thread
+(``codex exec resume``, a follow-up turn) reports everything since the thread began. So each
+turn's usage is the difference from the last total seen for that thread (a total that went
+down, a new thread, starts again from it). Item and event types are those of Codex's
+``exec_events.rs`` (``ThreadEvent``, ``ThreadItemDetails``).
 """
 
 from __future__ import annotations
@@ -15,17 +22,20 @@ from __future__ import annotations
 from waza_core import EventFormat, hookimpl
 
 _CALL_ITEMS = frozenset({"command_execution", "file_change", "mcp_tool_call", "web_search", "collab_tool_call"})
-_QUIET_ITEMS = frozenset({"reasoning", "todo_list"})
-_QUIET_EVENTS = frozenset({"turn.started", "session.created"})
+_QUIET_ITEMS = frozenset({"reasoning", "todo_list", "plan"})
+_QUIET_EVENTS = frozenset({"turn.started", "session.created", "item.plan.delta"})
+_TOTALS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")
 _LEGACY_QUIET = frozenset({"task_started", "task_complete", "agent_reasoning", "agent_reasoning_delta",
                            "agent_message_delta", "exec_command_output_delta", "background_event",
                            "agent_reasoning_section_break", "turn_diff", "plan_update", "user_message"})
 
 
-class CodexJson(EventFormat):
-    name = "codex-json"
-    description = "OpenAI Codex: codex exec --json"
-    agent = "codex exec --json PROMPT"
+class CodexJson(EventFormat, name="codex-json", agent="codex exec --json PROMPT",
+                description="OpenAI Codex: codex exec --json"):
+
+    def start(self):
+        #: thread id -> the running token totals its last ``turn.completed`` reported
+        self._totals: dict = {}
 
     def read_event(self, event, turn):
         if isinstance(event.get("msg"), dict) and "type" not in event:
@@ -38,7 +48,10 @@ class CodexJson(EventFormat):
             self._item(event.get("item") if isinstance(event.get("item"), dict) else {}, kind, turn)
         elif kind == "turn.completed":
             self.turns += 1
-            turn.usage(event.get("usage"))
+            turn.usage(self._turn_usage(event.get("usage")))
+        elif kind == "request_user_input":
+            turn.evidence.transcript.append({"type": "user_input.requested", "call_id": event.get("call_id"),
+                                             "questions": event.get("questions")})
         elif kind == "turn.failed":
             self.turns += 1
             turn.error(event.get("error") or "turn failed")
@@ -46,6 +59,21 @@ class CodexJson(EventFormat):
             turn.error(event.get("message") or event)
         elif kind not in _QUIET_EVENTS:
             turn.unknown(kind)
+
+    def _turn_usage(self, usage):
+        """This turn's share of the thread's running total (see the module docstring)."""
+        if not isinstance(usage, dict):
+            return usage
+        totals = self._totals
+        now = {k: usage[k] for k in _TOTALS if isinstance(usage.get(k), (int, float))
+               and not isinstance(usage.get(k), bool)}
+        if self.session_id is None:  # no thread id: nothing says two turns share a thread
+            return usage
+        before = totals.get(self.session_id)
+        totals[self.session_id] = now
+        if before is None or any(now.get(k, 0) < before.get(k, 0) for k in now):
+            return usage
+        return {**usage, **{k: v - before.get(k, 0) for k, v in now.items()}}
 
     def _item(self, item, kind, turn):
         item_type = item.get("type") or item.get("item_type")
@@ -119,7 +147,8 @@ class CodexJson(EventFormat):
             paths = [c.get("path") for c in changes if isinstance(c, dict) and isinstance(c.get("path"), str)]
             return {"changes": changes, **({"path": paths[0]} if paths else {})}
         if item_type == "web_search":
-            return {"query": item.get("query")}
+            action = item.get("action")
+            return {"query": item.get("query"), **({"action": action} if action is not None else {})}
         args = item.get("arguments")
         out = dict(args) if isinstance(args, dict) else ({} if args is None else {"arguments": args})
         if item.get("server"):

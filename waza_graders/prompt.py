@@ -315,6 +315,7 @@ class PromptGrader(Grader):
     config_schema = CONFIG_SCHEMA
     needs_workspace = False
     deterministic = False
+    model_judge = True
 
     def __init__(self, spec, suite=None):
         super().__init__(spec, suite)

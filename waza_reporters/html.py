@@ -30,7 +30,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import IO, Any
 
-from waza_core import Reporter, ResultsView, hookimpl
+from waza_core import Reporter, ResultsView, describe_significance, hookimpl
 
 
 @lru_cache(maxsize=1)
@@ -106,6 +106,42 @@ def _num(value: Any) -> float | None:
     return float(value) if kind is int or (kind is float and value - value == 0.0) else None
 
 
+def _judge_agreement(block: Any) -> dict[str, Any] | None:
+    """``waza grade --repeat K``: what the page's "Judge agreement" table shows; None without it."""
+    if not isinstance(block, dict) or not isinstance(block.get("graders"), dict):
+        return None
+    keys = ("type", "percent_agreement", "alpha", "alpha_reason", "alpha_ci", "score_alpha", "runs_compared",
+            "runs_unanimous", "judgment_errors", "unstable")
+    return {"repeat": _num(block.get("repeat")), "min_alpha": _num(block.get("min_alpha")),
+            "graders": [{"name": str(name), **{k: _finite(g.get(k)) for k in keys}}
+                        for name, g in block["graders"].items() if isinstance(g, dict)]}
+
+
+def _skill_impact(header: dict[str, Any], tasks: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """An A/B run: what the page's "Skill impact" section shows (the paired test's line, in
+    the words every report uses, where the baseline came from, each task's change); None
+    for any other file."""
+    sig = header.get("skill_impact_significance")
+    if not isinstance(sig, dict):
+        return None
+    try:
+        line = describe_significance(sig)
+    except (KeyError, TypeError, ValueError):  # a hand-edited object: say so rather than break the page
+        line = "Significance: not shown (the file's skill_impact_significance is incomplete)"
+    source = header.get("baseline_from") if isinstance(header.get("baseline_from"), dict) else None
+    rows = []
+    for t in tasks:
+        impact = t.get("skill_impact")
+        if isinstance(impact, dict):
+            rows.append({"name": t.get("display_name"), "id": t.get("test_id"),
+                         "baseline": _num(impact.get("pass_rate_baseline")),
+                         "with": _num(impact.get("pass_rate_with_skills")), "delta": _num(impact.get("delta"))})
+    return {"verdict": str(sig.get("verdict") or ""), "line": line, "tasks": rows,
+            "source": source and {"file": str(source.get("file")), "part": source.get("part"),
+                                  "eval_id": source.get("eval_id"), "tasks_compared": source.get("tasks_compared"),
+                                  "warnings": [str(w) for w in source.get("warnings") or ()]}}
+
+
 #: the id of task ``i``'s JSON element is TASK_ID_PREFIX + i
 TASK_ID_PREFIX = "waza-task-"
 
@@ -174,6 +210,9 @@ class HtmlReporter(Reporter):
     def results_payload(self, h: dict[str, Any], tasks: list[dict[str, Any]]) -> dict[str, Any]:
         """The index the page starts from: the header and one small entry per task."""
         config = h.get("config") or {}
+        tally = ResultsView.triage_tally(h.get("audit"))
+        for t in tasks:
+            tally.add(t)
         return {
             "kind": "results",
             "header": {
@@ -182,6 +221,9 @@ class HtmlReporter(Reporter):
                 "schema_version": h.get("schemaVersion"), "incomplete": bool(h.get("incomplete")),
                 "model": config.get("model_id"), "engine": config.get("engine_type"),
                 "trials": config.get("runs_per_test"), "summary": h.get("summary") or {},
+                "triage": tally.groups(), "audit": h.get("audit") if isinstance(h.get("audit"), dict) else None,
+                "judge_agreement": _judge_agreement(h.get("judge_agreement")),
+                "skill_impact": _skill_impact(h, tasks),
             },
             "tasks": [self._task(t) for t in tasks],
         }

@@ -58,13 +58,20 @@ class JUnitReporter(Reporter):
             if value is not None and value != "":
                 ET.SubElement(props, "property", name=key, value=xml_text(value))
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-        for task in results.tasks():
+        tally = ResultsView.triage_tally(header.get("audit"))
+        for task in tally.watch(results.tasks()):
             runs = task.get("runs") or [{"run_number": 1, "status": task.get("status"), "validations": {}}]
             for run in runs:
                 counts["tests"] += 1
-                kind = self._testcase(suite, task, run, len(runs), with_output)
+                kind = self._testcase(suite, task, run, len(runs), with_output, tally.vacuous)
                 if kind:
                     counts[kind] += 1
+        for g in tally.groups():  # failure triage (docs/triage.md): runs per category
+            ET.SubElement(props, "property", name=f"triage.{g['category']}", value=str(g["runs"]))
+        audit = header.get("audit")
+        if isinstance(audit, dict):
+            ET.SubElement(props, "property", name="audit.vacuous_tasks",
+                          value=xml_text(",".join(str(t) for t in audit.get("vacuous_tasks") or [])))
         total_time = _seconds(summary.get("duration_ms"))
         for key, value in counts.items():
             suite.set(key, str(value))
@@ -78,7 +85,8 @@ class JUnitReporter(Reporter):
         ET.ElementTree(root).write(out, encoding="utf-8", xml_declaration=True)
         out.write(b"\n")
 
-    def _testcase(self, suite: ET.Element, task: dict, run: dict, trials: int, with_output: bool) -> str | None:
+    def _testcase(self, suite: ET.Element, task: dict, run: dict, trials: int, with_output: bool,
+                  vacuous: frozenset = frozenset()) -> str | None:
         import xml.etree.ElementTree as ET
 
         """Add one run's testcase; return the counter it adds to (failures, errors, skipped) or None."""
@@ -89,6 +97,14 @@ class JUnitReporter(Reporter):
                                            else f"{name} (trial {number})"),
                              time=_seconds(run.get("duration_ms")))
         status = run.get("status")
+        if task.get("runs"):
+            found = ResultsView.run_triage(run, task.get("test_id") in vacuous)
+        else:  # a task without runs (its before_task hook failed): the task's own category
+            found = task.get("triage") if isinstance(task.get("triage"), dict) else None
+        if found:  # failure triage: who is at fault, as a property CI tools show beside the case
+            props = ET.SubElement(case, "properties")
+            ET.SubElement(props, "property", name="triage", value=xml_text(found.get("category")))
+            ET.SubElement(props, "property", name="triage.reason", value=xml_text(found.get("reason")))
         failed = ResultsView.failed_graders(run)
         lines = [f"[FAIL] {n} ({v.get('type', '?')}): score={_score(v.get('score'))} - {v.get('feedback') or ''}"
                  for n, v in failed]

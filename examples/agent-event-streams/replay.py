@@ -9,5 +9,5 @@ Swap the `command` of the eval.yaml beside the stream for the real agent's comma
 
 import sys
 
-with open(sys.argv[1], encoding="utf-8") as fh:
-    sys.stdout.write(fh.read())
+with open(sys.argv[1], "rb") as fh:  # bytes as recorded: a BOM, \r\n and a lone \r stay as they are
+    sys.stdout.buffer.write(fh.read())

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
 from tests.conftest import REPO
+from tests.inprocess import run_waza_in_process
 from waza_core import AdapterOptions, OptimizerAdapter
 from waza_core.plugins import build_plugin_manager
 
@@ -50,9 +50,9 @@ def waza_register_optimizer_adapters(register):
 
 
 def optimize(tmp_path, *args, env=None):
-    full_env = {**os.environ, "WAZA_DISABLE_PLUGIN_AUTOLOAD": "1", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "waza_core", *BASE, "--output-dir", str(tmp_path / "out"), *args],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=180, env=full_env)
+    """``waza optimize run`` of the example suite, in this process (tests/inprocess.py)."""
+    proc = run_waza_in_process(*BASE, "--output-dir", str(tmp_path / "out"), *args, cwd=tmp_path, env=env)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode())
 
 
 def report(tmp_path):

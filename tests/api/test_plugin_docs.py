@@ -2,7 +2,7 @@
 
 Each ``<!-- include: PATH -->`` marker is followed by a code block that must be the file
 at PATH, verbatim; the files are the waza-shout distribution, which
-tests/core/test_third_party_plugin.py installs and uses. So a plugin written from the
+tests/api/test_third_party_plugin.py installs and uses. So a plugin written from the
 doc is a plugin that works.
 """
 

@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from tests.conftest import BASIC_EVAL, run_waza
+from tests.conftest import BASIC_EVAL
+from tests.inprocess import run_waza_in_process as run_waza
 from waza_core.errors import PluginError
 from waza_core.plugins import build_plugin_manager
 
@@ -169,3 +170,27 @@ def test_the_config_key_of_a_disabled_executor_names_the_plugin(make_suite):
     assert_clean_exit_2(run_waza("validate", suite, "-p", "no:cli_agent"), "unknown key 'cli'",
                         "config.cli belongs to an executor of the plugin 'waza_adapters.cli_agent', "
                         "disabled by -p no:cli_agent")
+
+
+def test_entry_points_are_read_when_a_distribution_may_declare_one(tmp_path, monkeypatch):
+    """importlib.metadata is skipped only when surely no distribution declares a waza
+    entry point; a dist-info with a [waza] section, or an archive on sys.path, asks it."""
+    import importlib.metadata
+
+    from waza_core import plugins
+
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    assert plugins._may_declare("waza") is False
+    dist = tmp_path / "demo_plugin-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: demo-plugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[console_scripts]\ndemo = x:y\n")
+    assert plugins._may_declare("waza") is False
+    (dist / "entry_points.txt").write_text("[console_scripts]\ndemo = x:y\n\n[waza]\ndemo = demo_plugin_mod\n")
+    assert plugins._may_declare("waza") is True
+    assert [ep.name for ep in importlib.metadata.entry_points(group="waza")] == ["demo"]  # what is then read
+    (dist / "entry_points.txt").unlink()
+    archive = tmp_path / "lib.zip"
+    archive.write_bytes(b"PK\x05\x06" + bytes(18))
+    monkeypatch.setattr(sys, "path", [str(tmp_path), str(archive)])
+    assert plugins._may_declare("waza") is True

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
 from tests.suite.conftest import LEGACY
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "audit"

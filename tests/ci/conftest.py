@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, run_waza, write
+from tests.conftest import REPO, write
+from tests.inprocess import run_waza_in_process
 
 PLUGIN = "tests.ci.scripted_executor"
 
@@ -90,10 +91,10 @@ def make_ci_suite(root: Path) -> Path:
 
 
 def waza_ci(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 120):
-    """The real CLI with the scripted executor importable."""
+    """The CLI with the scripted executor importable, in this process (tests/inprocess.py)."""
     full = {"PYTHONPATH": str(REPO)}
     full.update(env or {})
-    return run_waza(*args, cwd=cwd, env=full, timeout=timeout)
+    return run_waza_in_process(*args, cwd=cwd, env=full, timeout=timeout)
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import os
 import pytest
 from ruamel.yaml import YAML
 
-from tests.conftest import run_waza
+from tests.inprocess import run_waza_in_process as run_waza
 
 
 def test_init_then_run_exits_0_with_a_valid_results_file(tmp_path):

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import BASIC_EVAL
 from tests.hostile.conftest import no_traceback
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
 from waza_core import escape_markdown
 from waza_core.results import console
 from waza_core.results.console import escape, escape_html

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.hostile.conftest import no_traceback, valid_results
-from waza_core.run.command import NAME_STEM_LIMIT, results_file_stem
+from waza_core.run.targets import NAME_STEM_LIMIT, results_file_stem
 
 
 def test_a_300_character_name_with_output_dir_keeps_the_results(waza, make_suite, tmp_path):

@@ -14,6 +14,7 @@ import stat
 import pytest
 
 from tests.hostile.conftest import FULL_DEV, NULL_DEV, FifoReader, is_device, make_device, no_traceback, valid_results
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
 from waza_core import safe_write
 from waza_core.errors import WazaError
 

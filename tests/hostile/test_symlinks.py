@@ -9,6 +9,7 @@ import pytest
 
 from tests.conftest import BASIC_EVAL
 from tests.hostile.conftest import no_traceback
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
 from waza_core.errors import SuiteError
 from waza_core.suite.load import load_suite
 

@@ -1,5 +1,9 @@
 """Running the real promptfoo (the pinned oracle) and waza on the same config, offline.
 
+How promptfoo is kept offline and quiet (:data:`PF_ENV`, :data:`PF_FLAGS`,
+:func:`offline_prefix`, :func:`promptfoo_env`, :func:`promptfoo_argv`) is shared with
+``bench/bench_promptfoo.py``.
+
 promptfoo runs with ``--providers echo`` (its built-in provider that answers with the
 prompt), ``--no-write`` (no results database), no cache, no sharing, telemetry and update
 checks off, its config folder in a temporary directory, and inside an empty network
@@ -33,6 +37,8 @@ PF_ENV = {
     "PROMPTFOO_DISABLE_REDTEAM_REMOTE_GENERATION": "1",
     "PROMPTFOO_SELF_HOSTED": "1",
 }
+#: no cache, no table, no progress bar, no sharing
+PF_FLAGS = ["--no-cache", "--no-table", "--no-progress-bar", "--no-share"]
 
 
 def install() -> str:
@@ -45,22 +51,31 @@ def install() -> str:
     return node
 
 
-def _offline() -> list[str]:
+def offline_prefix() -> list[str]:
+    """``unshare -n`` (an empty network namespace) where it works, else nothing."""
     exe = shutil.which("unshare")
     if exe and subprocess.run([exe, "-n", "true"], capture_output=True).returncode == 0:
         return [exe, "-n"]
     return []
 
 
+def promptfoo_env(base: dict[str, str], scratch: Path) -> dict[str, str]:
+    """``base`` with promptfoo's off switches and its config and cache folders in ``scratch``."""
+    return {**base, **PF_ENV, "PROMPTFOO_CONFIG_DIR": str(scratch / "pf-config"),
+            "PROMPTFOO_CACHE_PATH": str(scratch / "pf-cache")}
+
+
+def promptfoo_argv(node: str, entry: Path, config: Path) -> list[str]:
+    """``promptfoo eval -c CONFIG`` offline (where the system allows) with :data:`PF_FLAGS`."""
+    return offline_prefix() + [node, str(entry), "eval", "-c", str(config), *PF_FLAGS]
+
+
 def promptfoo_verdicts(node: str, config: Path, home: Path) -> dict[tuple[int, int], bool]:
     """{(promptIdx, testIdx): success} from ``promptfoo eval`` with the echo provider."""
     out = home / "promptfoo-out.json"
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
-           "PROMPTFOO_CONFIG_DIR": str(home / "pf-config"), "PROMPTFOO_CACHE_PATH": str(home / "pf-cache"),
-           **PF_ENV}
-    argv = _offline() + [node, str(ENTRY), "eval", "-c", str(config), "--providers", "echo", "--no-write",
-                         "--no-cache", "--no-table", "--no-progress-bar", "--no-share", "-j", "1",
-                         "-o", str(out)]
+    env = promptfoo_env({"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8"},
+                        home)
+    argv = promptfoo_argv(node, ENTRY, config) + ["--providers", "echo", "--no-write", "-j", "1", "-o", str(out)]
     proc = subprocess.run(argv, cwd=config.parent, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode in (0, 100), f"promptfoo eval failed ({proc.returncode}):\n{proc.stdout[-3000:]}" \
                                         f"\n{proc.stderr[-3000:]}"

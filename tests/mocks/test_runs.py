@@ -121,6 +121,7 @@ def git(cwd, *args):
 
 AGENT = """
 import os, subprocess, sys
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
 print(open("app.py").read().strip(), os.environ.get("STAGE"), os.path.basename(os.getcwd()))
 if len(sys.argv) > 1 and sys.argv[1] == "hang":
     # outside the workspace and without the session variable: the shim finds no session

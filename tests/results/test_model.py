@@ -47,16 +47,19 @@ def every_field_document() -> ResultsDocument:
     runs[0].extra["cached"] = True  # the result cache's marks travel in `extra` (waza_core/run/result_cache.py)
     runs[0].extra["over_max_run_cost"] = True  # --max-spend's marks too (waza_core/run/budget.py)
     runs[1].extra["skipped_for_budget"] = True
+    runs[1].extra["triage"] = {"category": "grader_defect", "reason": "grader 'h' (timeout): slow"}  # results/triage.py
     task = TaskResult(test_id="t", display_name="T", status=stats.task_status(runs), runs=runs,
                       stats=stats.task_stats(runs), tags=["a"],
                       extra={"cached": True, "golden": True, "group": "m",
                              "skill_impact": {"pass_rate_with_skills": 1.0, "pass_rate_baseline": 0.5, "delta": 0.5,
-                                              "percent_change": 100.0, "pairwise": {}}})
+                                              "percent_change": 100.0, "pairwise": {}},
+                             "triage": {"category": "infrastructure", "reason": "a task with no runs has this"}})
     summary = stats.summarize([task], 12)
     ci = {"lower": 0.1, "upper": 0.9, "mean": 0.5, "confidence_level": 0.95}
     summary.extra = {"cached_runs": 1, "groups": [{"name": "m", "passed": 0, "total": 1, "avg_score": 0.5}],
                      "statistics": {"bootstrap_ci": stats.bootstrap([0.5, 1.0]), "success_rate_ci": ci,
-                                    "pass_hat_k": [0.5, 0.25]}}
+                                    "pass_hat_k": [0.5, 0.25]},
+                     "triage": {"infrastructure": 0, "grader_defect": 1, "agent_failure": 0, "vacuous": 0}}
     metric = {"identifier": "trigger_accuracy", "value": 1.0, "threshold": 0.9, "passed": True, "weight": 1.0,
               "details": {}}
     trigger = {"prompt": "p", "confidence": "medium", "should_trigger": True, "did_trigger": True, "error_msg": "",
@@ -72,8 +75,35 @@ def every_field_document() -> ResultsDocument:
                "baseline_outcome": {"eval_id": "run-0"}, "models": ["m"], "metadata": {},
                "spend": {"max_spend": 1.0, "max_run_cost": 0.25, "worst_case_source": "max_run_cost",
                          "spent_usd": 0.5, "charged_usd": 0.75, "unknown_cost_runs": 1, "runs_skipped": 0,
-                         "runs_over_max_run_cost": 0, "stopped": False, "reason": None}},
+                         "runs_over_max_run_cost": 0, "stopped": False, "reason": None},
+               "audit": {"vacuous_tasks": ["t"], "vacuous_graders": [{"task_id": "t", "grader": "g"}],
+                         "not_audited": [{"task_id": "t", "grader": "j", "reason": "prompt grader"}],
+                         "tasks_audited": 1, "executor": "null"},
+               "judge_agreement": _judge_agreement(),
+               "baseline_from": {"file": "base.json", "sha256": "0" * 64, "part": "baseline_outcome",
+                                 "eval_id": "run-0", "timestamp": "2025-01-01T00:00:00Z", "tasks_compared": 1,
+                                 "tasks_only_in_run": 0, "tasks_only_in_file": 0, "compared_success_rate": 1.0,
+                                 "compared_baseline_success_rate": 0.0, "warnings": ["a warning"]},
+               "skill_impact_significance": _significance()},
     )
+
+
+def _significance() -> dict:
+    """The paired test's object as an A/B run writes it (every key it can write)."""
+    from waza_core.results.significance import compare
+
+    before = {"tasks": [{"test_id": t, "runs": [{"status": "failed"}]} for t in "ab"]}
+    after = {"tasks": [{"test_id": t, "runs": [{"status": "passed"}]} for t in "ab"]}
+    return compare(before, after, 0.05)
+
+
+def _judge_agreement() -> dict:
+    """``waza grade --repeat``'s block, with more split runs than it lists (every key written)."""
+    from waza_core.results.agreement import agreement_block, grader_agreement
+
+    split = [{"task": "t", "run": i, "verdicts": [{"passed": True, "score": 1.0}, {"passed": False, "score": 0.0}]}
+             for i in range(1, 53)]
+    return agreement_block(2, 0.667, {"judge": grader_agreement("prompt", split, 0.667)})
 
 
 def _resolve(schema: dict, node: dict) -> dict:

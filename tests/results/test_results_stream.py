@@ -98,6 +98,9 @@ def test_a_large_parallel_run_streams_a_valid_file_in_suite_order(make_suite, tm
     shown = [line.split()[1] for line in out_text.splitlines() if line.startswith("  ✗ ")]
     assert shown == [f"t{i:04d}" for i in sorted(failing)[:50]]
     assert f"... and {len(failing) - 50} more (see the results file)" in out_text
+    # the failure triage counts every run, also those streamed past the first 50 (results/triage.py)
+    assert s["triage"]["agent_failure"] == len(failing)
+    assert f"agent failure: {len(failing)} run(s)" in out_text and "... more in the results file" in out_text
 
 
 def test_output_dir_names_the_streamed_file_like_the_small_one(make_suite, tmp_path):
@@ -121,7 +124,10 @@ def test_a_streaming_run_keeps_no_finished_task(make_suite, registry):
     doc = engine.run()
     assert doc.tasks == [] and engine.finished == {} and not doc.incomplete
     assert len(seen) == 30 and doc.summary.total_tests == 30 and doc.summary.failed == 1
-    assert doc.summary == stats.summarize(seen, doc.summary.duration_ms)
+    expected = stats.summarize(seen, doc.summary.duration_ms)
+    # the failure-triage counts are kept by the aggregator as tasks finish (results/triage.py)
+    expected.extra["triage"] = {"infrastructure": 0, "grader_defect": 0, "agent_failure": 1, "vacuous": 0}
+    assert doc.summary == expected
 
 
 def test_small_runs_are_still_written_indented(make_suite, tmp_path):

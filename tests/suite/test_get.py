@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 from tests.conftest import write
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
 from waza_core.suite import refs, yamlio
 
 MODULE = "example.com/acme/graders"

@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import write
 from tests.graders.conftest import ctx
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
 from waza_core.errors import WazaError
 from waza_core.grading.base import GraderSetup
 from waza_core.suite import migrate

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
 from tests.suite.test_results_versions import EVAL, TASK, go_results
 from waza_core.results.stats import sum_usage
 

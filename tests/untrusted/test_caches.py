@@ -10,7 +10,8 @@ import stat
 
 import pytest
 
-from tests.conftest import BASIC_EVAL, run_waza
+from tests.conftest import BASIC_EVAL
+from tests.inprocess import run_waza_in_process as run_waza
 from waza_core.run.result_cache import MAX_ENTRY_BYTES, ResultCache
 
 KEY = "a" * 64

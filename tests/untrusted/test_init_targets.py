@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_waza
+from tests.inprocess import run_waza_in_process as run_waza
 
 INIT_PATHS = [".github", ".github/workflows", ".github/workflows/waza.yml", "tasks", "tasks/explain-greet.yaml",
               "fixtures", "fixtures/greet.py", "eval.yaml", ".waza.yaml", ".gitignore"]

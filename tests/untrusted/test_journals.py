@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.distributed.helpers import cli, slow_suite
+from tests.run.helpers import cli, slow_suite
 from waza_core.errors import WazaError
 from waza_core.run import journal as jmod
 

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import BASIC_EVAL, run_waza
+from tests.conftest import BASIC_EVAL
+from tests.inprocess import run_waza_in_process as run_waza
 from waza_core.errors import WazaError
 from waza_core.run import collisions
 

@@ -15,6 +15,7 @@ def _version(value: bool) -> None:
 
 def build_app() -> typer.Typer:
     from waza_core.cli import (
+        assure,
         audit,
         cache,
         compare,
@@ -24,6 +25,7 @@ def build_app() -> typer.Typer:
         init,
         interop,
         migrate,
+        noise,
         optimize,
         plugins_cmd,
         preflight,
@@ -56,11 +58,13 @@ def build_app() -> typer.Typer:
     migrate.register(app)
     get.register(app)
     preflight.register(app)
+    assure.register(app)
     schema.register(app)
     plugins_cmd.register(app)
     report.register(app)
     gate.register(app)
     compare.register(app)
+    noise.register(app)
     init.register(app)
     cache.register(app)
     app.add_typer(interop.app, name="interop")

@@ -12,8 +12,6 @@ from typing import Callable
 
 import typer
 
-from waza_core.results.console import print_warnings
-
 PLUGIN_OPTION_HELP = ("Load a plugin module, or disable one with no:NAME (repeatable; "
                       "also WAZA_PLUGINS=a,b and WAZA_DISABLED_PLUGINS=a,b).")
 COLOR_HELP = "Colour: auto (on a terminal, unless NO_COLOR is set), always or never."
@@ -51,22 +49,13 @@ def user_errors(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from waza_core.errors import WazaError
+        from waza_core.cli.errors import exit_code_of
 
-        try:
-            return fn(*args, **kwargs)
-        except WazaError as exc:
-            print_warnings(getattr(exc, "warnings", ()))
-            raise fail(str(exc), exc.exit_code) from None
-        except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP before anything was written
-            from waza_core import signals
-
-            raise fail("interrupted", signals.exit_code()) from None
-        except RecursionError:
-            raise fail("an input is nested too deeply to be read (see docs/safety.md for the limits)") from None
-        except MemoryError:
-            raise fail("an input is too large to be read in the memory available "
-                       "(see docs/safety.md for the limits)") from None
+        result: list = []
+        code = exit_code_of(lambda: result.append(fn(*args, **kwargs)))
+        if code is not None:
+            raise typer.Exit(code) from None
+        return result[0]
 
     return wrapper
 

@@ -29,6 +29,13 @@ def grade(
                                           help="Also write a full results file with recomputed stats here."),
     judge_model: Optional[str] = typer.Option(None, "--judge-model",
                                               help="Model for judge graders (overrides config.judge_model)."),
+    repeat: Optional[int] = typer.Option(None, "--repeat", metavar="K",
+                                         help="Ask every judge (prompt) grader K times per run (K >= 2) and "
+                                              "record how often it agreed with itself (judge_agreement); "
+                                              "deterministic graders are graded once."),
+    min_agreement: float = typer.Option(0.667, "--min-agreement", metavar="ALPHA",
+                                        help="With --repeat: a judge whose Krippendorff's alpha (pass/fail) "
+                                             "is below ALPHA is flagged unstable (docs/statistics.md)."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Print each graded run on stderr."),
     quiet: bool = quiet_option(),
     color: str = color_option(),
@@ -37,8 +44,9 @@ def grade(
     """Grade saved runs with a suite's graders and print a JSON summary on stdout.
 
     Runs whose agent failed stay errors. Exit 0 whatever the grades are (read
-    `passed` in the summary); 2 on bad input, when a grader reads the workspace and
-    --workspace is not given, or when the summary or -o file cannot be written.
+    `passed` in the summary; with --repeat, also whatever the judges' agreement);
+    2 on bad input (--repeat below 2 included), when a grader reads the workspace
+    and --workspace is not given, or when the summary or -o file cannot be written.
     """
     import json
 
@@ -47,11 +55,18 @@ def grade(
     from waza_core.plugins import get_registry
     from waza_core.results.codec import encode_results, read_results
     from waza_core.results.console import setup_console
-    from waza_core.results.io import check_writable_target, write_atomic
+    from waza_core.results.io import check_writable_target, read_bytes
     from waza_core.run.regrade import regrade
+    from waza_core.run.regrade_stream import regrade_bytes
+    from waza_core.safe_write import is_special, write_stream
     from waza_core.suite.load import load_suite
 
     con = setup_console(color, quiet, verbose)
+    judges = None
+    if repeat is not None:
+        from waza_core.run.judge_agreement import JudgeRepeats  # imports numpy: only with --repeat
+
+        judges = JudgeRepeats(repeat, min_agreement)
     if workspace is not None and not workspace.is_dir():
         raise WazaError(f"--workspace {workspace}: no such folder")
     if output is not None:
@@ -59,31 +74,60 @@ def grade(
     registry = get_registry(plugin)
     suite = load_suite(eval_file, registry)
     warnings: list[str] = []
-    doc = read_results(results, warnings)
-    if doc.eval_name and doc.eval_name != suite.name:
-        con.warning(f"{results} holds runs of {doc.eval_name!r}, grading them with suite {suite.name!r}")
+
+    def check_name(doc) -> None:
+        if doc.eval_name and doc.eval_name != suite.name:
+            con.warning(f"{results} holds runs of {doc.eval_name!r}, grading them with suite {suite.name!r}")
 
     def progress(task_id: str, run) -> None:
         extra = f": {run.error_msg}" if run.error_msg else ""
         con.detail(f"waza: {task_id} run {run.run_number}: {run.status}{extra}")
 
-    try:
-        report = regrade(suite, registry, doc, task_id=task, workspace_dir=workspace, on_run=progress,
-                         judge_model=judge_model, require_workspace=True)
+    if is_special(results):
+        raise WazaError(f"cannot read results file {results}: it is not a regular file")
+    try:  # a large file is graded from its bytes, one task at a time (regrade_stream)
+        streamed = regrade_bytes(suite, registry, read_bytes(results), task_id=task, workspace_dir=workspace,
+                                 on_run=progress, judge_model=judge_model, judges=judges, on_header=check_name,
+                                 require_workspace=True)
+        if streamed is None:
+            doc = read_results(results, warnings)
+            check_name(doc)
+            report = regrade(suite, registry, doc, task_id=task, workspace_dir=workspace, on_run=progress,
+                             judge_model=judge_model, judges=judges, require_workspace=True)
+            summary, warnings, agreement = report.summary, warnings + report.warnings, report.judge_agreement
+            data = encode_results(report.outcome) if output is not None else b""
+            fill = lambda fh: fh.write(data)  # noqa: E731
+        else:
+            if output is not None:
+                streamed.prepare()  # its warnings are printed with the others
+            summary, warnings, fill = streamed.summary, streamed.warnings, streamed.write
+            agreement = streamed.judge_agreement
     except KeyboardInterrupt:
         from waza_core import signals
 
         con.error("interrupted; nothing was written")
         raise typer.Exit(signals.exit_code()) from None
-    for warning in warnings + report.warnings:
+    for warning in warnings:
         con.warning(warning)
+    if agreement is not None:
+        show_agreement(con, agreement)
     lost = None
     if output is not None:
         try:
-            write_atomic(output, encode_results(report.outcome))
+            write_stream(output, fill)
         except WazaError as exc:  # still print the summary, then exit 2
             lost = exc
-    con.result(json.dumps(report.summary, indent=2))
+    con.result(json.dumps(summary, indent=2))
     if lost is not None:
         raise fail(str(lost))
     stdout_lost_exit()
+
+
+def show_agreement(con, block: dict) -> None:
+    """The judge agreement on stderr (hidden by -q), and a warning per unstable judge (kept by -q)."""
+    from waza_core.results.agreement import summary_lines, unstable_warning
+
+    for line in summary_lines(block):
+        con.info(line)
+    for name in block.get("unstable") or ():
+        con.warning(unstable_warning(name, block))

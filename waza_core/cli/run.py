@@ -1,7 +1,8 @@
 """``waza run``: run an eval suite and write a results file.
 
-This module only maps flags onto :class:`waza_core.run.command.RunCommand`; the work
-is :func:`waza_core.run.command.run_command`. One line per flag.
+This module only maps flags onto the narrow values of
+:class:`waza_core.run.command.RunCommand` (one per stage that reads them); the work is
+:func:`waza_core.run.command.run_command`, given the suite path beside them.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ def run(
                                     help="Override config.model; repeat for a run per model (results_<model>.json)."),
     baseline: bool = typer.Option(False, "--baseline",
                                   help="A/B run: the suite with and without its skills (exit 1 unless skills help)."),
+    baseline_from: Optional[Path] = typer.Option(None, "--baseline-from", metavar="FILE",
+                                                 help="A/B run against this stored results file instead of "
+                                                      "running the without-skills pass again."),
     parallel: bool = typer.Option(False, "--parallel", help="Run tasks concurrently."),
     workers: Optional[int] = typer.Option(None, "--workers", min=0, max=MAX_WORKERS,
                                           help="Concurrent runs (0 = one per core); "
@@ -49,6 +53,10 @@ def run(
                                               help="Judge model of prompt graders (over config.judge_model)."),
     skip_graders: bool = typer.Option(False, "--skip-graders",
                                       help="Run the agent only; record runs as n/a for `waza grade` later."),
+    audit: bool = typer.Option(False, "--audit",
+                               help="First run every task once against a do-nothing agent (as `waza audit`, "
+                                    "no paid call); record the vacuous tasks and graders; exit 1 when a task "
+                                    "passes with no agent (docs/triage.md)."),
     quiet: bool = quiet_option(),
     verbose: bool = verbose_option("Also print the failing graders' feedback as each task finishes."),
     color: str = color_option(),
@@ -69,41 +77,34 @@ def run(
     max_run_cost: Optional[float] = typer.Option(None, "--max-run-cost", metavar="USD", min=0,
                                                  help="Worst-case cost of one run for --max-spend (else the "
                                                       "dearest run so far)."),
+    prices: Optional[str] = typer.Option(None, "--prices", metavar="FILE",
+                                         help="Price table over the built-in one for runs that report tokens "
+                                              "but no cost (else .waza.yaml defaults.prices); 'none': off."),
 ) -> None:
     """Run an eval suite. Exit 0 when every task passed, 1 when one failed or errored, 2 on bad input."""
-    from waza_core.run.command import RunCommand, run_command
+    from waza_core.run.command import (
+        BackendRequest,
+        CacheRequest,
+        ConsoleOptions,
+        ReportFlags,
+        RunCommand,
+        RunFlags,
+        SpendLimits,
+        run_command,
+    )
+    from waza_core.run.targets import OutputTargets
 
-    raise typer.Exit(run_command(RunCommand(
-        eval_file=eval_file,
-        output=output,
-        output_dir=output_dir,
-        context_dir=context_dir,
-        task=task,
-        tags=tags,
-        trials=trials,
-        executor=executor,
-        models=model,
-        baseline=baseline,
-        parallel=parallel,
-        workers=workers,
-        fail_fast=fail_fast,
-        keep_workspaces=keep_workspaces,
-        update_snapshots=update_snapshots,
-        judge_model=judge_model,
-        skip_graders=skip_graders,
-        quiet=quiet,
-        verbose=verbose,
-        color=color,
-        log_format=log_format,
+    raise typer.Exit(run_command(eval_file, RunCommand(
+        targets=OutputTargets(output=output, output_dir=output_dir, journal=journal, resume=resume),
+        console=ConsoleOptions(color=color, quiet=quiet, verbose=verbose, log_format=log_format),
+        flags=RunFlags(executor=executor, models=model, trials=trials, parallel=parallel, workers=workers,
+                       task=task, tags=tags, context_dir=context_dir, keep_workspaces=keep_workspaces,
+                       update_snapshots=update_snapshots, judge_model=judge_model, skip_graders=skip_graders,
+                       fail_fast=fail_fast, baseline=baseline, baseline_from=baseline_from,
+                       audit=audit),
+        backend=BackendRequest(name=backend, ray_address=ray_address),
+        spend=SpendLimits(max_spend=max_spend, max_run_cost=max_run_cost, prices=prices),
+        cache=CacheRequest(on=cache, directory=cache_dir),
+        reports=ReportFlags(names=reporters, options=reporter_options),
         plugins=plugin,
-        reporters=reporters,
-        reporter_options=reporter_options,
-        cache=cache,
-        cache_dir=cache_dir,
-        backend=backend,
-        ray_address=ray_address,
-        journal=journal,
-        resume=resume,
-        max_spend=max_spend,
-        max_run_cost=max_run_cost,
     )))

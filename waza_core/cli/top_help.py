@@ -25,11 +25,13 @@ TEXT = (
     '  migrate    Rewrite older eval suites (eval.yaml and the task files it...\n'
     '  get        Resolve remote grader refs and update waza.lock.\n'
     "  preflight  Inspect a suite's prerequisites offline, without starting an...\n"
+    "  assure     Check a suite's graders against reviewed reference labels...\n"
     '  schema     Print a JSON Schema.\n'
     '  plugins    List every plugin: name, distribution, version, what it...\n'
     '  report     Write reports of a saved results file: the same bytes `waza...\n'
     '  gate       Gate current results against a baseline for CI.\n'
     '  compare    Compare results files: per-task and summary deltas of score,...\n'
+    '  noise      How noisy is this suite? Flip rates, between-run spread, the...\n'
     '  init       Create a starter project: suite (mock executor), .waza.yaml,...\n'
     '  new        Create a new eval suite or task from a template (never...\n'
     '  cache      Manage the result cache of `waza run --cache`.\n'
@@ -38,6 +40,37 @@ TEXT = (
 )
 
 HELPS = {
+    'assure': (
+        'Usage: waza assure [OPTIONS] {eval_file}\n'
+        '\n'
+        "  Check a suite's graders against reviewed reference labels without running an\n"
+        "  agent: each labelled case's evidence is graded by the declared grader and\n"
+        '  compared with its label. Prints a waza.grader-assurance report. Exit 0 when\n'
+        '  the assessment passed, 1 when it did not (any disagreement, missing\n'
+        '  coverage, unreviewed labels or a broken binding), 2 for bad input.\n'
+        '\n'
+        'Arguments:\n'
+        "  eval_file  The suite's eval.yaml.  [required]\n"
+        '\n'
+        'Options:\n'
+        '  --references <path>        The waza.grader-reference 1.0 label JSON\n'
+        '                             (required); authored inputs are found relative to\n'
+        '                             its folder.\n'
+        '  --review <path>            A separate waza.grader-review 1.0 declaration of\n'
+        '                             the labels.\n'
+        "  --accept-review-source ID  Accept this review source's current decision\n"
+        '                             (needs --review).\n'
+        '  -o, --output <path>        Also write the waza.grader-assurance JSON report\n'
+        '                             here.\n'
+        '  --calibrate                Ask for judge calibration: not available; the\n'
+        '                             report says not assessed and no model is called.\n'
+        '  --bindings                 Print the digests a label file of this suite must\n'
+        '                             carry, and exit 0.\n'
+        '  -p, --plugin <str>         Load a plugin module, or disable one with no:NAME\n'
+        '                             (repeatable; also WAZA_PLUGINS=a,b and\n'
+        '                             WAZA_DISABLED_PLUGINS=a,b).\n'
+        '  --help                     Show this message and exit.\n'
+    ),
     'audit': (
         'Usage: waza audit [OPTIONS] {eval_file}\n'
         '\n'
@@ -156,9 +189,10 @@ HELPS = {
         "  Grade saved runs with a suite's graders and print a JSON summary on stdout.\n"
         '\n'
         '  Runs whose agent failed stay errors. Exit 0 whatever the grades are (read\n'
-        '  `passed` in the summary); 2 on bad input, when a grader reads the workspace\n'
-        '  and --workspace is not given, or when the summary or -o file cannot be\n'
-        '  written.\n'
+        "  `passed` in the summary; with --repeat, also whatever the judges'\n"
+        '  agreement); 2 on bad input (--repeat below 2 included), when a grader reads\n'
+        '  the workspace and --workspace is not given, or when the summary or -o file\n'
+        '  cannot be written.\n'
         '\n'
         'Arguments:\n'
         "  eval_file  The suite's eval.yaml (or its folder): its graders are used.\n"
@@ -178,6 +212,13 @@ HELPS = {
         '                             stats here.\n'
         '  --judge-model <str>        Model for judge graders (overrides\n'
         '                             config.judge_model).\n'
+        '  --repeat K                 Ask every judge (prompt) grader K times per run\n'
+        '                             (K >= 2) and record how often it agreed with\n'
+        '                             itself (judge_agreement); deterministic graders\n'
+        '                             are graded once.\n'
+        "  --min-agreement ALPHA      With --repeat: a judge whose Krippendorff's alpha\n"
+        '                             (pass/fail) is below ALPHA is flagged unstable\n'
+        '                             (docs/statistics.md).  [default: 0.667]\n'
         '  -v, --verbose              Print each graded run on stderr.\n'
         '  -q, --quiet                Print only errors and warnings.\n'
         '  --color auto|always|never  Colour: auto (on a terminal, unless NO_COLOR is\n'
@@ -355,6 +396,39 @@ HELPS = {
         '                  the agent to do.]\n'
         '  --help          Show this message and exit.\n'
     ),
+    'noise': (
+        'Usage: waza noise [OPTIONS] {files}...\n'
+        '\n'
+        '  How noisy is this suite? Flip rates, between-run spread, the smallest change\n'
+        '  it can detect.\n'
+        '\n'
+        '  With --effect: how many trials per task (or tasks) are needed to detect that\n'
+        '  drop. Exit 0, or 2 on bad input (an unreadable or invalid file, a bad\n'
+        '  option).\n'
+        '\n'
+        'Arguments:\n'
+        '  files...  Results files with trials: one file with several trials per task,\n'
+        '            or two or more runs of the same suite (an A/A pair).  [required]\n'
+        '\n'
+        'Options:\n'
+        "  --alpha <float>         Level of the gate's test the effect must pass.\n"
+        '                          [default: 0.05]\n'
+        '  --power <float>         How often the effect must be found (0..1).\n'
+        '                          [default: 0.8]\n'
+        '  --effect <float>        Plan: trials (or tasks) needed to find a drop of\n'
+        '                          this much in the mean pass rate, e.g. 0.10.\n'
+        '  --simulations <int>     Simulated pairs per power estimate.  [default: 1000]\n'
+        '  --seed <int>            Seed of every random draw.  [default: 20261204]\n'
+        "  --correlation auto|RHO  Correlation of a run's trials of one task: estimated\n"
+        '                          from two or more files (auto), or given (0\n'
+        '                          independent .. 1 one verdict per run).  [default:\n'
+        '                          auto]\n'
+        '  --max-trials <int>      Plan: the most trials per task to consider.\n'
+        '                          [default: 20]\n'
+        '  --max-tasks <int>       Plan: the most tasks to consider.  [default: 2000]\n'
+        '  -f, --format <str>      text or json.  [default: text]\n'
+        '  --help                  Show this message and exit.\n'
+    ),
     'optimize': (
         'Usage: waza optimize [OPTIONS] COMMAND [ARGS]...\n'
         '\n'
@@ -527,6 +601,8 @@ HELPS = {
         '                             (results_<model>.json).\n'
         '  --baseline                 A/B run: the suite with and without its skills\n'
         '                             (exit 1 unless skills help).\n'
+        '  --baseline-from FILE       A/B run against this stored results file instead\n'
+        '                             of running the without-skills pass again.\n'
         '  --parallel                 Run tasks concurrently.\n'
         '  --workers <int range>      Concurrent runs (0 = one per core); any value but\n'
         '                             1 implies --parallel.  [0<=x<=256]\n'
@@ -537,6 +613,10 @@ HELPS = {
         '                             config.judge_model).\n'
         '  --skip-graders             Run the agent only; record runs as n/a for `waza\n'
         '                             grade` later.\n'
+        '  --audit                    First run every task once against a do-nothing\n'
+        '                             agent (as `waza audit`, no paid call); record the\n'
+        '                             vacuous tasks and graders; exit 1 when a task\n'
+        '                             passes with no agent (docs/triage.md).\n'
         '  -q, --quiet                Print only errors and warnings.\n'
         "  -v, --verbose              Also print the failing graders' feedback as each\n"
         '                             task finishes.\n'
@@ -564,6 +644,9 @@ HELPS = {
         '                             rest are skipped, exit 1.  [x>=0]\n'
         '  --max-run-cost USD         Worst-case cost of one run for --max-spend (else\n'
         '                             the dearest run so far).  [x>=0]\n'
+        '  --prices FILE              Price table over the built-in one for runs that\n'
+        '                             report tokens but no cost (else .waza.yaml\n'
+        "                             defaults.prices); 'none': off.\n"
         '  --help                     Show this message and exit.\n'
     ),
     'schema': (

@@ -7,14 +7,13 @@ from typing import List
 
 import typer
 
-from waza_core.cli.common import PLUGIN_OPTION_HELP, color_option, quiet_option, user_errors
+from waza_core.cli.common import PLUGIN_OPTION_HELP, color_option, quiet_option
 
 
 def register(app: typer.Typer) -> None:
     app.command("validate")(validate)
 
 
-@user_errors
 def validate(
     eval_file: Path = typer.Argument(..., help="The suite's eval.yaml (or its folder)."),
     strict: bool = typer.Option(False, "--strict",
@@ -27,31 +26,8 @@ def validate(
 
     Exit 0 when valid (warnings are printed on stderr), 2 with every problem listed.
     """
-    from waza_core.errors import ExitCode, SuiteError
-    from waza_core.paths import display_path
-    from waza_core.plugins import get_registry
-    from waza_core.results.console import print_warnings, setup_console
-    from waza_core.run.engine import Engine
-    from waza_core.suite.load import load_suite
+    from waza_core.cli.validate_check import check
 
-    con = setup_console(color, quiet)
-    registry = get_registry(plugin)
-    try:
-        suite = load_suite(eval_file, registry, strict=strict)
-    except SuiteError as exc:
-        from waza_core.results.console import escape
-
-        print_warnings(exc.warnings)
-        for line in exc.problems:
-            con.err.write(escape(line) + "\n")
-        con.err.write(f"waza: {len(exc.problems)} problem(s) found\n")
-        raise typer.Exit(ExitCode.USAGE) from None
-    print_warnings(suite.warnings)
-    # everything `waza run` checks before the first run: executor, graders, input files, skills
-    Engine(suite, registry)
-    if not con.quiet:
-        from waza_core.results.console import escape
-
-        warned = f", {len(suite.warnings)} warning(s)" if suite.warnings else ""
-        con.result(f"{escape(display_path(suite.file))}: valid ({len(suite.tasks)} task(s), "
-                   f"{len(suite.graders)} global grader(s){warned})")
+    code = check(eval_file, strict, plugin, quiet, color)
+    if code:
+        raise typer.Exit(code)

@@ -70,6 +70,9 @@ class Grader:
     #: whether the same evidence always gets the same verdict; a judge model or timing
     #: based grader sets False, which turns the result cache off (as in waza)
     deterministic: ClassVar[bool] = True
+    #: True when the verdict comes from a language model (a judge): ``waza grade --repeat K``
+    #: asks such a grader K times per run to measure how often it agrees with itself
+    model_judge: ClassVar[bool] = False
     #: seconds one ``grade`` call may take (None: the run's ``timeout_seconds``); past
     #: it the run's grade is a ``timeout`` grader error (docs/safety.md)
     time_limit: float | None = None

@@ -7,7 +7,10 @@ grader-error result, never an exception (:mod:`waza_core.grading.deadline`).
 
 from __future__ import annotations
 
+import inspect
+import os
 import time
+import traceback
 from collections.abc import Sequence
 
 import attrs
@@ -65,7 +68,69 @@ def grade_one(g: Grader, ctx: GradingContext) -> GraderResult:
         return _error_result(g, "cancelled", "grading was stopped: the run was interrupted")
     if isinstance(value, GraderError):
         return _error_result(g, value.kind, str(value), value.details)
-    return _error_result(g, "exception", f"{type(value).__name__}: {value}")  # a buggy plugin
+    if isinstance(value, BaseException):  # a buggy plugin: where it raised, and how it got there
+        where, trace = exception_trace(value, g)
+        at = f" (at {where})" if where else ""
+        return _error_result(g, "exception", f"{type(value).__name__}: {value}{at}",
+                             {"raised_at": where, "traceback": trace})
+    return _error_result(g, "exception", f"{type(value).__name__}: {value}")
+
+
+#: characters of a grader's traceback kept in the run's grader details (its last ones: the
+#: frames nearest the raise)
+TRACEBACK_LIMIT = 8000
+
+
+def exception_trace(exc: BaseException, g: Grader) -> tuple[str, str]:
+    """(``file:line in function`` of the grader's own frame nearest the raise, the
+    traceback text of at most :data:`TRACEBACK_LIMIT` characters).
+
+    The grader's frame is the innermost one in the file that defines its class, so an
+    exception raised inside a library the plugin called still points at the plugin's
+    line; when no frame is in that file (a base class raised), the innermost frame."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None and _is_harness(tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next  # waza's own frames that called the grader say nothing about the bug
+    frames = traceback.extract_tb(tb)
+    own = _source_file(type(g))
+    chosen = next((f for f in reversed(frames) if own and _same_file(f.filename, own)), None)
+    if chosen is None and frames:
+        chosen = frames[-1]
+    where = f"{_shown_path(chosen.filename)}:{chosen.lineno} in {chosen.name}" if chosen is not None else ""
+    text = "".join(traceback.format_exception(type(exc), exc, tb))
+    if len(text) > TRACEBACK_LIMIT:
+        text = "...(earlier frames cut)\n" + text[-(TRACEBACK_LIMIT - 24):]
+    return where, text
+
+
+_HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _is_harness(filename: str) -> bool:
+    return os.path.dirname(os.path.abspath(filename)) == _HARNESS_DIR
+
+
+def _source_file(cls: type) -> str | None:
+    try:
+        return inspect.getsourcefile(cls) or inspect.getfile(cls)
+    except (TypeError, OSError):
+        return None
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def _shown_path(path: str) -> str:
+    """A path as a person finds it: relative to the working folder when under it."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return rel if not rel.startswith("..") else path
 
 
 def _on_helper(g: Grader, ctx: GradingContext, limit: float) -> tuple[str, object]:

@@ -15,11 +15,15 @@ import os
 import sys
 from typing import Any
 
+from waza_core.gofmt import go_quote
 from waza_core.mocks import mcp_match
-from waza_core.mocks.records import write_record
+from waza_core.mocks.records import MAX_RECORD_BYTES, write_record
 from waza_core.mocks.sanitize import REDACTED, TOKEN_SHAPES, secret_values, sensitive_name
+from waza_core.untrusted import MAX_DEPTH, UntrustedInput, check_plain
 
 SERVER_VERSION = "0.0.0-mock"
+#: the largest arguments a call record keeps (room left for the record's other fields)
+MAX_ARGUMENTS_BYTES = MAX_RECORD_BYTES - 64 * 1024
 
 
 def sanitize_value(value: Any, secrets_: list[str]) -> Any:
@@ -38,9 +42,26 @@ def sanitize_value(value: Any, secrets_: list[str]) -> Any:
 
 def record(log_dir: str | None, server: str, tool: str, args: dict, index: int, is_error: bool) -> None:
     if log_dir:
-        write_record(log_dir, {"server": server, "tool": tool,
-                               "arguments": sanitize_value(args, secret_values(os.environ)),
+        write_record(log_dir, {"server": server, "tool": tool, **recordable_arguments(args),
                                "response_index": index, "is_error": is_error})
+
+
+def recordable_arguments(args: dict) -> dict:
+    """``{"arguments": ...}`` as waza reads a record back (:func:`~waza_core.mocks.records.read_records`:
+    strict JSON, 100 levels, 1 MiB), sanitized; arguments it would refuse (a ``NaN`` the
+    SDK let through, nesting too deep, a 64-bit overflow, too big) are recorded as ``{}``
+    with ``arguments_dropped`` saying why, so the call itself is never lost from the evidence."""
+    try:
+        clean = sanitize_value(args, secret_values(os.environ))
+        check_plain(clean, "the arguments", max_depth=MAX_DEPTH - 2)  # inside the record and its invocation
+        size = len(json.dumps(clean, allow_nan=False))
+    except (UntrustedInput, ValueError, RecursionError) as exc:
+        reason = str(exc) if isinstance(exc, UntrustedInput) else f"not JSON waza reads ({type(exc).__name__})"
+        return {"arguments": {}, "arguments_dropped": reason}
+    if size > MAX_ARGUMENTS_BYTES:
+        return {"arguments": {}, "arguments_dropped": f"the arguments: {size} bytes of JSON, more than the "
+                                                      f"{MAX_ARGUMENTS_BYTES} a call record keeps"}
+    return {"arguments": clean}
 
 
 def build_server(config: dict, log_dir: str | None):
@@ -57,7 +78,11 @@ def build_server(config: dict, log_dir: str | None):
 
     async def call_tool(_ctx, params) -> types.CallToolResult:
         args = params.arguments if params.arguments is not None else {}
-        text, is_error, index = mcp_match.call(config, params.name, args)
+        try:
+            text, is_error, index = mcp_match.call(config, params.name, args)
+        except (ValueError, TypeError, RecursionError) as exc:  # arguments no fixture can be matched against
+            text, is_error, index = (f"mcp mock {go_quote(name)}: the arguments of {go_quote(params.name)} cannot "
+                                     f"be matched ({type(exc).__name__}); add a matching fixture response", True, -1)
         try:
             record(log_dir, name, params.name, args, index, is_error)
         except OSError as exc:

@@ -58,6 +58,8 @@ class SuiteMocks:
         self.plans: dict[str, TaskPlan] = {}
         suite_mocks = raw.get("command_mocks")
         for task in tasks:
+            if not suite_mocks and not task.may_hold(b"command_mocks", b"repos", b"workdir", b"environment"):
+                continue  # none of these keys: no plan (and no decoding of the document)
             inputs = task.raw.get("inputs") or {}
             effective = mock_spec.effective_command_mocks(suite_mocks, task.raw)
             if not (effective or inputs.get("repos") or inputs.get("workdir") or inputs.get("environment")):

@@ -193,8 +193,14 @@ def _weigh_regression(report: dict[str, Any], failures: list, warnings: list, ma
                             "message": f"aggregate pass rate regressed by {report['regression_pct']:.2f} "
                                        f"percentage points, but the change is {words} (paired test over "
                                        f"{sig['tasks_compared']} tasks p={sig['p_value']:.4f} >= alpha "
-                                       f"{sig['alpha']}; minimum detectable effect "
-                                       f"{(sig['minimum_detectable_effect_pct'] or 0):.1f} pp)"})
+                                       f"{sig['alpha']}; {_mde_words(sig)})"})
+
+
+def _mde_words(sig: dict[str, Any]) -> str:
+    mde = sig.get("minimum_detectable_effect_pct")
+    if mde is None:
+        return f"no change is detectable with {sig['tasks_compared']} tasks"
+    return f"minimum detectable effect {mde:.1f} pp"
 
 
 def _go_quote(text: str) -> str:
@@ -288,6 +294,9 @@ _ACTIONS_BREAKS = {"\r": "%0D", "\n": "%0A"}
 
 def render_github_actions(report: dict[str, Any]) -> str:
     lines = [f"::warning title=Waza gate::{escape_actions_message(i['message'])}" for i in report.get("warnings", [])]
+    if report.get("significance"):  # with --significance: the same line as the other formats, as a notice
+        line = escape_actions_message(_significance_line(report["significance"]))
+        lines.insert(0, f"::notice title=Waza gate::{line}")
     lines += [f"::error title=Waza gate::{escape_actions_message(i['message'])}" for i in report.get("failures", [])]
     lines += gate_tasks.actions_lines(report, escape_actions_message)
     return "".join(line + "\n" for line in lines)

@@ -178,14 +178,21 @@ class ResultsDocument:
 
 def exit_code(doc: ResultsDocument) -> int:
     """0 when every task passed (or was only run, with --skip-graders), 1 otherwise, as in
-    waza (Go): also 1 when ``metrics.trigger_accuracy`` did not pass; for an A/B run
+    waza (Go): also 1 when ``metrics.trigger_accuracy`` did not pass, or (beyond waza) when
+    ``waza run --audit`` found a task that passes with no agent; for an A/B run
     (``is_baseline``) 1 when the skills did not raise the success rate."""
     s = doc.summary
     if doc.extra.get("is_baseline") and isinstance(doc.extra.get("baseline_outcome"), dict):
+        source = doc.extra.get("baseline_from")
+        if isinstance(source, dict) and "compared_success_rate" in source:  # only the tasks both sides ran
+            return 1 if source["compared_success_rate"] <= source["compared_baseline_success_rate"] else 0
         base = (doc.extra["baseline_outcome"].get("summary") or {}).get("success_rate", 0.0)
         return 1 if s is None or s.success_rate <= base else 0
     spend = doc.extra.get("spend")
     if isinstance(spend, dict) and spend.get("runs_skipped"):  # --max-spend held runs back
+        return 1
+    audit = doc.extra.get("audit")  # waza run --audit: a task that passes with no agent is no pass
+    if isinstance(audit, dict) and audit.get("vacuous_tasks"):
         return 1
     trigger = doc.metrics.get("trigger_accuracy") if isinstance(doc.metrics, dict) else None
     if isinstance(trigger, dict) and trigger.get("passed") is False:

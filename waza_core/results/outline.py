@@ -35,6 +35,7 @@ class _Grader(TypedDict, total=False):
     score: Any
     passed: Any
     feedback: Any
+    error: Any  # failure triage: a grader that could not judge
 
 
 class _Digest(TypedDict, total=False):
@@ -54,6 +55,8 @@ class _Run(TypedDict, total=False):
     session_digest: _Digest | None
     error_msg: Any
     cached: Any
+    triage: Any
+    checkpoints: Any  # failure triage: a checkpoint that stopped the run
 
 
 class _Task(TypedDict, total=False):
@@ -64,6 +67,9 @@ class _Task(TypedDict, total=False):
     tags: Any
     golden: Any
     cached: Any
+    skill_impact: Any  # an A/B run: the HTML report's skill impact table
+    triage: Any
+    error_msg: Any  # a task without runs (its before_task hook failed)
     runs: list[_Run] | None
 
 
@@ -78,6 +84,10 @@ class _Top(TypedDict, total=False):
     incomplete: Any
     config: Any
     summary: Any
+    audit: Any
+    judge_agreement: Any  # waza grade --repeat: shown by the markdown and HTML reports
+    skill_impact_significance: Any  # an A/B run: shown by the markdown and HTML reports
+    baseline_from: Any  # waza run --baseline-from: which stored file the baseline came from
     tasks: list[msgspec.Raw]
 
 

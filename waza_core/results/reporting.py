@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import IO, TYPE_CHECKING, Any, ClassVar
 
-from waza_core.results import reading
+from waza_core.results import reading, triage
 from waza_core.results.jsonbytes import dumps
 
 if TYPE_CHECKING:
@@ -126,6 +126,12 @@ class ResultsView:
     run_tokens = staticmethod(reading.run_tokens)
     #: ``(name, validation)`` of each grader of a run that did not pass, by name
     failed_graders = staticmethod(reading.failed_graders)
+    #: the failure-triage ``{"category", "reason"}`` of a run (its ``triage`` field, else
+    #: worked out from its status and grader errors), None for a real pass: docs/triage.md
+    run_triage = staticmethod(triage.of_run_json)
+    #: a :class:`~waza_core.results.triage.Tally` to pass the tasks through (``watch``):
+    #: runs and tasks per category, with the next action of each (``groups()``)
+    triage_tally = staticmethod(triage.new_tally)
 
 
 class Reporter:

@@ -16,7 +16,9 @@ signs: Fisher's randomization test for paired data (Good, *Permutation, Parametr
 Tests of Hypotheses*, 2005, ch. 3), computed by ``scipy.stats.permutation_test``: exactly when the
 tasks that changed are few, else from 9,999 seeded sign-flips. The interval of the mean difference
 is a seeded percentile bootstrap over tasks (``scipy.stats.bootstrap``; Efron & Tibshirani 1993).
-The minimum detectable effect is the normal approximation of the same paired test,
+The minimum detectable effect is simulated from the tasks' pass rates with this test
+(:mod:`waza_core.results.power`, the numbers ``waza noise`` prints for the same two files) up to
+:data:`SIMULATED_MDE_TASKS` tasks; beyond, the normal approximation of the same paired test,
 ``(z(1-alpha) + z(power)) * sd(differences) / sqrt(tasks)``, and never less than what the test
 can resolve at all: ``ceil(log2(1/alpha))`` tasks must move, one trial each.
 
@@ -52,6 +54,12 @@ def task_counts(doc: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
         if graded:
             out[str(task["test_id"])] = (sum(1 for r in graded if r.get("status") == "passed"), len(graded))
     return out
+
+
+def statuses_of(doc: Any) -> dict[str, Any]:
+    """What :func:`compare` reads of a run's document (a :class:`~waza_core.results.model.ResultsDocument`):
+    each task's run statuses, as a results file would hold them."""
+    return {"tasks": [{"test_id": t.test_id, "runs": [{"status": r.status} for r in t.runs]} for t in doc.tasks]}
 
 
 def _scipy_stats() -> Any:
@@ -112,7 +120,10 @@ def compare(baseline: Mapping[str, Any], current: Mapping[str, Any], alpha: floa
     p_reg, p_imp, exact = _sign_flip(stats, [d for d in diffs if d != 0])
     trials = (out["baseline_runs"] + out["current_runs"]) / (2 * len(common))
     pooled = [(b[t][0] + c[t][0]) / (b[t][1] + c[t][1]) for t in common]
-    mde = minimum_detectable_effect(diffs, trials, alpha, power, pooled)
+    mde, mde_method, rho = _design_mde(b, c, common, alpha, power, rise=sum(diffs) > 0)
+    out.update(_success_rate_noise(b, c, common, rho))
+    if mde_method == "normal":
+        mde = minimum_detectable_effect(diffs, trials, alpha, power, pooled)
     low, high = _interval(stats, diffs)
     direction = "regression" if p_reg < alpha else "improvement" if p_imp < alpha else None
     out.update(
@@ -122,8 +133,9 @@ def compare(baseline: Mapping[str, Any], current: Mapping[str, Any], alpha: floa
         mean_task_delta=mean, mean_task_delta_pct=round(mean * 100, 9),
         ci_low=low, ci_high=high, confidence_level=CONFIDENCE,
         minimum_detectable_effect=mde, minimum_detectable_effect_pct=None if mde is None else round(mde * 100, 9),
+        minimum_detectable_effect_method=mde_method, correlation=rho,
         power=power, trials_per_task=trials,
-        verdict=_verdict(direction, mean, mde),
+        verdict=_verdict(direction, mean, 1.0 if mde is None else mde),
     )
     return out
 
@@ -187,6 +199,63 @@ def _interval(stats: Any, diffs: list[float]) -> tuple[float, float]:
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
+#: up to this many compared tasks the MDE is simulated (:mod:`waza_core.results.power`, as
+#: ``waza noise`` does), where the normal approximation errs most (20 points against a simulated
+#: 30 for the 12 tasks of examples/noise-floor); beyond, the normal approximation, in milliseconds
+SIMULATED_MDE_TASKS = 100
+
+
+def _design_mde(b: Mapping[str, tuple[int, int]], c: Mapping[str, tuple[int, int]], common: list[str],
+                alpha: float, power: float, rise: bool) -> tuple[float | None, str, float | None]:
+    """(MDE, "simulation", rho): the smallest drop (``rise``: the direction the tasks moved) from
+    the baseline's task rates that the test finds with probability ``power``, in a design of the
+    compared tasks and their trials, with rho estimated from both files (``waza noise BASELINE
+    --correlation RHO`` simulates the same design). None: no change is detectable. ("normal" and
+    None) for a large suite."""
+    if len(common) > SIMULATED_MDE_TASKS:
+        return None, "normal", None
+    import numpy as np  # deferred with scipy: a comparison is the only user here
+
+    from waza_core.results import power as simulated  # deferred: it imports numpy at the top
+
+    passed = np.array([[b[t][0] for t in common], [c[t][0] for t in common]])
+    graded = np.array([[b[t][1] for t in common], [c[t][1] for t in common]])
+    rho, _ = simulated.intraclass_correlation(passed, graded)
+    design, _ = simulated.design_of(passed[:1], graded[:1], rho or 0.0)
+    mde, _ = simulated.minimum_detectable_effect(design, alpha, power, simulated.COMPARISON_SIMULATIONS,
+                                                 test=simulated.sign_flip_rejects_normal, rise=rise)
+    return mde, "simulation", rho or 0.0
+
+
+def _success_rate_noise(b: Mapping[str, tuple[int, int]], c: Mapping[str, tuple[int, int]], common: list[str],
+                        rho: float | None) -> dict[str, Any]:
+    """waza's success rate (the share of tasks whose every trial passed) over the compared tasks,
+    its change, and the band two runs of the baseline's design stay within 95 % of the time when
+    nothing changed (an A/A pair): a change inside the band is within noise. The band is
+    simulated as ``waza noise`` does up to SIMULATED_MDE_TASKS tasks; beyond, its normal limit
+    (tasks independent: the variance of the difference is twice the sum of p(1-p) over n^2, with
+    p the chance that every trial of a task passes under the same correlation model)."""
+    import numpy as np  # deferred with scipy: a comparison is the only user here
+
+    from waza_core.results import power as simulated  # deferred: it imports numpy at the top
+
+    passed = np.array([[b[t][0] for t in common], [c[t][0] for t in common]])
+    graded = np.array([[b[t][1] for t in common], [c[t][1] for t in common]])
+    ok = passed == graded
+    delta = float(ok[1].mean() - ok[0].mean())
+    design, _ = simulated.design_of(passed[:1], graded[:1], rho or 0.0)
+    if len(common) <= SIMULATED_MDE_TASKS:
+        band = simulated.aa_spread(design, simulated.COMPARISON_SIMULATIONS)["success_rate"]
+        low, high, method = band["aa_low"], band["aa_high"], "simulation"
+    else:
+        every = design.rho * design.rates + (1 - design.rho) * design.rates ** design.trials
+        half = 1.959963984540054 * math.sqrt(2 * float((every * (1 - every)).sum())) / len(common)
+        low, high, method = -half, half, "normal"
+    return {"success_rate_delta_compared": delta, "success_rate_noise_low": low, "success_rate_noise_high": high,
+            "success_rate_noise_method": method,
+            "success_rate_verdict": "within noise" if low <= delta <= high else "beyond noise"}
+
+
 def _verdict(direction: str | None, mean: float, mde: float | None) -> str:
     if direction:
         return f"significant {direction}"
@@ -196,15 +265,31 @@ def _verdict(direction: str | None, mean: float, mde: float | None) -> str:
 
 
 def describe(sig: Mapping[str, Any]) -> str:
-    """One line for people: the effect, its interval, the verdict in words, what carried it."""
+    """One line for people: the effect, its interval, the verdict in words, what carried it.
+
+    The one wording of a comparison: gate, compare, the SKILL IMPACT block of an A/B run and
+    the markdown and HTML reports all print this line (public as ``describe_significance``)."""
     runs = (f"{sig['baseline_runs_passed']}/{sig['baseline_runs']} runs passed -> "
             f"{sig['current_runs_passed']}/{sig['current_runs']}")
     if sig.get("p_value") is None:
         return f"Significance: not computed ({sig.get('note')}); {runs}"
     mde = sig.get("minimum_detectable_effect_pct")
-    mde_text = f", minimum detectable {mde:.1f} pp" if mde is not None else ""
-    p = sig["p_value_improvement"] if sig.get("direction") == "improvement" else sig["p_value"]
+    mde_text = f", minimum detectable {mde:.1f} pp" if mde is not None else \
+        ", no change detectable with this design" if sig.get("minimum_detectable_effect_method") == "simulation" else ""
+    # the one-sided p-value of the direction the tasks moved (a rise is not weighed as a regression)
+    rose = sig.get("direction") == "improvement" or (sig.get("direction") is None and sig["mean_task_delta"] > 0)
+    p = sig["p_value_improvement"] if rose else sig["p_value"]
     return (f"Significance: {sig['verdict']}: mean task change {sig['mean_task_delta'] * 100:+.1f} pp "
             f"({sig['confidence_level'] * 100:.0f}% CI {sig['ci_low'] * 100:+.1f} to {sig['ci_high'] * 100:+.1f}"
             f"{mde_text}); p={p:.4f} (alpha {sig['alpha']}, paired over {sig['tasks_compared']} tasks, "
-            f"{sig['tasks_with_evidence']} changed); {runs}")
+            f"{sig['tasks_with_evidence']} changed); {runs}{_success_rate_text(sig)}")
+
+
+def _success_rate_text(sig: Mapping[str, Any]) -> str:
+    """waza's success-rate change beside its A/A noise band (absent from older reports)."""
+    if sig.get("success_rate_verdict") is None:
+        return ""
+    return (f"; success rate {sig['success_rate_delta_compared'] * 100:+.1f} pp: {sig['success_rate_verdict']} "
+            f"(two unchanged runs differ by {sig['success_rate_noise_low'] * 100:+.1f} to "
+            f"{sig['success_rate_noise_high'] * 100:+.1f} pp 95% of the time)")
+

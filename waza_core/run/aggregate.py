@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import datetime
 import secrets
+from collections import Counter
 from collections.abc import Mapping
 
 from waza_core.model import Suite, TaskSpec
 from waza_core.results import stats as stats_mod
+from waza_core.results import triage
 from waza_core.results.model import ResultsDocument, RunConfig, RunResult, TaskResult
 from waza_core.run.backend import CompletedRun
 from waza_core.run.finish import DigestTable, decorate_task, digest, finish_summary
@@ -60,6 +62,9 @@ class Aggregator:
         #: the digest of every finished task: what summary.groups and summary.statistics
         #: need, also when the entries themselves are not kept
         self.digests = DigestTable(len(plan.tasks))
+        #: the tasks ``waza run --audit`` found passing with no agent (their passes are vacuous)
+        self.vacuous_tasks: frozenset[str] = frozenset()
+        self.triage_counts: Counter[str] = Counter()  # runs per failure-triage category
 
     def add(self, done: CompletedRun) -> TaskResult | None:
         """Take one finished run; return its task's entry when that was the task's last run."""
@@ -82,6 +87,9 @@ class Aggregator:
         spec = self.plan.tasks[position]
         entry = task_result(spec, runs)
         decorate_task(entry, spec, self.plan.model, self.group_by)
+        categories = triage.annotate_task(entry, tid in self.vacuous_tasks)
+        if categories:
+            self.triage_counts.update(categories)
         self.digests.put(position, digest(entry, spec, self.group_by))
         self.done += 1
         self.tally.add(entry, position)
@@ -125,4 +133,5 @@ class Aggregator:
             incomplete=incomplete or self.done < len(plan.tasks),
         )
         finish_summary(doc, self.digests, plan.trials)
+        triage.put_counts(doc.summary, self.triage_counts)
         return doc

@@ -17,6 +17,7 @@ not files and are left to the checks of their own.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -101,17 +102,44 @@ def _suite_paths(suite: Any, parts: set[str]) -> Iterator[tuple[str, str, bool]]
     a 100,000-task suite has millions of strings)."""
     root = Path(suite.file).parent
     fixtures = root / "fixtures"
+    needles = _needles(parts)
     yield f"the eval file {suite.file}", os.fspath(suite.file), False
     yield ".waza.yaml", os.fspath(root / ".waza.yaml"), False
     yield f"the fixtures folder {fixtures}", os.fspath(fixtures), True
     yield from _named(suite.raw, (root, fixtures), "eval.yaml", parts)
     for task in suite.tasks:
         yield f"the task file {task.file}", os.fspath(task.file), False
-        bases = (Path(task.file).parent, root, fixtures)
         if task.context_dir:
             for base in (Path(task.file).parent, root):
                 yield f"the context_dir of task {task.id!r}", os.fspath(base / task.context_dir), True
-        yield from _named(task.raw, bases, f"task {task.id!r}", parts)
+        blob = task.raw_json
+        if blob is not None and needles is not None and needles.search(blob) is None:
+            continue  # no string of the document can end in a part of the target
+        yield from _named(task.raw, (Path(task.file).parent, root, fixtures), f"task {task.id!r}", parts)
+
+
+#: characters JSON may write escaped (besides ``\\uXXXX``): a part holding one is not searched as bytes
+_ESCAPED = frozenset('"\\/\b\f\n\r\t') | frozenset(chr(c) for c in range(0x20))
+
+
+def _needles(parts: set[str]) -> re.Pattern[bytes] | None:
+    """The UTF-8 of every part a string's last part may equal (one pattern), to search a task's compact
+    JSON for before it is decoded and walked: a string that :func:`_named` would look at
+    holds one of them, and its JSON holds the same bytes unless a character is written as
+    an escape. None when that cannot be ruled out (a part with a character JSON escapes
+    or not UTF-8); a document with ``\\u`` is walked anyway (see the caller)."""
+    needles = []
+    for part in parts:
+        if "/" in part:  # the root: a last part never holds a slash
+            continue
+        if any(c in _ESCAPED for c in part):
+            return None
+        try:
+            needles.append(part.encode("utf-8"))
+        except UnicodeEncodeError:
+            return None
+    needles.append(b"\\u")  # any \uXXXX escape: walk the document
+    return re.compile(b"|".join(re.escape(needle) for needle in needles))
 
 
 def _named(doc: Any, bases: tuple[Path, ...], where: str, parts: set[str]) -> Iterator[tuple[str, str, bool]]:

@@ -31,8 +31,7 @@ from waza_core.run.aggregate import Aggregator, task_result
 from waza_core.run.backend import BackendJob, CompletedRun
 from waza_core.run.backends import make_backend
 from waza_core.run.plan import RunOptions, RunUnit, make_plan, select_tasks
-from waza_core.run.prepared import UnitSettings
-from waza_core.run.recipe import SuiteRecipe, prepare_suite
+from waza_core.run.recipe import SuiteRecipe, prepare_suite, settings_for
 
 __all__ = ["RESULTS_SCHEMA_VERSION", "Engine", "RunOptions", "RunUnit", "build_grader", "exit_code", "grade_run",
            "select_tasks", "task_result"]
@@ -51,13 +50,7 @@ class Engine:
         self.registry = registry
         self.options = options = options or RunOptions()
         self.plan = plan = make_plan(suite, registry, options)
-        settings = UnitSettings(
-            executor=plan.executor_name, model=plan.model,
-            context_dir=str(options.context_dir) if options.context_dir is not None else None,
-            skill_directories=options.skill_directories, keep_workspaces=options.keep_workspaces,
-            skip_graders=options.skip_graders, judge_model=options.judge_model,
-            update_snapshots=options.update_snapshots,
-        )
+        settings = settings_for(plan, options)
         self.recipe = None if plugins is None else SuiteRecipe(
             str(suite.file), tuple(plugins), settings, tuple(t.id for t in plan.tasks))
         self.prepared = prepare_suite(suite, registry, settings, list(plan.tasks))

@@ -26,6 +26,8 @@ from typing import Any
 
 from waza_core.run.execution import RunEvidence
 
+_DECODER = json.JSONDecoder()
+
 #: token-count spellings mapped to waza's usage keys (first found wins)
 USAGE_KEYS = {
     "input_tokens": ("input_tokens", "inputTokens", "prompt_tokens", "promptTokens", "input"),
@@ -48,12 +50,24 @@ LEGACY_ARGS = {
     "skill": ("skill", "skill_name", "name"),
 }
 
-#: a path to a SKILL.md: the folder holding it is the skill's name
-SKILL_FILE_RE = re.compile(r"([^/\\\s'\"`=:]+)[/\\]SKILL\.md\b")
+#: a path to a SKILL.md (``/`` or Windows ``\\``, doubled when escaped; any case, as Windows
+#: reads it): the folder holding it is the skill's name
+SKILL_FILE_RE = re.compile(r"([^/\\\s'\"`=:]+)[/\\]+SKILL\.md(?![\w.])", re.IGNORECASE)
+#: a folder name that is a pattern or a variable, not a skill (``skills/*/SKILL.md``, ``$DIR``)
+_NOT_A_NAME_RE = re.compile(r"[*?\[\]{}$<>|%]|^\.{1,2}$")
 #: tool names that write rather than read (a SKILL.md written is not a skill invoked)
 _WRITE_TOOL_RE = re.compile(r"write|edit|create|patch|replace|file_change|delete|move|rename", re.IGNORECASE)
+#: tool names that find or list files without reading them (a glob that lists SKILL.md files)
+_FIND_TOOL_RE = re.compile(r"glob|grep|search|list|^ls(?:$|ToolCall)|find", re.IGNORECASE)
 #: a shell command that writes a SKILL.md (redirect, tee, sed -i) rather than reading it
-_SHELL_WRITE_RE = re.compile(r">\s*\S*SKILL\.md|\btee\b|\bsed\s+-i|\bmv\b|\brm\b|\bcp\b")
+_SHELL_WRITE_RE = re.compile(r">\s*['\"]?\S*SKILL\.md|\bsed\s+(?:-\w+\s+)*-i", re.IGNORECASE)
+#: shell commands that write, move or only name a file without reading what it says
+_SHELL_NOT_READ = frozenset({"tee", "mv", "rm", "cp", "install", "dd", "Set-Content", "Out-File", "Remove-Item",
+                             "ls", "find", "stat", "test", "[", "file", "du", "touch", "chmod", "chown", "mkdir",
+                             "ln", "git", "realpath", "readlink", "dirname", "basename", "echo", "printf",
+                             "Test-Path", "Get-ChildItem", "dir", "where"})
+#: ``bash -lc '...'`` and the like: the command inside is what runs
+_SHELL_WRAPPER_RE = re.compile(r"^(?:\S*/)?(?:ba|z|da|k)?sh\s+(?:-\w+\s+)*-\w*c\s+(.*)$", re.DOTALL)
 
 
 def normalize_usage(raw: Any) -> dict[str, Any] | None:
@@ -124,6 +138,43 @@ def _strings(value: Any, depth: int = 0) -> Iterable[str]:
             yield from _strings(item, depth + 1)
 
 
+def skills_read_by(text: str) -> list[str]:
+    """The skills whose SKILL.md this argument (a path, or a shell command) reads, in order.
+
+    A path is read as given (``~/.claude/skills/pdf/SKILL.md``, ``./skills/pdf/SKILL.md``,
+    ``C:\\Users\\me\\.github\\skills\\pdf\\SKILL.md``, quoted or not); in a shell command, a
+    part that writes the file (``>``, ``tee``, ``sed -i``, ``cp``) or only names it (``ls``,
+    ``find``, ``test -f``) does not count. A folder that is a pattern (``skills/*/SKILL.md``)
+    or a variable (``$DIR/SKILL.md``) names no skill.
+    """
+    if "skill.md" not in text.lower():
+        return []
+    names: list[str] = []
+    for part in _shell_parts(text):
+        if _SHELL_WRITE_RE.search(part) or _first_word(part) in _SHELL_NOT_READ:
+            continue
+        for match in SKILL_FILE_RE.finditer(part):
+            name = match.group(1)
+            if not _NOT_A_NAME_RE.search(name) and name not in names:
+                names.append(name)
+    return names
+
+
+def _shell_parts(text: str) -> list[str]:
+    """A command split at ``;``, ``&&``, ``||``, ``|`` and new lines (a path is one part)."""
+    wrapped = _SHELL_WRAPPER_RE.match(text.strip())
+    if wrapped:
+        text = wrapped.group(1).strip().strip("'\"")
+    return [part.strip() for part in re.split(r"&&|\|\||[;|\n]", text) if part.strip()]
+
+
+def _first_word(part: str) -> str:
+    words = [w for w in part.split() if "=" not in w or w.startswith(("-", "/", "."))]
+    while words and words[0] in ("sudo", "command", "env", "xargs", "time", "nice"):
+        words = words[1:]
+    return words[0].strip("'\"(") if words else ""
+
+
 class _Call:
     __slots__ = ("id", "name", "args", "turn", "sequence", "result", "success", "error")
 
@@ -143,6 +194,7 @@ class StreamTurn:
         self.evidence = evidence
         self.calls: list[_Call] = []
         self.open: dict[str, _Call] = {}
+        self.generated: set[str] = set()  # ids made up for calls the agent gave none
 
     # -- what a format calls --------------------------------------------------------
 
@@ -174,15 +226,12 @@ class StreamTurn:
         if args:
             event["arguments"] = args
         self.evidence.transcript.append(event)
-        skill = self.reader.skill_from_tool(name, args)
-        if skill:
-            self.skill(skill, "skill_tool", name)
 
     def finish_call(self, call_id: Any, success: bool, result: Any = None, error: Any = None,
                     name: Any = None, args: Any = None) -> None:
         """A tool call ended. A result for an id never started starts it first (when
         the format gives the name), so a stream cut at its head still counts the call."""
-        key = self._key(call_id)
+        key = self._key(call_id) if call_id not in (None, "") else self._oldest_without_id()
         if key not in self.open:
             if not name:
                 self.reader.orphan_results += 1
@@ -200,6 +249,7 @@ class StreamTurn:
         self.evidence.transcript.append({"type": "tool.execution_complete", "tool_call_id": key,
                                          "success": call.success, "tool_result": {"content": call.result}})
         if call.success:
+            self._skill_tool(call)
             self._skill_file(call)
 
     def usage(self, raw: Any, *, cost_usd: Any = None) -> None:
@@ -237,23 +287,37 @@ class StreamTurn:
             return call_id
         if call_id is None or call_id == "":
             self.reader.sequence_ids += 1
+            self.generated.add(f"call-{self.reader.sequence_ids}")
             return f"call-{self.reader.sequence_ids}"
         return json.dumps(call_id, ensure_ascii=False) if not isinstance(call_id, (int, float)) else str(call_id)
 
+    def _skill_tool(self, call: _Call) -> None:
+        """A skill tool call loads its skill unless it failed (Claude answers ``Unknown
+        skill: ...`` with ``is_error``); one the run cut short still asked for it."""
+        skill = self.reader.skill_from_tool(call.name, call.args)
+        if skill:
+            self.skill(skill, "skill_tool", call.name)
+
+    def _oldest_without_id(self) -> str:
+        """A result that names no call ends the oldest open call that had no id either
+        (an agent that gives no ids answers its calls in order)."""
+        return next((key for key in self.open if key in self.generated), "")
+
     def _skill_file(self, call: _Call) -> None:
-        """A successful read of a SKILL.md through any read or shell tool loads the skill."""
-        if _WRITE_TOOL_RE.search(call.name):
+        """A successful read of a SKILL.md through any read or shell tool loads the skill
+        (each SKILL.md the call read: ``cat a/SKILL.md b/SKILL.md`` loads two)."""
+        viewing = call.args.get("command") == "view"  # an editor tool's read (str_replace_editor)
+        if (_WRITE_TOOL_RE.search(call.name) and not viewing) or _FIND_TOOL_RE.search(call.name):
             return
         for text in _strings(call.args):
-            if "SKILL.md" not in text or _SHELL_WRITE_RE.search(text):
-                continue
-            match = SKILL_FILE_RE.search(text)
-            if match:
-                self.skill(match.group(1), "skill_file_read", call.name)
-                return
+            for name in skills_read_by(text):
+                self.skill(name, "skill_file_read", call.name)
 
     def close(self) -> None:
         """Record every call in start order; one with no result is unfinished."""
+        for call in self.calls:
+            if call.success is None:
+                self._skill_tool(call)
         for call in self.calls:
             success = bool(call.success)
             legacy = {"id": call.id, "name": call.name, "arguments": legacy_args(call.args), "success": success}
@@ -275,9 +339,11 @@ class StreamTurn:
 class EventFormat:
     """One agent's event stream format (``config.cli.events``); one instance per run.
 
-    A subclass sets ``name`` and ``description``, ``skill_tools`` (tool name -> argument
-    keys that name the skill) and implements :meth:`read_event`. The stream is fed line by
-    line; what is not a JSON object is skipped and counted.
+    A subclass sets ``name`` and ``description``, ``agent``, ``skill_tools`` (tool name ->
+    argument keys that name the skill), as class attributes or as class keywords
+    (``class MyEvents(EventFormat, name="my-json", agent="my -p PROMPT", ...)``), sets up its
+    own per-run state in :meth:`start` and implements :meth:`read_event`. The stream is fed
+    line by line; what is not a JSON object is skipped and counted.
     """
 
     name: str = ""
@@ -300,8 +366,21 @@ class EventFormat:
         self.unknown: dict[str, int] = {}
         self.malformed = 0
         self.orphan_results = 0
+        self.start()
+
+    def __init_subclass__(cls, *, name: str | None = None, description: str | None = None, agent: str | None = None,
+                          skill_tools: dict[str, tuple[str, ...]] | None = None, **kwargs: Any) -> None:
+        """The format's description given as class keywords, in one place at the top."""
+        super().__init_subclass__(**kwargs)
+        for key, value in (("name", name), ("description", description), ("agent", agent),
+                           ("skill_tools", skill_tools)):
+            if value is not None:
+                setattr(cls, key, value)
 
     # -- to implement ---------------------------------------------------------------
+
+    def start(self) -> None:
+        """Set up the format's own state of one run (called once, by ``__init__``)."""
 
     def read_event(self, event: dict, turn: StreamTurn) -> None:  # pragma: no cover - abstract
         """Map one decoded event; call ``turn.unknown(kind)`` for a type not understood."""
@@ -327,26 +406,50 @@ class EventFormat:
         line) is skipped and counted; a reader that trips on an odd event skips it too."""
         state = StreamTurn(self, turn, evidence)
         for line in lines:
-            line = line.strip()
-            if not line:
-                continue
-            if not line.startswith("{"):
-                self.malformed += 1
-                continue
-            try:
-                event = json.loads(line)
-            except (ValueError, RecursionError):
-                self.malformed += 1
-                continue
-            if not isinstance(event, dict):
-                self.malformed += 1
-                continue
-            try:
-                self.read_event(event, state)
-            except (KeyError, TypeError, ValueError, AttributeError, IndexError):
-                self.malformed += 1  # an event shaped unlike its type: skipped, never fatal
+            events = self._events_in(line)
+            for event in events:
+                try:
+                    self.read_event(event, state)
+                except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError):
+                    self.malformed += 1  # an event shaped unlike its type: skipped, never fatal
         self.end_turn(state)
         state.close()
+
+    def _events_in(self, line: str) -> list[dict]:
+        """The JSON objects on one line: usually one; none for a log line (counted).
+
+        Real streams hold more than clean lines: a byte-order mark or ``\\r`` from Windows,
+        a spinner or log text printed without a new line before an event (``⠋ Working\\r{...}``),
+        two events on one line when two writers met. The text before an object is skipped;
+        a line that holds no whole object is counted as malformed.
+        """
+        line = line.strip().lstrip("\ufeff").strip()
+        if not line:
+            return []
+        events: list[dict] = []
+        clean, tries, pos = True, 0, line.find("{")
+        while pos >= 0:
+            try:
+                event, end = _DECODER.raw_decode(line, pos)
+            except (ValueError, RecursionError):
+                event = end = None
+            if not isinstance(event, dict):
+                if events or tries >= 8 or line.startswith("{"):  # a cut event: never read its inner parts
+                    clean = False
+                    break
+                tries += 1  # log text holding a brace before the event: try the next one
+                pos = line.find("{", pos + 1)
+                continue
+            events.append(event)
+            pos = end + len(line[end:]) - len(line[end:].lstrip())
+            if pos >= len(line):
+                break
+            if line[pos] != "{":
+                clean = False  # text after the event
+                break
+        if not events or not clean:
+            self.malformed += 1  # a log line, a cut line, or text after the events
+        return events
 
     def said(self, text: str) -> bool:
         """Whether the stream already put this answer into the transcript."""

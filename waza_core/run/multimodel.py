@@ -16,6 +16,7 @@ from pathlib import Path
 
 from waza_core.errors import WazaError
 from waza_core.model import Suite
+from waza_core.results import significance as paired
 from waza_core.results.model import ResultsDocument
 
 
@@ -60,4 +61,30 @@ def comparison_table(results: list[tuple[str, ResultsDocument]]) -> str:
         rate = f"{s.success_rate * 100:.1f}%" if graded else "-"
         duration = f"{s.duration_ms / 1000:.1f}s" if s is not None else "-"
         rows.append(f"  {escape(model) or '(default)':<24} {score:>7} {rate:>10} {duration:>10} {tokens:>10}")
-    return "\n".join(rows) + "\n"
+    return "\n".join(rows + significance_lines(results)) + "\n"
+
+
+#: the level of the models' paired comparison (as ``waza compare``'s and an A/B run's)
+ALPHA = 0.05
+
+
+def significance_lines(results: list[tuple[str, ResultsDocument]]) -> list[str]:
+    """Each model after the first against the first (run order), with the paired test of
+    ``waza compare``, in the words every comparison uses. Nothing when the runs were not
+    graded or their tasks were streamed to the files (a run too large to keep in memory:
+    ``waza compare`` the files instead)."""
+    from waza_core.results.console import escape  # as in comparison_table
+
+    def comparable(doc: ResultsDocument) -> bool:
+        return bool(doc.tasks) and not doc.config.skip_graders
+
+    if len(results) < 2 or not comparable(results[0][1]):
+        return []
+    first, base = results[0][0], paired.statuses_of(results[0][1])
+    lines = []
+    for model, doc in results[1:]:
+        if comparable(doc):
+            sig = paired.compare(base, paired.statuses_of(doc), ALPHA)
+            lines.append(f"  {escape(model) or '(default)'} vs {escape(first) or '(default)'}: "
+                         f"{escape(paired.describe(sig))}")
+    return lines

@@ -61,6 +61,9 @@ class RunOptions:
     #: ``--max-spend``: a :class:`waza_core.run.budget.Budget` shared by every suite run of
     #: one ``waza run`` (models, A/B passes); None = no cap
     budget: Any = None
+    #: a :class:`waza_core.run.prices.PriceTable`: a run whose executor reported tokens or AI
+    #: credits but no cost gets its cost from it; None = no pricing
+    prices: Any = None
 
 
 class RunUnit(NamedTuple):

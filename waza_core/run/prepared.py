@@ -47,6 +47,8 @@ class UnitSettings:
     skip_graders: bool = False
     judge_model: str | None = None  # --judge-model; else config.judge_model
     update_snapshots: bool = False
+    #: the price table (:mod:`waza_core.run.prices`) of runs that report tokens but no cost
+    prices: Any = None
 
 
 @attrs.frozen

@@ -19,6 +19,7 @@ from waza_core.errors import WazaError
 from waza_core.mocks.preparer import mocks_and_repos
 from waza_core.run.checkpoints import checkpoints
 from waza_core.run.hooks import task_hooks
+from waza_core.run.prices import price_costs
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -63,6 +64,7 @@ PREPARER_FACTORIES: list[Callable[[PreparedSuite], RunPreparer | None]] = [
     task_inputs,
     mocks_and_repos,  # inputs.repos/workdir/environment, command_mocks, mcp_mocks
     checkpoints,
+    price_costs,  # usage.cost_usd from a price table when the executor reported tokens but no cost
 ]
 
 

@@ -37,7 +37,6 @@ never imports it.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import signal
 import threading
@@ -48,6 +47,7 @@ from typing import Any
 
 import attrs
 
+from waza_core.childenv import allowed
 from waza_core.errors import WazaError
 from waza_core.results.model import RunResult
 from waza_core.run.backend import Backend, BackendJob, CompletedRun
@@ -145,7 +145,7 @@ def forwarded_environment(prepared) -> dict[str, str]:
     patterns: list[str] = list(prepared.executor.environment_allow_list())
     for grader in prepared.all_graders():
         patterns.extend(grader.environment_allow_list())
-    env = {k: v for k, v in os.environ.items() if any(fnmatch.fnmatchcase(k, p) for p in patterns)}
+    env = allowed(os.environ, patterns)
     # the recipe names every plugin module the driver loaded and every one it disabled
     env["WAZA_PLUGINS"] = env["WAZA_DISABLED_PLUGINS"] = ""
     env["WAZA_DISABLE_PLUGIN_AUTOLOAD"] = os.environ.get("WAZA_DISABLE_PLUGIN_AUTOLOAD", "")

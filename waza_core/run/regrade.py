@@ -23,7 +23,7 @@ import datetime
 import os
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -33,7 +33,11 @@ from waza_core.grading.build import build_grader, close_graders, executor_factor
 from waza_core.grading.grade import grade_run
 from waza_core.model import Suite, TaskSpec
 from waza_core.results import stats as stats_mod
+from waza_core.results import triage
 from waza_core.results.model import RESULTS_SCHEMA_VERSION, ResultsDocument, RunResult, TaskResult
+
+if TYPE_CHECKING:  # only --repeat builds one; its module imports numpy (~140 ms a plain grade need not pay)
+    from waza_core.run.judge_agreement import JudgeRepeats
 
 
 @attrs.define
@@ -48,6 +52,8 @@ class GradeReport:
     graded: list[str]
     #: tasks of the suite that were not graded and why, and what the file got wrong
     warnings: list[str] = attrs.field(factory=list)
+    #: ``--repeat K``: the ``judge_agreement`` block (also in ``outcome`` and ``summary``)
+    judge_agreement: dict[str, Any] | None = None
 
 
 def agent_failed(run: RunResult) -> bool:
@@ -67,6 +73,7 @@ def regrade(
     cancel: threading.Event | None = None,
     on_run: Callable[[str, RunResult], None] | None = None,
     judge_model: str | None = None,
+    judges: JudgeRepeats | None = None,
     require_workspace: bool = False,
 ) -> GradeReport:
     """Grade every saved run of ``results`` that belongs to a task of ``suite``.
@@ -74,12 +81,32 @@ def regrade(
     ``task_id`` keeps one task (an error when it is not in the suite or has no run).
     ``workspace_dir`` is what file-reading graders see (default: the current
     directory). ``on_run(task_id, run)`` is called after each regraded run.
-    ``judge_model`` overrides ``config.judge_model`` for judge graders.
+    ``judge_model`` overrides ``config.judge_model`` for judge graders. ``judges``
+    (``--repeat K``) asks every judge grader K times per run and records its agreement.
     ``require_workspace``: with no ``workspace_dir``, a grader that reads the workspace
     is an error (:class:`WorkspaceNeeded`) instead of grading the current directory.
     """
     warnings: list[str] = []
     doc = _as_document(results, warnings)
+    regraded = grade_tasks(suite, registry, doc, warnings, task_id=task_id, workspace_dir=workspace_dir,
+                           cancel=cancel, on_run=on_run, judge_model=judge_model, judges=judges,
+                           require_workspace=require_workspace)
+    outcome = merged_document(doc, suite, regraded)
+    summary = grade_summary(regraded)
+    block = None
+    if judges is not None:
+        block = outcome.extra["judge_agreement"] = summary["judge_agreement"] = judges.block()
+    return GradeReport(outcome=outcome, summary=summary, graded=[t.test_id for t in regraded],
+                       warnings=warnings, judge_agreement=block)
+
+
+def grade_tasks(suite: Suite, registry, doc: ResultsDocument, warnings: list[str], *, task_id: str | None = None,
+                workspace_dir: str | os.PathLike[str] | None = None, cancel: threading.Event | None = None,
+                on_run: Callable[[str, RunResult], None] | None = None, judge_model: str | None = None,
+                judges: JudgeRepeats | None = None, require_workspace: bool = False) -> list[TaskResult]:
+    """The regraded tasks of :func:`regrade`, in suite order (``doc`` needs to hold only
+    the saved entries of the suite's tasks: :mod:`waza_core.run.regrade_stream` gives it
+    no other)."""
     todo = tasks_to_grade(suite, doc, task_id, warnings)
     workspace = os.path.abspath(workspace_dir if workspace_dir is not None else os.curdir)
     graders = SuiteGraders(suite, registry, [task for task, _ in todo])
@@ -89,13 +116,10 @@ def regrade(
                               model=doc.config.model_id or suite.config.model, executor=suite.config.executor,
                               new_executor=executor_factory(suite, registry), cancel=cancel))
     try:
-        regraded = [regrade_task(task, saved, graders.of(task), suite, workspace, cancel, on_run)
-                    for task, saved in todo]
+        return [regrade_task(task, saved, graders.of(task), suite, workspace, cancel, on_run, judges)
+                for task, saved in todo]
     finally:
         graders.close()
-    outcome = merged_document(doc, suite, regraded)
-    return GradeReport(outcome=outcome, summary=grade_summary(regraded), graded=[t.id for t, _ in todo],
-                       warnings=warnings)
 
 
 def _as_document(results: ResultsDocument | Mapping[str, Any], warnings: list[str]) -> ResultsDocument:
@@ -186,13 +210,14 @@ class SuiteGraders:
 
 
 def regrade_task(task: TaskSpec, saved: TaskResult, graders: list[Grader], suite: Suite, workspace: str,
-                 cancel: threading.Event | None, on_run: Callable[[str, RunResult], None] | None) -> TaskResult:
+                 cancel: threading.Event | None, on_run: Callable[[str, RunResult], None] | None,
+                 judges: JudgeRepeats | None = None) -> TaskResult:
     """A saved task with every run graded again; the fields this version does not know are kept."""
     from waza_core.run.aggregate import task_result
 
     runs = []
     for run in saved.runs:
-        runs.append(regrade_run(run, task, graders, suite, workspace, cancel))
+        runs.append(regrade_run(run, task, graders, suite, workspace, cancel, judges))
         if on_run is not None:
             on_run(task.id, runs[-1])
     entry = task_result(task, runs)
@@ -201,7 +226,7 @@ def regrade_task(task: TaskSpec, saved: TaskResult, graders: list[Grader], suite
 
 
 def regrade_run(run: RunResult, task: TaskSpec, graders: list[Grader], suite: Suite, workspace: str,
-                cancel: threading.Event | None) -> RunResult:
+                cancel: threading.Event | None, judges: JudgeRepeats | None = None) -> RunResult:
     """One saved run graded again; an agent failure stays an error."""
     evidence = run.evidence()
     if agent_failed(run):
@@ -209,6 +234,8 @@ def regrade_run(run: RunResult, task: TaskSpec, graders: list[Grader], suite: Su
     else:
         ctx = GradingContext(task=task, evidence=evidence, workspace_dir=workspace, suite=suite, cancel=cancel)
         validations, status, error = grade_run(graders, ctx)
+        if judges is not None:
+            judges.judge(graders, ctx, validations, task.id, run.run_number)
     new = RunResult.from_evidence(evidence, run.run_number, run.attempts, status, validations, error,
                                   run.workspace_dir, worker=run.worker)
     new.extra = run.extra
@@ -225,7 +252,7 @@ def merged_document(doc: ResultsDocument, suite: Suite, regraded: list[TaskResul
     if config.runs_per_test is None:
         config.runs_per_test = max((len(t.runs) for t in tasks), default=1) or 1
     duration = doc.summary.duration_ms if doc.summary is not None else 0
-    return attrs.evolve(
+    merged = attrs.evolve(
         doc,
         schema_version=RESULTS_SCHEMA_VERSION,
         skill=doc.skill or suite.skill,
@@ -237,6 +264,8 @@ def merged_document(doc: ResultsDocument, suite: Suite, regraded: list[TaskResul
         metrics={},
         tasks=tasks,
     )
+    triage.annotate_document(merged)  # the regraded runs' categories and the new counts
+    return merged
 
 
 def grade_summary(tasks: list[TaskResult]) -> dict[str, Any]:

@@ -52,7 +52,7 @@ import msgspec
 
 from waza_core import untrusted
 from waza_core.safe_write import replace_entry
-from waza_core.suite import schema
+from waza_core.suite import cache_checks, schema
 
 FORMAT = 2
 #: a checked document is cached only if its JSON is at most this many times the size
@@ -100,6 +100,10 @@ def _fits(value: Any, shape: Any) -> bool:
     return isinstance(value, shape) and not (isinstance(value, bool) and shape is not _BOOL)
 
 
+#: :data:`TASK_SHAPE` checked at C speed ("yes" only; see waza_core/suite/cache_checks.py)
+_fits_task = cache_checks.shape_checker(TASK_SHAPE, _REQUIRED, _NUM)
+
+
 def cache_dir() -> Path | None:
     if os.environ.get("WAZA_NO_CACHE", "") not in ("", "0"):
         return None
@@ -124,12 +128,25 @@ def _class_identity(cls) -> list:
         return [cls.__module__, cls.__qualname__, None, 0, 0]
 
 
-def fingerprint(registry) -> str:
-    from importlib.metadata import version
+def _parser_identity() -> list:
+    """Which ruamel.yaml parses the files: its package file and that file's size and time,
+    which change with every install. Not ``importlib.metadata.version``: importing it (and
+    the ``email`` package it needs) was ~15 ms of a warm ``waza validate`` (``python -X
+    importtime``), and ruamel.yaml itself is not imported on a warm load."""
+    import importlib.util
 
+    try:
+        origin = importlib.util.find_spec("ruamel.yaml").origin
+        st = os.stat(origin)
+        return [origin, st.st_mtime_ns, st.st_size]
+    except (AttributeError, ImportError, OSError, TypeError, ValueError):
+        return [None]
+
+
+def fingerprint(registry) -> str:
     from waza_core._version import __version__
 
-    parts: list[Any] = [FORMAT, __version__, version("ruamel.yaml"),
+    parts: list[Any] = [FORMAT, __version__, _parser_identity(),
                         schema.composed("eval", registry), schema.composed("task", registry)]
     for kind in ("grader", "executor"):
         parts.extend(_class_identity(registry.get(kind, n)) for n in registry.names(kind))
@@ -263,27 +280,33 @@ class SuiteCache:
             data = _decode(blob)
         except (msgspec.DecodeError, ValueError):
             return None
-        if not (isinstance(data, dict) and self._trusted(kind, data)):
+        blob = bytes(blob)
+        if not (isinstance(data, dict) and self._trusted(kind, data, blob)):
             return None
-        self.last_blob = bytes(blob)
+        self.last_blob = blob
         self._visits.append(start)
         self._visits.append(end)
         return data
 
-    def _trusted(self, kind: str, data: dict) -> bool:
+    def _trusted(self, kind: str, data: dict, blob: bytes) -> bool:
         """Whether a cached document may be used as if it had just been checked. The cache
         file lives in a user folder others may write, so the right header with the wrong
         types must not reach the loader: the eval document (one per suite) is checked
         against its schema again; a task document (thousands: the schema would cost most
         of what the cache saves) against the shape of every field the loader reads
-        (:data:`TASK_SHAPE`). A line that fails is a miss: the file is read and checked again."""
-        try:
-            untrusted.check_plain(data, "suite cache")
-        except untrusted.UntrustedInput:
-            return False
+        (:data:`TASK_SHAPE`). A line that fails is a miss: the file is read and checked again.
+        ``cache_checks`` answers both for the usual line (``blob``, its JSON) at C speed; only
+        its "yes" is trusted."""
+        if not cache_checks.surely_plain(blob, untrusted.MAX_DEPTH):
+            try:
+                untrusted.check_plain(data, "suite cache")
+            except untrusted.UntrustedInput:
+                return False
         if kind == "task":
-            return _fits(data, TASK_SHAPE)
-        return kind == "eval" and schema.validator(kind, self.registry).is_valid(data)
+            return _fits_task(data) or _fits(data, TASK_SHAPE)
+        # iter_errors asks jsonschema-rs first: a valid eval never imports jsonschema (~130 ms of
+        # a warm `waza validate` measured with -X importtime under load, ~30 ms quiet)
+        return kind == "eval" and not schema.iter_errors(kind, self.registry, data)
 
     def _line_head(self, pos: int) -> tuple[str, str] | None:
         """(path, kind) of the line that starts at ``pos``, when it reads as one."""

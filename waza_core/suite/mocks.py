@@ -8,7 +8,7 @@ files it reads are not part of the cache key.
 
 from __future__ import annotations
 
-import json
+import functools
 import os
 import re
 from pathlib import Path
@@ -56,6 +56,8 @@ def check_suite(data: dict, eval_file: Path, tasks: list, problems) -> None:
                      None, (), "mcp_mocks")
     _check_fixtures(data.get("command_mocks"), base, eval_file, problems)
     for task in tasks:
+        if not task.may_hold(b"command_mocks"):
+            continue
         mocks = task.raw.get("command_mocks")
         if mocks is None:
             continue
@@ -90,13 +92,28 @@ def _check_fixtures(mocks: Any, base: Path, file: Path, problems) -> None:
                                    f"{base.name or base})", None, ("command_mocks", i, "responses", j, "fixture"))
 
 
+#: the largest ``mcp_mocks`` fixture file (the replies a mock server gives): as a suite YAML file
+MAX_FIXTURE_BYTES = 16 * 1024 * 1024
+#: all the fixture files of one mock together (every run's server reads its whole configuration)
+MAX_FIXTURES_BYTES = 64 * 1024 * 1024
+
+
 def load_mcp_fixtures(base: Path, rel: str) -> dict[str, dict]:
     """Tools of an ``mcp_mocks[].fixtures`` folder, as waza (Go) reads it.
 
     Every ``*.json`` below it (folders starting with ``.`` skipped) is either a bundle
     ``{"tools": {name: tool}}`` or one tool named after the file. The folder must be
     inside the eval file's folder (symlinks resolved); problems raise ValueError.
+
+    The files hold the replies the mock server gives, so they are read under the rule for
+    files someone else wrote (docs/safety.md): a regular file only (a FIFO is refused
+    unopened), at most :data:`MAX_FIXTURE_BYTES` each and :data:`MAX_FIXTURES_BYTES` in
+    all, strict JSON (no ``NaN``, finite numbers, 64-bit integers, 100 levels at most),
+    and every tool of the types the inline ``tools`` have (the eval schema's
+    ``mcp_mock_tool``), each refusal naming the file (and its line and column when the
+    JSON itself is broken).
     """
+    from waza_core import untrusted
     from waza_core.paths import PathEscape, display_path, resolve_inside
 
     try:
@@ -106,23 +123,63 @@ def load_mcp_fixtures(base: Path, rel: str) -> dict[str, dict]:
     if not folder.is_dir():
         raise ValueError(f"{display_path(folder)} is not a folder")
     tools: dict[str, dict] = {}
+    total = 0
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(f for f in files if f.endswith(".json")):
             path = Path(root) / name
+            shown = display_path(path)
             try:
                 resolve_inside(base, os.path.relpath(path, base))
-                doc = json.loads(path.read_text("utf-8"))
+                data = untrusted.read_bytes(path, limit=MAX_FIXTURE_BYTES, follow=True)
+                total += len(data)
+                if total > MAX_FIXTURES_BYTES:
+                    raise ValueError(f"{shown}: with it the fixture files of this mock hold {total:,} bytes, more "
+                                     f"than the {MAX_FIXTURES_BYTES:,} allowed together (see docs/safety.md)")
+                doc = untrusted.loads(data, shown, positions=True)
             except PathEscape as exc:
-                raise ValueError(f"{display_path(path)}: {exc}") from None
-            except (OSError, UnicodeDecodeError, ValueError) as exc:
-                raise ValueError(f"{display_path(path)}: {exc}") from None
+                raise ValueError(f"{shown}: {exc}") from None
+            except untrusted.UntrustedInput as exc:
+                raise ValueError(_fixture_problem(str(exc).replace(str(path), shown))) from None
+            except OSError as exc:
+                raise ValueError(f"{shown}: {exc.strerror or exc}") from None
             bundle = doc.get("tools") if isinstance(doc, dict) else None
             found = bundle if isinstance(bundle, dict) and bundle else {path.stem: doc}
             for tool_name, tool in found.items():
                 if not isinstance(tool, dict):
-                    raise ValueError(f"{display_path(path)}: tool {tool_name!r} must be an object")
+                    raise ValueError(f"{shown}: tool {tool_name!r} must be an object")
+                for where, message in _tool_type_errors(tool):
+                    raise ValueError(f"{shown}: tool {tool_name!r}{where}: {message}")
                 for _, message in mock_spec.check_mcp_tool(tool):
-                    raise ValueError(f"{display_path(path)}: tool {tool_name!r} {message}")
+                    raise ValueError(f"{shown}: tool {tool_name!r} {message}")
                 tools[tool_name] = tool
     return tools
+
+
+def _fixture_problem(message: str) -> str:
+    """An :class:`~waza_core.untrusted.UntrustedInput` message, with the limit's reason."""
+    if "allowed" in message:
+        return f"{message} (a fixture file holds at most {MAX_FIXTURE_BYTES:,} bytes; see docs/safety.md)"
+    return message
+
+
+def _tool_type_errors(tool: dict) -> list[tuple[str, str]]:
+    """(where, what) for each value of ``tool`` whose type the eval schema's ``mcp_mock_tool``
+    refuses; unknown keys are let through (waza (Go) ignores them in fixture files)."""
+    validator = _tool_validator()
+    problems = []
+    for error in validator.iter_errors(tool):
+        if error.validator == "additionalProperties":
+            continue
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+        problems.append((where and f" {where.lstrip('.')}", error.message[:200]))
+    return problems
+
+
+@functools.lru_cache(maxsize=1)
+def _tool_validator():
+    from jsonschema import Draft202012Validator
+
+    from waza_core.suite.schema import load
+
+    return Draft202012Validator({"$ref": "#/$defs/mcp_mock_tool", "$defs": load("eval")["$defs"]})

@@ -110,7 +110,7 @@ def _program_timeout(path: Path) -> float | None:
 
 #: ``.waza.yaml`` ``defaults`` keys ``waza run`` reads, and the type of each
 RUN_DEFAULTS: dict[str, type | tuple[type, ...]] = {"backend": str, "rayAddress": str, "maxSpend": (int, float),
-                                                    "maxRunCost": (int, float)}
+                                                    "maxRunCost": (int, float), "prices": str}
 
 
 def run_default(key: str, start: str | os.PathLike[str] | None = None) -> Any:

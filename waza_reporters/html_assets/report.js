@@ -48,10 +48,102 @@
     }));
   }
 
+  // a task's trials in words beside its dots: passed out of graded, and the score range when there are several
+  function trialSummary(runs) {
+    var graded = runs.filter(function (r) { return r[1] !== "n/a" && r[1] !== "skipped"; });
+    var passed = graded.filter(function (r) { return r[1] === "passed"; }).length;
+    var scores = runs.map(function (r) { return r[2]; }).filter(isNum);
+    var parts = [graded.length ? passed + "/" + graded.length + " passed" : "not graded"];
+    if (runs.length > 1 && scores.length) parts.push("score " + num(Math.min.apply(null, scores), 2) + "–" + num(Math.max.apply(null, scores), 2));
+    return el("div", { "class": "sub trial-summary" }, [parts.join(" · ")]);
+  }
+
+  // an A/B run: the paired test's line (the words every report uses) and each task's change
+  function skillImpact(block) {
+    var cls = /^significant/.test(block.verdict) ? "verdict-significant" : "verdict-noise";
+    var box = el("section", { id: "skill-impact" }, [el("h2", null, ["Skill impact"]),
+      el("div", { "class": "cards" }, [card("verdict", block.verdict || "not computed", cls)]),
+      el("p", { "class": "significance" }, [block.line])]);
+    if (block.source) {
+      box.appendChild(el("p", { "class": "sub" }, ["Baseline from " + block.source.file + " (" +
+        (block.source.part === "baseline_outcome" ? "its without-skills pass" : "the whole file") + ", run " +
+        block.source.eval_id + "); " + block.source.tasks_compared + " task(s) compared."]));
+      block.source.warnings.forEach(function (w) { box.appendChild(el("p", { "class": "sub warning" }, [w])); });
+    }
+    if (block.tasks.length) {
+      var table = el("table", null, [el("thead", null, [el("tr", null, [el("th", null, ["Task"]),
+        el("th", { "class": "num" }, [block.source && block.source.part !== "baseline_outcome" ? "Baseline" : "Without skills"]),
+        el("th", { "class": "num" }, ["With skills"]),
+        el("th", { "class": "num" }, ["Change"])])])]);
+      var body = el("tbody");
+      block.tasks.slice(0, 200).forEach(function (t) {
+        body.appendChild(el("tr", null, [el("td", null, [t.name, el("div", { "class": "sub" }, [t.id])]),
+          el("td", { "class": "num" }, [pct(t.baseline)]), el("td", { "class": "num" }, [pct(t["with"])]),
+          el("td", { "class": "num" }, [isNum(t.delta) ? (t.delta > 0 ? "+" : "") + (t.delta * 100).toFixed(0) + " pp" : "–"])]));
+      });
+      table.appendChild(body);
+      box.appendChild(table);
+      if (block.tasks.length > 200) box.appendChild(el("p", { "class": "sub" }, ["… " + (block.tasks.length - 200) + " more tasks in the results file."]));
+    }
+    return box;
+  }
+
+  // waza grade --repeat K: how often each judge agreed with itself (docs/statistics.md)
+  function judgeAgreement(block) {
+    var box = el("section", { id: "judge-agreement" }, [el("h2", null, ["Judge agreement"]),
+      el("p", { "class": "sub" }, ["Each judge was asked " + (block.repeat || "?") + " times per run; stable at Krippendorff's alpha ≥ " + num(block.min_alpha, 3) + "."])]);
+    if (!block.graders.length) {
+      box.appendChild(el("p", null, ["No prompt (judge) grader in the graded tasks: nothing was repeated."]));
+      return box;
+    }
+    var head = ["Judge", "Type", "Agreement", "Alpha", "Score alpha", "Unanimous runs", "Errors", ""];
+    var table = el("table", null, [el("thead", null, [el("tr", null, head.map(function (c, i) {
+      return el("th", { "class": i >= 2 && i <= 6 ? "num" : null }, [c]); }))])]);
+    var body = el("tbody");
+    block.graders.forEach(function (g) {
+      var verdict = !g.runs_compared ? "not measured" : g.unstable ? "unstable" : "stable";
+      body.appendChild(el("tr", null, [el("td", null, [g.name]), el("td", null, [g.type]),
+        el("td", { "class": "num" }, [pct(g.percent_agreement)]),
+        el("td", { "class": "num", title: g.alpha_reason || null }, [isNum(g.alpha) ? num(g.alpha, 3) : "n/a",
+          Array.isArray(g.alpha_ci) && g.alpha_ci.length === 2 ? el("div", { "class": "sub" }, ["95% CI " + num(g.alpha_ci[0], 3) + " to " + num(g.alpha_ci[1], 3)]) : null]),
+        el("td", { "class": "num" }, [isNum(g.score_alpha) ? num(g.score_alpha, 3) : "n/a"]),
+        el("td", { "class": "num" }, [(g.runs_unanimous || 0) + "/" + (g.runs_compared || 0)]),
+        el("td", { "class": "num" }, [String(g.judgment_errors || 0)]),
+        el("td", null, [el("span", { "class": g.unstable ? "badge flaky" : "badge" }, [verdict])])]));
+    });
+    table.appendChild(body);
+    box.appendChild(table);
+    return box;
+  }
+
   document.title = DATA.title;
   if (DATA.kind === "optimizer-report") renderOptimizer(); else renderResults();
 
   // -- results files ----------------------------------------------------------------
+  // Failure triage (docs/triage.md): runs per category, the next action, the tasks; the audit's findings
+  function renderTriage(groups, audit) {
+    if (groups.length) {
+      app.appendChild(el("h2", null, ["Failure triage"]));
+      var tb = el("tbody");
+      groups.forEach(function (g) {
+        var names = g.shown.slice(0, 10).map(function (x) { return x[0] + ": " + x[1]; });
+        if (g.tasks > names.length) names.push("… and " + (g.tasks - names.length) + " more task(s)");
+        tb.appendChild(el("tr", { "class": "triage-" + g.category }, [el("td", null, [el("b", null, [g.title])]),
+          el("td", { "class": "num" }, [String(g.runs)]), el("td", null, [el("pre", { "class": "feedback" }, [names.join("\n")])]),
+          el("td", null, [g.action])]));
+      });
+      app.appendChild(el("table", { id: "triage" }, [el("thead", null, [el("tr", null, [el("th", null, ["Category"]),
+        el("th", { "class": "num" }, ["Runs"]), el("th", null, ["Tasks"]), el("th", null, ["Next action"])])]), tb]));
+    }
+    if (isObj(audit)) {
+      var vt = Array.isArray(audit.vacuous_tasks) ? audit.vacuous_tasks : [];
+      var vg = Array.isArray(audit.vacuous_graders) ? audit.vacuous_graders.filter(isObj) : [];
+      app.appendChild(el("p", { id: "audit" }, ["Audit (do-nothing agent, " + text(audit.tasks_audited) + " task(s)): " +
+        (vt.length ? vt.length + " vacuous task(s): " + vt.slice(0, 20).join(", ") : "no task passes with no agent") +
+        (vg.length ? " · " + vg.length + " vacuous grader(s): " + vg.slice(0, 20).map(function (g) { return g.task_id + "/" + g.grader; }).join(", ") : "")]));
+    }
+  }
+
   function renderResults() {
     var h = DATA.header, s = h.summary || {}, tasks = DATA.tasks;
     tasks.forEach(function (t, i) { t._index = i; });
@@ -70,6 +162,9 @@
     if (typeof s.cached_runs === "number") cards.appendChild(card("runs from cache", String(s.cached_runs)));
     if (h.incomplete) cards.appendChild(card("run", "INCOMPLETE", "verdict-fail"));
     app.appendChild(cards);
+    renderTriage(h.triage || [], h.audit);
+    if (h.judge_agreement) app.appendChild(judgeAgreement(h.judge_agreement));
+    if (h.skill_impact) app.appendChild(skillImpact(h.skill_impact));
 
     var flaky = tasks.filter(function (t) { return t.flaky; });
     if (flaky.length) {
@@ -179,7 +274,7 @@
           el("td", null, [t.name, el("span", null, badges), el("div", { "class": "sub" }, [t.id])]),
           el("td", { "class": "num" }, [num(t.score, 2)]),
           el("td", { "class": "num" }, [pct(t.pass_rate)]),
-          el("td", null, [spread(t.runs)]),
+          el("td", null, [spread(t.runs), trialSummary(t.runs)]),
           el("td", { "class": "num" }, [ms(t.duration_ms)]),
           el("td", { "class": "num" }, [isNum(t.tokens) ? String(t.tokens) : "–"]),
           el("td", { "class": "feedback" }, [t.feedback.length > 300 ? t.feedback.slice(0, 300) + "…" : t.feedback])]);
@@ -226,6 +321,7 @@
         " · score " + num(info[2], 3) + " · " + ms(r.duration_ms) + (isNum(r.attempts) && r.attempts > 1 ? " · " + r.attempts + " attempts" : "") +
         (isNum(info[3]) ? " · " + info[3] + " tokens" : "")])]);
       if (r.error_msg) box.appendChild(longText("pre", { "class": "s-error" }, r.error_msg));
+      if (isObj(r.triage)) box.appendChild(el("p", { "class": "triage" }, ["Triage: " + text(r.triage.category) + ": " + text(r.triage.reason)]));
       var vals = isObj(r.validations) ? r.validations : {};
       var names = Object.keys(vals).sort().filter(function (n) { return isObj(vals[n]); });
       if (names.length) {
@@ -240,6 +336,11 @@
         });
         gt.appendChild(gb);
         box.appendChild(gt);
+        names.forEach(function (n) {  // a grader that raised keeps its traceback (docs/triage.md)
+          var tb = isObj(vals[n].details) ? vals[n].details.traceback : null;
+          if (typeof tb === "string" && tb) box.appendChild(el("details", { "class": "traceback" }, [
+            el("summary", null, ["Traceback of grader " + n]), longText("pre", null, tb)]));
+        });
       }
       box.appendChild(el("h3", null, ["Output"]));
       box.appendChild(r.final_output ? longText("pre", { "class": "output" }, r.final_output) : el("p", { "class": "empty" }, ["(no output)"]));

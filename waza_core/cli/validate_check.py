@@ -1,0 +1,81 @@
+"""What ``waza validate`` does, without typer: :mod:`waza_core.cli` runs it before typer
+is imported when the command line is a plain one (:func:`parse_plain`), and the typer
+command (:mod:`waza_core.cli.validate`) runs it for every other form, so both give the
+same output and exit code. Why: importing typer and the command modules is ~60 ms of a
+warm ``waza validate`` of a small suite (``python -X importtime``; the issue asks for
+under 100 ms in all).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def check(eval_file: Path, strict: bool, plugin: list[str], quiet: bool, color: str) -> int:
+    """Validate the suite; print as ``waza validate`` does; the exit code (0 or 2)."""
+    from waza_core.cli.errors import exit_code_of
+
+    failed: list[int] = []
+    code = exit_code_of(lambda: failed.extend(_check(eval_file, strict, plugin, quiet, color)))
+    return code if code is not None else (failed[0] if failed else 0)
+
+
+def _check(eval_file: Path, strict: bool, plugin: list[str], quiet: bool, color: str) -> list[int]:
+    from waza_core.errors import ExitCode, SuiteError
+    from waza_core.paths import display_path
+    from waza_core.plugins import get_registry
+    from waza_core.results.console import escape, print_warnings, setup_console
+    from waza_core.run.recipe import check_before_running
+    from waza_core.suite.load import load_suite
+
+    con = setup_console(color, quiet)
+    registry = get_registry(plugin)
+    try:
+        suite = load_suite(eval_file, registry, strict=strict)
+    except SuiteError as exc:
+        print_warnings(exc.warnings)
+        for line in exc.problems:
+            con.err.write(escape(line) + "\n")
+        con.err.write(f"waza: {len(exc.problems)} problem(s) found\n")
+        return [ExitCode.USAGE]
+    print_warnings(suite.warnings)
+    check_before_running(suite, registry)  # executor, graders, input files, skills, as `waza run`
+    if not con.quiet:
+        warned = f", {len(suite.warnings)} warning(s)" if suite.warnings else ""
+        con.result(f"{escape(display_path(suite.file))}: valid ({len(suite.tasks)} task(s), "
+                   f"{len(suite.graders)} global grader(s){warned})")
+    return []
+
+
+def parse_plain(args: list[str]) -> tuple[Path, bool, list[str], bool, str] | None:
+    """The options of ``waza validate ARGS`` when ARGS is a plain form (one path and the
+    options ``--strict``, ``-q``/``--quiet``, ``--color C``, ``-p``/``--plugin P``, each
+    as its own word or ``--opt=value``); None for anything else (``--help``, an unknown
+    or bundled option, ``--``, two paths), which typer then parses and reports."""
+    path: str | None = None
+    strict = quiet = False
+    plugins: list[str] = []
+    color = "auto"
+    words = iter(args)
+    for word in words:
+        name, eq, value = word.partition("=")
+        if word in ("--strict",):
+            strict = True
+        elif word in ("-q", "--quiet"):
+            quiet = True
+        elif name in ("--color", "-p", "--plugin") and (eq or word == name):
+            if not eq:
+                value = next(words, None)
+                if value is None:
+                    return None
+            if name == "--color":
+                color = value
+            else:
+                plugins.append(value)
+        elif word.startswith("-") or path is not None:
+            return None
+        else:
+            path = word
+    if path is None:
+        return None
+    return Path(path), strict, plugins, quiet, color
