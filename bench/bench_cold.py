@@ -34,6 +34,17 @@ time is several times what a quiet machine gives: warm 20,000 tasks took 62 us t
 
 Cold over warm (CPU, 20,000 tasks): 1.6, against 496 / 62 = 8 before the fast loading path.
 The load alone (callgrind, instructions per task): 2,430,000 before, 508,000 now.
+
+Second round of issue 24 (the warm path: 651,000 -> 510,000 instructions per task of a whole
+warm run, docs/architecture.md), load average 9.5 to 11, so again only CPU time means much:
+
+    suite          run   wall/task  CPU/task  peak RSS
+    20000 tasks    cold  2395 us    303 us     96 MiB
+    20000 tasks    warm  1204 us    189 us     83 MiB
+    100000 tasks   warm   819 us    147 us    245 MiB   (issue 24's first round, load ~8: 217 us CPU, 246 MiB)
+
+Neither target was shown on this machine: the memory of a warm 100,000-task run (245 MiB, the
+suite's specs, about 1.6 KB per task) is above 150 MB, and the times need a quiet machine.
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ def run_waza_in_process(*args: str, cwd: Path | None = None, env: dict | None = 
     full_env.setdefault("WAZA_DISABLE_PLUGIN_AUTOLOAD", "1")
     full_env.update(env or {})
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    registries = _plugin_registries()
     handlers = {sig: signal.getsignal(sig) for sig in _SIGNALS}
     with tempfile.TemporaryFile() as stdin, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         stdin.write(input or b"")
@@ -83,7 +84,7 @@ def run_waza_in_process(*args: str, cwd: Path | None = None, env: dict | None = 
             tempfile.tempdir = None
             for sig, handler in handlers.items():
                 signal.signal(sig, handler)
-            _forget_process_state()
+            _forget_process_state(registries)
             _drop_python_path(added_paths)
         out.seek(0)
         err.seek(0)
@@ -91,11 +92,17 @@ def run_waza_in_process(*args: str, cwd: Path | None = None, env: dict | None = 
 
 
 def _call_main(argv: list[str]) -> int:
-    """The exit status ``python -m waza_core ARGV`` would have; a traceback as Python prints it."""
-    from waza_core.cli import main
+    """The exit status ``python -m waza_core ARGV`` would have; a traceback as Python prints it.
 
+    On its way out the real command kills every child process left (nothing it started may
+    outlive it); here that would also kill the children of the test itself (a FIFO reader, a
+    server), so only what waza started is killed, as for a library caller."""
+    from waza_core import cli
+
+    real_kill = cli._kill_leftovers
+    cli._kill_leftovers = _kill_waza_leftovers
     try:
-        main(argv)
+        cli.main(argv)
     except SystemExit as exc:
         if exc.code is None:
             return 0
@@ -106,7 +113,15 @@ def _call_main(argv: list[str]) -> int:
     except BaseException:
         sys.stderr.write(traceback.format_exc())
         return 1
+    finally:
+        cli._kill_leftovers = real_kill
     return 0
+
+
+def _kill_waza_leftovers() -> None:
+    procs = sys.modules.get("waza_core.procs")
+    if procs is not None:
+        procs.kill_leftovers(every_child=False)
 
 
 def _add_python_path(value: str) -> list[str]:
@@ -132,8 +147,21 @@ def _drop_python_path(added: list[str]) -> None:
             del sys.modules[name]
 
 
-def _forget_process_state() -> None:
-    """What one command leaves in the process that a new interpreter would not have."""
+def _plugin_registries() -> dict:
+    """The plugin registries this process built so far (``waza_core.plugins`` keeps one per
+    ``-p`` request, and an executor looks names up in all of them)."""
+    plugins = sys.modules.get("waza_core.plugins")
+    return dict(plugins._CACHE) if plugins is not None else {}
+
+
+def _forget_process_state(registries: dict) -> None:
+    """What one command leaves in the process that a new interpreter would not have: its
+    plugin registries (one with a conflicting ``-p`` plugin would fail every later lookup),
+    its record of a signal, its console, the objects it froze."""
+    plugins = sys.modules.get("waza_core.plugins")
+    if plugins is not None:
+        plugins._CACHE.clear()
+        plugins._CACHE.update(registries)
     signals = sys.modules.get("waza_core.signals")
     if signals is not None:
         signals._received.clear()

@@ -8,6 +8,7 @@ import stat
 
 import pytest
 
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
 from waza_core.errors import GraderError
 from waza_core.grading.base import GraderSetup
 

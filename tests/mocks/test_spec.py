@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
 from waza_core.mocks.sanitize import sanitize_args, sensitive_name
 from waza_core.mocks.spec import check_command_mocks, check_repos, check_workdir, parse_command_mocks
 

@@ -9,7 +9,8 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import BASIC_EVAL, run_waza
+from tests.conftest import BASIC_EVAL
+from tests.inprocess import run_waza_in_process as run_waza
 from waza_core.results import stats
 from waza_core.results.codec import decode_results, encode_results, results_to_json
 from waza_core.results.jsonbytes import PRETTY_MAX_RUNS, compact_json

@@ -12,7 +12,8 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO, run_waza
+from tests.conftest import REPO
+from tests.inprocess import run_waza_in_process as run_waza
 from waza_core.results import triage
 from waza_core.suite import schema
 

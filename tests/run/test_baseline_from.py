@@ -10,6 +10,7 @@ import json
 import pytest
 
 from tests.conftest import REPO
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
 from waza_core.suite.schema import plain_validator
 
 PLUGIN = ("-p", "tests.suite.skill_agent")  # skill-echo: names its skill folders in its output

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import BASIC_EVAL, REPO, run_waza
+from tests.conftest import BASIC_EVAL, REPO
 from tests.fixture_plugins.test_graders import SetupProbe
+from tests.inprocess import run_waza_in_process as run_waza
 
 PLUGINS = {"PYTHONPATH": str(REPO)}
 PROBE = "graders:\n  - {type: setup_probe, name: probe}\n"

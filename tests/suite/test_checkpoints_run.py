@@ -91,6 +91,7 @@ print(f"did {sys.argv[1]}")
 
 CHECK = """\
 import os, sys
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
 ws = os.environ["WAZA_WORKSPACE_DIR"]
 want, absent = sys.argv[1], sys.argv[2]
 sys.exit(0 if os.path.exists(os.path.join(ws, want)) and not os.path.exists(os.path.join(ws, absent)) else 1)

@@ -9,6 +9,7 @@ import os
 import pytest
 
 from tests.conftest import write
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
 from waza_core.errors import WazaError
 from waza_core.suite import migrate
 from waza_core.suite.load import load_suite

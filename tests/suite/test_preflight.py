@@ -7,6 +7,7 @@ import json
 import shutil
 
 from tests.conftest import REPO, write
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
 
 REPORT_KEYS = ["kind", "schemaVersion", "source", "executor", "complete", "tasks", "capabilities", "dependencies",
                "diagnostics"]

@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
+
 EVAL = "name: e\nskill: s\nconfig: {executor: mock}\ntasks: [\"tasks/*.yaml\"]\n"
 TASK = "id: t\ninputs: {prompt: hi}\ngraders: [{type: text, name: g, config: {contains: [hi]}}]\n"
 

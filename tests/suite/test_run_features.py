@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
 from waza_core.run import finish, triggers
 from waza_core.run.multimodel import per_model_path, sanitize
 

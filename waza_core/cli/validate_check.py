@@ -65,9 +65,10 @@ def parse_plain(args: list[str]) -> tuple[Path, bool, list[str], bool, str] | No
             quiet = True
         elif name in ("--color", "-p", "--plugin") and (eq or word == name):
             if not eq:
-                value = next(words, None)
-                if value is None:
+                following = next(words, None)
+                if following is None:
                     return None
+                value = following
             if name == "--color":
                 color = value
             else:

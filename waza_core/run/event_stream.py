@@ -432,7 +432,7 @@ class EventFormat:
             try:
                 event, end = _DECODER.raw_decode(line, pos)
             except (ValueError, RecursionError):
-                event = end = None
+                event, end = None, pos
             if not isinstance(event, dict):
                 if events or tries >= 8 or line.startswith("{"):  # a cut event: never read its inner parts
                     clean = False

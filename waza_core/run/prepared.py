@@ -138,6 +138,7 @@ class PreparedSuite:
         self.workspaces: Workspaces | None = None  # from start() to close()
         self._in_flight = 0  # attempts running in this process (see wait_idle)
         self._flight = threading.Condition()  # notified when _in_flight drops to 0
+        self._idle_waiters = 0  # threads in wait_idle (changed only under _flight)
         self._count_lock = threading.Lock()
         self.started = False  # the executor started: close() must shut it down
 
@@ -149,14 +150,20 @@ class PreparedSuite:
         with self._count_lock:
             self._in_flight -= 1
             idle = self._in_flight == 0
-        if idle:  # the condition only for waiters: a plain lock is cheaper on every attempt
+        # the condition only when someone waits (a sequential run is idle after every
+        # attempt): a waiter counted after this read sees _in_flight == 0 before it waits
+        if idle and self._idle_waiters:
             with self._flight:
                 self._flight.notify_all()
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until no attempt runs in this process; False when ``timeout`` passed first."""
         with self._flight:
-            return self._flight.wait_for(lambda: self._in_flight == 0, timeout)
+            self._idle_waiters += 1
+            try:
+                return self._flight.wait_for(lambda: self._in_flight == 0, timeout)
+            finally:
+                self._idle_waiters -= 1
 
     def _stop_grading(self) -> None:
         from waza_core.grading import deadline

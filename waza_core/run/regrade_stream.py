@@ -104,6 +104,7 @@ class StreamedGrade:
         if self.document is None:
             self.prepare()
         doc = self.document
+        assert doc is not None  # made by prepare()
         head = compact_json(header_to_json(doc))
         fh.write(head[:-1] + b',"tasks":[')
         vacuous = self.vacuous

@@ -6,7 +6,7 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from tests.conftest import run_waza
+from tests.inprocess import run_waza_in_process as run_waza
 from tests.suite.conftest import LEGACY
 from waza_core.suite import schema
 
