@@ -64,6 +64,9 @@ def registry(monkeypatch):
     return build_plugin_manager()[1]
 
 
+#: a suite for tests about other things than grading; ``allow_ungraded`` lets its tasks
+#: load without a grader (a task that nothing grades is a load error otherwise:
+#: waza_core/suite/ungraded.py)
 BASIC_EVAL = """
 name: basic
 skill: demo
@@ -72,6 +75,7 @@ config:
   trials_per_task: 1
   timeout_seconds: 30
 tasks: ["tasks/*.yaml"]
+allow_ungraded: true
 """
 
 

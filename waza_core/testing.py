@@ -337,15 +337,17 @@ def write_suite(folder: PathArg, suite: SuiteText, tasks: Mapping[str, SuiteText
     """Write ``eval.yaml``, task files and other files into ``folder``; returns eval.yaml.
 
     ``suite`` is the eval document as a mapping or YAML text; a mapping without
-    ``name``, ``skill`` or ``tasks`` gets ``test-suite``, ``test`` and
-    ``["tasks/*.yaml"]``. ``tasks`` is a list of task mappings (written as
-    ``tasks/<id>.yaml``) or a mapping of file name to mapping or YAML text. ``files``
+    ``name``, ``skill``, ``tasks`` or ``allow_ungraded`` gets ``test-suite``, ``test``,
+    ``["tasks/*.yaml"]`` and ``true`` (a suite that tests an executor or a reporter
+    need not grade; ``waza run`` refuses a task that nothing grades otherwise).
+    ``tasks`` is a list of task mappings (written as ``tasks/<id>.yaml``) or a
+    mapping of file name to mapping or YAML text. ``files``
     maps relative paths to contents (fixtures, programs).
     """
     root = Path(folder)
     root.mkdir(parents=True, exist_ok=True)
     if isinstance(suite, Mapping):
-        suite = {"name": "test-suite", "skill": "test", "tasks": ["tasks/*.yaml"], **suite}
+        suite = {"name": "test-suite", "skill": "test", "tasks": ["tasks/*.yaml"], "allow_ungraded": True, **suite}
     documents: dict[str, SuiteText] = {"eval.yaml": suite}
     if isinstance(tasks, Mapping):
         documents.update(tasks)

@@ -164,7 +164,7 @@ def test_short_names_are_for_builtins_only(tmp_path, monkeypatch):
 
 def test_the_config_key_of_a_disabled_executor_names_the_plugin(make_suite):
     ev = ("name: s\nskill: x\nconfig:\n  executor: cli\n  cli: {command: [echo, '{prompt}']}\n"
-          "tasks: ['tasks/*.yaml']\n")
+          "tasks: ['tasks/*.yaml']\nallow_ungraded: true\n")
     suite = str(make_suite(ev, {"tasks/t.yaml": TASK}))
     assert run_waza("validate", suite).returncode == 0
     assert_clean_exit_2(run_waza("validate", suite, "-p", "no:cli_agent"), "unknown key 'cli'",

@@ -172,6 +172,14 @@ def test_an_unscripted_task_is_an_executor_error_unless_there_is_a_default(tmp_p
     assert run.exit_code == 0 and run.run("t")["final_output"] == "fine"
 
 
+def test_a_suite_mapping_need_not_grade_unless_it_says_so(tmp_path):
+    """write_suite's mapping default ``allow_ungraded: true``; ``false`` gets waza run's rule."""
+    task = [{"id": "t", "inputs": {"prompt": "p"}}]
+    assert testing.run_suite({}, tasks=task, folder=tmp_path / "a").exit_code == 0
+    run = testing.run_suite({"allow_ungraded": False}, tasks=task, folder=tmp_path / "b")
+    assert run.exit_code == 2 and "task 't' has no grader" in run.stderr
+
+
 def test_trials_take_successive_answers(tmp_path):
     agent = testing.scripted_executor({"t": ["A", "b", "C"]})
     run = testing.run_suite({"graders": [{"type": "shout", "name": "caps"}]},
@@ -191,7 +199,8 @@ def test_a_bad_suite_exits_2_with_the_message_and_no_results(tmp_path):
 
 
 def test_run_suite_from_yaml_text_and_an_existing_folder(tmp_path):
-    eval_file = testing.write_suite(tmp_path / "s", "name: y\nskill: z\ntasks: ['tasks/*.yaml']\n",
+    eval_file = testing.write_suite(tmp_path / "s",
+                                    "name: y\nskill: z\ntasks: ['tasks/*.yaml']\nallow_ungraded: true\n",
                                     {"tasks/one.yaml": "id: one\ninputs: {prompt: hi}\n"},
                                     files={"fixtures/a.txt": "x"})
     assert (tmp_path / "s" / "fixtures" / "a.txt").read_text() == "x"

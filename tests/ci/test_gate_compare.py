@@ -106,6 +106,8 @@ def test_human_output_matches_waza(tmp_path):
         "Regression: 0.00 percentage points (max allowed 0.00)\n"
         "Golden tasks: 0 failure(s)\n"
         "Task changes: 1 new, 1 removed\n\n"
+        "Regressed tasks (1):\n"  # ours, not waza's: the gate names the task that got worse
+        "- b (Task B): pass rate 100.0% -> 0.0%, passed -> failed\n\n"
         "Warnings:\n"
         "- task \"Task D\" (d) is present only in baseline results and policy is warn\n")
 

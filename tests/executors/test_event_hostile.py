@@ -329,7 +329,8 @@ def test_waza_run_writes_every_formats_evidence_to_the_results_file(tmp_path):
             "config": {"trials_per_task": 1, "timeout_seconds": 60, "executor": "cli", "model": "recorded",
                        "cli": {"command": [sys.executable, "{suite_dir}/../replay.py", f"{{suite_dir}}/../{fmt}.jsonl"],
                                "output": "jsonl", "events": fmt}},
-            "metrics": [{"name": "m", "weight": 1, "threshold": 0.0}], "tasks": ["tasks/*.yaml"]}))
+            "metrics": [{"name": "m", "weight": 1, "threshold": 0.0}], "tasks": ["tasks/*.yaml"],
+            "allow_ungraded": True}))  # the evidence is what is checked here, not a verdict
         (sub / "tasks").mkdir()
         (sub / "tasks" / "t.yaml").write_text(json.dumps({"id": "t", "name": "replay", "inputs": {"prompt": "go"}}))
         out = tmp_path / f"{fmt}-results.json"

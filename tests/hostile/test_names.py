@@ -13,7 +13,8 @@ from waza_core.run.targets import NAME_STEM_LIMIT, results_file_stem
 def test_a_300_character_name_with_output_dir_keeps_the_results(waza, make_suite, tmp_path):
     out = tmp_path / "out"
     out.mkdir()
-    path = make_suite(f"name: {'n' * 300}\nskill: demo\nconfig: {{executor: mock}}\ntasks: ['tasks/*.yaml']\n",
+    path = make_suite(f"name: {'n' * 300}\nskill: demo\nconfig: {{executor: mock}}\ntasks: ['tasks/*.yaml']\n"
+                      "allow_ungraded: true\n",
                       {"tasks/t.yaml": "id: t\ninputs: {prompt: p}\n"})
     proc = waza("run", str(path), "--output-dir", str(out))
     no_traceback(proc)

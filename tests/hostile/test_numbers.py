@@ -120,7 +120,7 @@ def _template_suite(root, big: int, rows: list[str]):
     root.mkdir()
     (root / "rows.csv").write_text("id,prompt\n" + "".join(f"r{i},{p}\n" for i, p in enumerate(rows)))
     (root / "eval.yaml").write_text(f"name: s\nskill: s\nconfig: {{executor: mock}}\ninputs: {{big: {'x' * big}}}\n"
-                                    "tasks_from: rows.csv\n")
+                                    "tasks_from: rows.csv\nallow_ungraded: true\n")
     return root
 
 

@@ -52,7 +52,7 @@ def slow_suite(make_suite, tmp_path, grader: str, parallel: bool, tasks: int = 4
         else:
             entry = f"{{type: {grader}, name: slow}}"
         files[f"tasks/t{i}.yaml"] = f"id: t{i}\ninputs: {{prompt: p}}\ngraders:\n  - {entry}\n"
-    files["tasks/a0.yaml"] = "id: a0\ninputs: {prompt: p}\n"  # finishes first, in order
+    files["tasks/a0.yaml"] = "id: a0\ninputs: {prompt: p}\nallow_ungraded: true\n"  # finishes first, in order
     return str(make_suite(ev, files))
 
 

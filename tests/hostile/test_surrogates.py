@@ -23,7 +23,7 @@ def test_a_run_whose_data_has_lone_surrogates_writes_its_results(waza, tmp_path,
     suite.mkdir()
     (suite / "rows.jsonl").write_text(ROW)
     (suite / "eval.yaml").write_text(f"name: s\nskill: s\nconfig: {{executor: mock, trials_per_task: {trials}}}\n"
-                                     "tasks_from: rows.jsonl\n")
+                                     "tasks_from: rows.jsonl\nallow_ungraded: true\n")
     out = tmp_path / "r.json"
     proc = waza("run", str(suite), "-o", str(out), "-q")
     no_traceback(proc)

@@ -37,6 +37,7 @@ def cli_suite(make_suite, registry):
             command: ["{sys.executable}", "{{suite_dir}}/agent.py", "{{mcp_config}}"]
             set_env: {{FROM_SET_ENV: "set", STAGE: "from-set-env"}}
         tasks: ["tasks/*.yaml"]
+        allow_ungraded: true
         """, tasks={"tasks/t.yaml": "id: t\ninputs: {prompt: hi}\n"}, files={"agent.py": AGENT})
     return load_suite(path, registry)
 
@@ -110,6 +111,7 @@ def test_copilot_session_options_carry_mcp_servers_hook_and_workdir(make_suite, 
         skill: demo
         config: {executor: copilot-sdk, copilot: {mcp_servers: {files: {type: local, command: f, tools: ["*"]}}}}
         tasks: ["tasks/*.yaml"]
+        allow_ungraded: true
         """, tasks={"tasks/t.yaml": "id: t\ninputs: {prompt: hi}\n"}), registry)
     ex = CopilotSdkExecutor(suite, dict(suite.config.extra["copilot"]), backend=object())
     server = {"command": sys.executable, "args": ["-I", "entry.py"], "env": {}}

@@ -46,7 +46,8 @@ def test_command_mocks_example_passes_records_and_regrades_offline(waza, tmp_pat
         "response_index": -1}
     assert "exit 127" in unmatched["final_output"]
     # offline: the same evidence reaches the graders from the results file alone
-    graded = waza("grade", "eval.yaml", "--results", "results.json", "-o", "regraded.json", cwd=suite)
+    graded = waza("grade", "eval.yaml", "--results", "results.json", "--workspace", ".", "-o", "regraded.json",
+                  cwd=suite)
     assert graded.returncode == 0, graded.stderr.decode()
     from waza_core.suite.schema import plain_validator
 
@@ -151,6 +152,7 @@ def repo_suite(make_suite, tmp_path, commit="v1", prompt="go", extra_eval="", ti
             command: ["{sys.executable}", "{{suite_dir}}/agent.py", "{{prompt}}"]
         {extra_eval}
         tasks: ["tasks/*.yaml"]
+        allow_ungraded: true
         """, tasks={"tasks/t.yaml": f"""
         id: t
         inputs:

@@ -147,7 +147,8 @@ def test_symlink_in_context_dir_is_rejected(make):
 def test_task_file_outside_the_suite_is_rejected(make, tmp_path):
     s = make()
     write(tmp_path / "elsewhere" / "qual-x.yaml",
-          "id: qual-x\ntags: [qualification]\ninputs:\n  prompt: hi\n  files:\n    - path: checklist.md\n")
+          "id: qual-x\ntags: [qualification]\ninputs:\n  prompt: hi\n  files:\n    - path: checklist.md\n"
+          "allow_ungraded: true\n")
     text = (s.dir / "eval.yaml").read_text() + '  - "../elsewhere/*.yaml"\n'
     (s.dir / "eval.yaml").write_text(text)
     assert_invalid(s.run([]), "outside the suite directory")

@@ -151,7 +151,8 @@ def test_waza_grade_works_the_categories_out_again(make_suite, tmp_path):
     assert ran.returncode == 0, ran.stderr.decode()
     assert "triage" not in json.loads(out.read_text())["summary"]  # n/a runs have no category
     graded = tmp_path / "g.json"
-    run_waza("grade", str(path), "--results", str(out), "-o", str(graded), "-p", PLUGIN, env=ENV)
+    run_waza("grade", str(path), "--results", str(out), "-o", str(graded), "-p", PLUGIN, "--workspace", str(tmp_path),
+             env=ENV)
     doc = json.loads(graded.read_text())
     assert _categories(doc) == {"buggy": ["grader_defect"], "wrong": ["agent_failure"], "green": [None]}
     assert doc["summary"]["triage"]["grader_defect"] == 1

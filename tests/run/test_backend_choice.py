@@ -87,7 +87,7 @@ def test_workers_get_only_what_the_allow_lists_name(monkeypatch, tmp_path):
     root = tmp_path / "suite"
     (root / "tasks").mkdir(parents=True)
     (root / "eval.yaml").write_text(json.dumps({
-        "name": "cli", "skill": "s", "tasks": ["tasks/*.yaml"],
+        "name": "cli", "skill": "s", "tasks": ["tasks/*.yaml"], "allow_ungraded": True,
         "config": {"executor": "cli", "cli": {"command": ["true"], "env": ["DEMO_KEY", "DEMO_GROUP_*"]}}}))
     (root / "tasks" / "a.yaml").write_text("id: a\ninputs: {prompt: p}\n")
     for name, value in {"DEMO_KEY": "k", "DEMO_GROUP_A": "a", "DEMO_OTHER": "x", "GITHUB_TOKEN": "secret"}.items():

@@ -61,7 +61,7 @@ def graded(tmp_path_factory):
                      "--state", "{suite_dir}/split-calls")]
     eval_yaml, runs = make_suite(root, graders)
     out = root / "graded.json"
-    proc = run_waza("grade", str(eval_yaml), "-r", str(runs), "--repeat", "3", "-o", str(out))
+    proc = run_waza("grade", str(eval_yaml), "-r", str(runs), "--repeat", "3", "-o", str(out), "--workspace", str(root))
     return root, proc, json.loads(out.read_text())
 
 
@@ -157,7 +157,7 @@ def test_all_identical_verdicts_report_agreement_one_and_alpha_null_with_the_rea
 
 def test_without_a_judge_grader_nothing_is_repeated_and_it_says_so(tmp_path):
     eval_yaml, runs = make_suite(tmp_path / "s", [COUNTING], trials=1)
-    proc = run_waza("grade", str(eval_yaml), "-r", str(runs), "--repeat", "3")
+    proc = run_waza("grade", str(eval_yaml), "-r", str(runs), "--repeat", "3", "--workspace", str(tmp_path))
     assert proc.returncode == 0, proc.stderr.decode()
     assert json.loads(proc.stdout)["judge_agreement"]["graders"] == {}
     assert "no prompt (judge) grader in the graded tasks: nothing was repeated" in proc.stderr.decode()

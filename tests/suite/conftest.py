@@ -9,13 +9,17 @@ from waza_core.suite.load import load_suite
 
 TASK = "id: t1\ninputs:\n  prompt: hello\n"
 
+#: the opt-out of the no-grader load error (waza_core/suite/ungraded.py): these suites test
+#: other things, and their tasks (TASK) have no grader
+UNGRADED_OK = "allow_ungraded: true\n"
+
 LEGACY = """\
 name: demo
 skill: demo
 config:
   executor: mock
 tasks: ["tasks/*.yaml"]
-"""
+""" + UNGRADED_OK
 
 SCENARIO = """\
 schemaVersion: "2.0"
@@ -24,7 +28,7 @@ name: demo
 config:
   executor: mock
 tasks: ["tasks/*.yaml"]
-"""
+""" + UNGRADED_OK
 
 
 @pytest.fixture

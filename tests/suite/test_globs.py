@@ -135,7 +135,7 @@ def test_a_file_matched_by_a_listed_and_a_pathlib_pattern_is_one_task(make_suite
     from tests.conftest import BASIC_EVAL
     from waza_core.suite.load import load_suite
 
-    task = "id: {}\ninputs: {{prompt: p}}\n"
+    task = "id: {}\ninputs: {{prompt: p}}\nallow_ungraded: true\n"
     ev = BASIC_EVAL.replace('tasks: ["tasks/*.yaml"]', 'tasks: ["tasks/*.yaml", "tasks/**/*.yaml", "./tasks/a.yaml"]')
     path = make_suite(ev, {"tasks/a.yaml": task.format("a"), "tasks/sub/b.yaml": task.format("b")})
     assert [t.id for t in load_suite(path, registry).tasks] == ["a", "b"]

@@ -27,7 +27,7 @@ time.sleep(600)
 
 def suite_with(make_suite, tmp_path, hooks: str, timeout: int = 30, tasks: int = 2, trials: int = 1):
     eval_yaml = (f"name: h\nskill: s\nconfig: {{executor: mock, timeout_seconds: {timeout}, "
-                 f"trials_per_task: {trials}}}\n" + hooks + 'tasks: ["tasks/*.yaml"]\n')
+                 f"trials_per_task: {trials}}}\n" + hooks + 'tasks: ["tasks/*.yaml"]\nallow_ungraded: true\n')
     task_files = {f"tasks/t{i}.yaml": f"id: t{i}\ninputs: {{prompt: p{i}}}\n" for i in range(1, tasks + 1)}
     return make_suite(eval_yaml, task_files, {"log.py": LOG, "hang.py": HANG})
 

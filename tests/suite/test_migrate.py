@@ -29,7 +29,8 @@ tasks:
 
 @pytest.fixture
 def suite_dir(tmp_path):
-    write(tmp_path / "s" / "tasks" / "t1.yaml", "id: t1\ninputs: {prompt: hi}\n")
+    write(tmp_path / "s" / "tasks" / "t1.yaml",
+          "id: t1\ninputs: {prompt: hi}\ngraders: [{type: text, name: g, config: {contains: [hi]}}]\n")
     return tmp_path / "s"
 
 

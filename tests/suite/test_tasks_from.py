@@ -18,6 +18,7 @@ inputs:
   greeting: Hello
   count: 1.10
 tasks_from: data/rows.csv
+allow_ungraded: true
 """
 
 

@@ -9,7 +9,7 @@ def test_legacy_eval_warns_with_position_and_suggestion(load):
     suite = load(LEGACY.replace("executor: mock", "executor: mock\n  paralle_mode: true") + "owner: x\n")
     shown = [w.split("eval.yaml:", 1)[1] for w in suite.warnings]  # in file order
     assert shown[0] == "5:3: warning: unknown key 'paralle_mode' (did you mean 'parallel'?); ignored"
-    assert shown[1].startswith("7:1: warning: unknown key 'owner'; expected one of: ")
+    assert shown[1].startswith("8:1: warning: unknown key 'owner'; expected one of: ")
     assert shown[1].endswith("; ignored") and len(shown) == 2
 
 
@@ -20,11 +20,11 @@ def test_a_near_miss_of_a_known_key_is_an_error_in_every_mode(problems):
     assert sorted(o.split("eval.yaml:", 1)[1] for o in out) == [
         "5:3: unknown key 'paralel' (did you mean 'parallel'?); a near miss of a known key is an error in "
         "every mode (ignored, it would silently drop what it sets)",
-        "7:1: unknown key 'descripton' (did you mean 'description'?); a near miss of a known key is an error in "
+        "8:1: unknown key 'descripton' (did you mean 'description'?); a near miss of a known key is an error in "
         "every mode (ignored, it would silently drop what it sets)",
     ]
     out = problems(SCENARIO + "descripton: x\n")
-    assert out[0].split("eval.yaml:", 1)[1].startswith("7:1: unknown key 'descripton' (did you mean 'description'?)")
+    assert out[0].split("eval.yaml:", 1)[1].startswith("8:1: unknown key 'descripton' (did you mean 'description'?)")
 
 
 def test_a_misspelt_graders_key_in_a_task_is_an_error(problems):
@@ -42,13 +42,13 @@ def test_a_misspelt_grader_entry_key_is_an_error(problems):
 
 def test_strict_turns_warnings_into_errors(problems):
     out = problems(LEGACY + "owner: x\n", strict=True)
-    assert out[0].split("eval.yaml:", 1)[1].startswith("6:1: unknown key 'owner'")
+    assert out[0].split("eval.yaml:", 1)[1].startswith("7:1: unknown key 'owner'")
     assert out[0].endswith("(an error with --strict)")
 
 
 def test_scenario_eval_refuses_unknown_keys(problems):
     out = problems(SCENARIO + "owner: x\n")
-    assert out[0].split("eval.yaml:", 1)[1].startswith("7:1: unknown key 'owner'")
+    assert out[0].split("eval.yaml:", 1)[1].startswith("8:1: unknown key 'owner'")
 
 
 def test_agent_key_gets_a_hint(load, problems):
@@ -112,7 +112,7 @@ def test_unsupported_keys_stay_errors_in_a_legacy_eval(problems, monkeypatch):
 
     monkeypatch.setitem(schema.UNSUPPORTED, (), {"telepathy"})
     out = problems(LEGACY + "telepathy: true\n")
-    assert out[0].endswith("eval.yaml:6:1: key 'telepathy' is recognised but not supported yet by waza for Python; "
+    assert out[0].endswith("eval.yaml:7:1: key 'telepathy' is recognised but not supported yet by waza for Python; "
                            "remove it")
 
 

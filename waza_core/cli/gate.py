@@ -57,13 +57,19 @@ def gate(
         None, "--significance", metavar="ALPHA",
         help="Beyond waza: let a paired test over tasks decide what is a regression (p < ALPHA, e.g. 0.05): "
              "a drop within noise is a warning, a significant one fails (docs/statistics.md)."),
+    strict_match: bool = typer.Option(
+        False, "--strict-match",
+        help="Beyond waza: fail with exit 3 when the two files are different suites, skills or models, or share "
+             "less than half their tasks (without it, a loud warning)."),
 ) -> None:
     """Gate current results against a baseline for CI.
 
-    Exit 0 pass, 1 regression, 2 golden failure, 3 configuration error.
+    Exit 0 pass, 1 regression, 2 golden failure, 3 configuration error (or, with --strict-match,
+    files of different suites or models).
     """
     from waza_core.errors import WazaError
     from waza_core.results import gate as g
+    from waza_core.results import gate_tasks
     from waza_core.results.load import read_results
 
     def config_error(message: str) -> typer.Exit:
@@ -73,7 +79,7 @@ def gate(
     if positional:
         raise config_error(f"unexpected positional arguments: {', '.join(positional)}")
     opts = g.GateOptions(baseline, current, max_regression_pct, golden_must_pass, on_new_tasks, on_removed_tasks,
-                         output_format, significance)
+                         output_format, significance, strict_match)
     try:
         g.check_options(opts)
     except ValueError as exc:
@@ -108,9 +114,12 @@ def gate(
     else:
         sys.stdout.write(g.render_human(report))
     sys.stdout.flush()
+    sys.stderr.write(gate_tasks.stderr_warning(report))
     if not report["passed"]:
         count = len(report.get("golden_failures", [])) if report["exit_code"] == g.EXIT_GOLDEN \
             else len(report.get("failures", []))
         what = "golden task(s) failed" if report["exit_code"] == g.EXIT_GOLDEN else "failure(s)"
+        if report["verdict"] == "mismatch":
+            count, what = len(report["mismatches"]), "mismatch(es) between the files (--strict-match)"
         sys.stderr.write(f"waza: gate failed: {count} {what}\n")
     raise typer.Exit(report["exit_code"])

@@ -20,9 +20,11 @@ def grade(
     results: Path = typer.Option(..., "--results", "-r", help="A results file from `waza run -o` "
                                  "(e.g. made with --skip-graders)."),
     task: Optional[str] = typer.Option(None, "--task", help="Grade only the task with this id."),
-    workspace: Path = typer.Option(Path("."), "--workspace",
-                                   help="Folder that file-reading graders see as the run's workspace "
-                                        "(WAZA_WORKSPACE_DIR); the original workspace is gone."),
+    workspace: Optional[Path] = typer.Option(
+        None, "--workspace",
+        help="Folder that file-reading graders see as the run's workspace (WAZA_WORKSPACE_DIR); the original "
+             "workspace is gone. Required when a grader reads the workspace (file, diff, program, a judge with "
+             "workspace: run, plugin graders): pass `--workspace .` to grade the current folder."),
     output: Optional[Path] = typer.Option(None, "-o", "--output",
                                           help="Also write a full results file with recomputed stats here."),
     judge_model: Optional[str] = typer.Option(None, "--judge-model",
@@ -43,8 +45,8 @@ def grade(
 
     Runs whose agent failed stay errors. Exit 0 whatever the grades are (read
     `passed` in the summary; with --repeat, also whatever the judges' agreement);
-    2 on bad input (--repeat below 2 included), or when the summary or -o file
-    cannot be written.
+    2 on bad input (--repeat below 2 included), when a grader reads the workspace
+    and --workspace is not given, or when the summary or -o file cannot be written.
     """
     import json
 
@@ -65,7 +67,7 @@ def grade(
         from waza_core.run.judge_agreement import JudgeRepeats  # imports numpy: only with --repeat
 
         judges = JudgeRepeats(repeat, min_agreement)
-    if not workspace.is_dir():
+    if workspace is not None and not workspace.is_dir():
         raise WazaError(f"--workspace {workspace}: no such folder")
     if output is not None:
         check_writable_target(output)
@@ -85,12 +87,13 @@ def grade(
         raise WazaError(f"cannot read results file {results}: it is not a regular file")
     try:  # a large file is graded from its bytes, one task at a time (regrade_stream)
         streamed = regrade_bytes(suite, registry, read_bytes(results), task_id=task, workspace_dir=workspace,
-                                 on_run=progress, judge_model=judge_model, judges=judges, on_header=check_name)
+                                 on_run=progress, judge_model=judge_model, judges=judges, on_header=check_name,
+                                 require_workspace=True)
         if streamed is None:
             doc = read_results(results, warnings)
             check_name(doc)
             report = regrade(suite, registry, doc, task_id=task, workspace_dir=workspace, on_run=progress,
-                             judge_model=judge_model, judges=judges)
+                             judge_model=judge_model, judges=judges, require_workspace=True)
             summary, warnings, agreement = report.summary, warnings + report.warnings, report.judge_agreement
             data = encode_results(report.outcome) if output is not None else b""
             fill = lambda fh: fh.write(data)  # noqa: E731

@@ -131,7 +131,8 @@ HELPS = {
         '\n'
         '  Gate current results against a baseline for CI.\n'
         '\n'
-        '  Exit 0 pass, 1 regression, 2 golden failure, 3 configuration error.\n'
+        '  Exit 0 pass, 1 regression, 2 golden failure, 3 configuration error (or, with\n'
+        '  --strict-match, files of different suites or models).\n'
         '\n'
         'Options:\n'
         '  --baseline <str>                Baseline results JSON file (the known-good\n'
@@ -154,6 +155,10 @@ HELPS = {
         '                                  decide what is a regression (p < ALPHA, e.g.\n'
         '                                  0.05): a drop within noise is a warning, a\n'
         '                                  significant one fails (docs/statistics.md).\n'
+        '  --strict-match                  Beyond waza: fail with exit 3 when the two\n'
+        '                                  files are different suites, skills or\n'
+        '                                  models, or share less than half their tasks\n'
+        '                                  (without it, a loud warning).\n'
         '  --help                          Show this message and exit.\n'
     ),
     'get': (
@@ -185,8 +190,9 @@ HELPS = {
         '\n'
         '  Runs whose agent failed stay errors. Exit 0 whatever the grades are (read\n'
         "  `passed` in the summary; with --repeat, also whatever the judges'\n"
-        '  agreement); 2 on bad input (--repeat below 2 included), or when the summary\n'
-        '  or -o file cannot be written.\n'
+        '  agreement); 2 on bad input (--repeat below 2 included), when a grader reads\n'
+        '  the workspace and --workspace is not given, or when the summary or -o file\n'
+        '  cannot be written.\n'
         '\n'
         'Arguments:\n'
         "  eval_file  The suite's eval.yaml (or its folder): its graders are used.\n"
@@ -198,7 +204,10 @@ HELPS = {
         '  --task <str>               Grade only the task with this id.\n'
         "  --workspace <path>         Folder that file-reading graders see as the run's\n"
         '                             workspace (WAZA_WORKSPACE_DIR); the original\n'
-        '                             workspace is gone.  [default: .]\n'
+        '                             workspace is gone. Required when a grader reads\n'
+        '                             the workspace (file, diff, program, a judge with\n'
+        '                             workspace: run, plugin graders): pass\n'
+        '                             `--workspace .` to grade the current folder.\n'
         '  -o, --output <path>        Also write a full results file with recomputed\n'
         '                             stats here.\n'
         '  --judge-model <str>        Model for judge graders (overrides\n'

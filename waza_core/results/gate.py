@@ -25,6 +25,7 @@ from typing import Any
 
 import attrs
 
+from waza_core.results import gate_tasks
 from waza_core.results import significance as paired
 from waza_core.results.markdown_text import escape_markdown, terminal_text
 from waza_core.results.reading import number
@@ -44,6 +45,7 @@ class GateOptions:
     on_removed_tasks: str = "warn"
     format: str = "human"
     significance_alpha: float | None = None
+    strict_match: bool = False
 
 
 def check_options(opts: GateOptions) -> GateOptions:
@@ -159,6 +161,7 @@ def build_report(opts: GateOptions, baseline: dict[str, Any], current: dict[str,
         report.update(passed=False, exit_code=EXIT_GOLDEN, verdict="golden-failure")
     elif failures:
         report.update(passed=False, exit_code=EXIT_REGRESSION, verdict="fail")
+    gate_tasks.apply(report, baseline, current, base, cur, opts.strict_match)
     if "significance" in report:  # keep waza's keys first, ours last
         report["significance"] = report.pop("significance")
     return report
@@ -242,6 +245,8 @@ def render_human(report: dict[str, Any]) -> str:
     sig = report.get("significance")
     if sig:
         lines.append(_significance_line(sig))
+    lines[1:1] = gate_tasks.human_banner(report)
+    lines += gate_tasks.human_lines(report)
     for title, key in (("Failures", "failures"), ("Warnings", "warnings")):
         if report.get(key):
             lines += ["", f"{title}:"] + [f"- {terminal_text(i['message'])}" for i in report[key]]
@@ -268,6 +273,8 @@ def render_markdown(report: dict[str, Any]) -> str:
         out.append(f"- Golden failures: {len(report.get('golden_failures', []))}")
     if report.get("significance"):
         out.append(f"- {escape_markdown(_significance_line(report['significance']))}")
+    out[1:1] = gate_tasks.markdown_banner(report)
+    out += gate_tasks.markdown_lines(report)
     for title, key in (("Failures", "failures"), ("Warnings", "warnings")):
         if report.get(key):
             out += ["", f"### {title}", ""] + [f"- {escape_markdown(i['message'])}" for i in report[key]]
@@ -291,4 +298,5 @@ def render_github_actions(report: dict[str, Any]) -> str:
         line = escape_actions_message(_significance_line(report["significance"]))
         lines.insert(0, f"::notice title=Waza gate::{line}")
     lines += [f"::error title=Waza gate::{escape_actions_message(i['message'])}" for i in report.get("failures", [])]
+    lines += gate_tasks.actions_lines(report, escape_actions_message)
     return "".join(line + "\n" for line in lines)

@@ -74,6 +74,7 @@ def regrade(
     on_run: Callable[[str, RunResult], None] | None = None,
     judge_model: str | None = None,
     judges: JudgeRepeats | None = None,
+    require_workspace: bool = False,
 ) -> GradeReport:
     """Grade every saved run of ``results`` that belongs to a task of ``suite``.
 
@@ -82,11 +83,14 @@ def regrade(
     directory). ``on_run(task_id, run)`` is called after each regraded run.
     ``judge_model`` overrides ``config.judge_model`` for judge graders. ``judges``
     (``--repeat K``) asks every judge grader K times per run and records its agreement.
+    ``require_workspace``: with no ``workspace_dir``, a grader that reads the workspace
+    is an error (:class:`WorkspaceNeeded`) instead of grading the current directory.
     """
     warnings: list[str] = []
     doc = _as_document(results, warnings)
     regraded = grade_tasks(suite, registry, doc, warnings, task_id=task_id, workspace_dir=workspace_dir,
-                           cancel=cancel, on_run=on_run, judge_model=judge_model, judges=judges)
+                           cancel=cancel, on_run=on_run, judge_model=judge_model, judges=judges,
+                           require_workspace=require_workspace)
     outcome = merged_document(doc, suite, regraded)
     summary = grade_summary(regraded)
     block = None
@@ -99,13 +103,15 @@ def regrade(
 def grade_tasks(suite: Suite, registry, doc: ResultsDocument, warnings: list[str], *, task_id: str | None = None,
                 workspace_dir: str | os.PathLike[str] | None = None, cancel: threading.Event | None = None,
                 on_run: Callable[[str, RunResult], None] | None = None, judge_model: str | None = None,
-                judges: JudgeRepeats | None = None) -> list[TaskResult]:
+                judges: JudgeRepeats | None = None, require_workspace: bool = False) -> list[TaskResult]:
     """The regraded tasks of :func:`regrade`, in suite order (``doc`` needs to hold only
     the saved entries of the suite's tasks: :mod:`waza_core.run.regrade_stream` gives it
     no other)."""
     todo = tasks_to_grade(suite, doc, task_id, warnings)
     workspace = os.path.abspath(workspace_dir if workspace_dir is not None else os.curdir)
     graders = SuiteGraders(suite, registry, [task for task, _ in todo])
+    if require_workspace and workspace_dir is None and graders.workspace_readers():
+        raise WorkspaceNeeded(graders.workspace_readers())
     graders.start(GraderSetup(judge_model=judge_model if judge_model is not None else suite.config.judge_model,
                               model=doc.config.model_id or suite.config.model, executor=suite.config.executor,
                               new_executor=executor_factory(suite, registry), cancel=cancel))
@@ -156,12 +162,35 @@ def tasks_to_grade(suite: Suite, doc: ResultsDocument, task_id: str | None,
     return todo
 
 
+class WorkspaceNeeded(WazaError):
+    """``waza grade`` without ``--workspace`` for graders that read the run's workspace:
+    that folder was deleted after the run, and grading the current folder instead
+    silently judged files the agent never wrote."""
+
+    def __init__(self, readers: list[str]) -> None:
+        self.readers = readers
+        shown = ", ".join(readers[:10]) + (f" and {len(readers) - 10} more" if len(readers) > 10 else "")
+        super().__init__(f"--workspace is required: grader(s) {shown} read the run's workspace, which is gone "
+                         "after the run; pass --workspace DIR, a folder holding the files to grade (e.g. a copy of "
+                         "the agent's work, or `--workspace .` for the current folder)")
+
+
 class SuiteGraders:
     """The graders of the tasks to grade, built once, started once and closed once."""
 
     def __init__(self, suite: Suite, registry, tasks: list[TaskSpec]) -> None:
         self.global_graders = [build_grader(s, suite, registry) for s in suite.graders]
         self.task_graders = {t.id: [build_grader(s, suite, registry) for s in t.graders] for t in tasks}
+
+    def workspace_readers(self) -> list[str]:
+        """``'name' (type, where)`` of each grader that may read the workspace
+        (``needs_workspace``: file, diff, program, a judge in the run's workspace, and
+        plugin graders unless they say otherwise), each one once."""
+        seen: dict[str, None] = {}
+        for g in self.all():
+            if g.needs_workspace:
+                seen.setdefault(f"{g.spec.name!r} ({g.spec.type}, {g.spec.where})", None)
+        return list(seen)
 
     def of(self, task: TaskSpec) -> list[Grader]:
         return self.global_graders + self.task_graders[task.id]

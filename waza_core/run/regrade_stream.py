@@ -137,7 +137,8 @@ def regrade_bytes(suite: Suite, registry, data: bytes, *, task_id: str | None = 
                   on_run: Callable[[str, RunResult], None] | None = None,
                   judge_model: str | None = None,
                   judges: JudgeRepeats | None = None,
-                  on_header: Callable[[ResultsDocument], None] | None = None) -> StreamedGrade | None:
+                  on_header: Callable[[ResultsDocument], None] | None = None,
+                  require_workspace: bool = False) -> StreamedGrade | None:
     """:func:`~waza_core.run.regrade.regrade` of a results file's bytes, in bounded memory;
     None when the full path must read the file (see the module). ``on_header(doc)`` is
     called with the file's header (no task) before the first run is graded."""
@@ -168,7 +169,8 @@ def regrade_bytes(suite: Suite, registry, data: bytes, *, task_id: str | None = 
         if task is not None:
             header.tasks.append(task)
     regraded = full.grade_tasks(suite, registry, header, warnings, task_id=task_id, workspace_dir=workspace_dir,
-                                cancel=cancel, on_run=on_run, judge_model=judge_model, judges=judges)
+                                cancel=cancel, on_run=on_run, judge_model=judge_model, judges=judges,
+                                require_workspace=require_workspace)
     header.tasks = []
     summary = full.grade_summary(regraded)
     block = None

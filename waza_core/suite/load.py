@@ -31,7 +31,7 @@ from typing import Any
 from waza_core.errors import SuiteError
 from waza_core.model import CheckpointSpec, FileInput, GraderSpec, Suite, SuiteConfig, TaskSpec
 from waza_core.paths import display_path
-from waza_core.suite import globs, script_paths, versions, yamlio
+from waza_core.suite import globs, script_paths, ungraded, versions, yamlio
 from waza_core.suite import mocks as mock_checks
 from waza_core.suite import schema as schemas
 from waza_core.suite.cache import SuiteCache, stat_key
@@ -467,6 +467,7 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
     mock_checks.check_suite(data, file, tasks, problems)
     if eval_ok:
         _check_scripts(file, graders, tasks, data.get("hooks"), problems)
+        ungraded.check(file, data, graders, tasks, problems)
     cache.save()
     warnings = sorted(problems.warnings, key=_position_key)
     if strict and warnings:

@@ -104,7 +104,8 @@ def test_skip_graders_then_grade_gives_the_live_verdicts(suite):
     assert {r["status"] for t in skipped_doc["tasks"] for r in t["runs"]} == {"n/a"}
     assert skipped_doc["summary"]["skipped"] == 2
 
-    proc = waza_in(suite, "grade", "eval.yaml", "--results", "skipped.json", "-o", "graded.json")
+    proc = waza_in(suite, "grade", "eval.yaml", "--results", "skipped.json", "-o", "graded.json",
+                   "--workspace", ".")
     assert proc.returncode == 0, proc.stderr.decode()  # grades do not change the exit code
     live_doc = json.loads((suite / "live.json").read_text())
     graded = json.loads((suite / "graded.json").read_text())
@@ -134,7 +135,7 @@ def test_skip_graders_then_grade_gives_the_live_verdicts(suite):
 
 def test_regrading_a_graded_file_gives_the_same_verdicts(suite):
     assert waza_in(suite, "run", "eval.yaml", "-o", "live.json", "-q").returncode == 1
-    proc = waza_in(suite, "grade", "eval.yaml", "--results", "live.json", "-o", "again.json")
+    proc = waza_in(suite, "grade", "eval.yaml", "--results", "live.json", "-o", "again.json", "--workspace", ".")
     assert proc.returncode == 0, proc.stderr.decode()
     live = json.loads((suite / "live.json").read_text())
     again = json.loads((suite / "again.json").read_text())
@@ -259,7 +260,8 @@ tasks: ["tasks/good.yaml"]
 def test_task_filter_keeps_other_tasks_unchanged_after_the_graded_one(suite):
     assert waza_in(suite, "run", "eval.yaml", "--skip-graders", "-o", "r.json", "-q").returncode == 0
     before = json.loads((suite / "r.json").read_text())
-    proc = waza_in(suite, "grade", "eval.yaml", "--results", "r.json", "--task", "good", "-o", "g.json")
+    proc = waza_in(suite, "grade", "eval.yaml", "--results", "r.json", "--task", "good", "-o", "g.json",
+                   "--workspace", ".")
     assert proc.returncode == 0, proc.stderr.decode()
     assert list(json.loads(proc.stdout)["tasks"]) == ["good"]
     after = json.loads((suite / "g.json").read_text())
@@ -349,7 +351,7 @@ def test_grade_help_lists_the_options():
 
 def test_progress_lines_with_verbose(suite):
     assert waza_in(suite, "run", "eval.yaml", "--skip-graders", "-o", "r.json", "-q").returncode == 0
-    proc = waza_in(suite, "grade", "eval.yaml", "--results", "r.json", "-v")
+    proc = waza_in(suite, "grade", "eval.yaml", "--results", "r.json", "-v", "--workspace", ".")
     assert "waza: bad run 1: failed" in proc.stderr.decode()
     assert "waza: good run 2: passed" in proc.stderr.decode()
     assert os.path.exists(suite / "r.json")
