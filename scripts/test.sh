@@ -35,7 +35,7 @@ fi
 # (PYTHONDONTWRITEBYTECODE, set in some shells and CI images) each start compiles every module
 # again (about 0.35 s of CPU each). Compile once here, and let the workers read the caches.
 unset PYTHONDONTWRITEBYTECODE
-.venv/bin/python -m compileall -q -j 0 waza_core waza_graders waza_adapters waza_interop waza_reporters tests >/dev/null
+.venv/bin/python -m compileall -q -j 0 waza_core waza_graders waza_adapters waza_interop waza_reporters waza_events tests >/dev/null
 
 # one worker per core; tests that share a machine-wide resource (the Ray cluster) stay on one
 # worker through their xdist_group (tests/conftest.py)
