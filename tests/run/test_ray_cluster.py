@@ -139,10 +139,19 @@ def _processes_with(text: str) -> list[int]:
     return found
 
 
-def _unpacked() -> set[str]:
-    """The suites unpacked on this machine's nodes (all nodes share this machine's /tmp)."""
+def _unpacked(log: Path) -> set[str]:
+    """The copies of one test's suite (its eval.yaml names the test's own ``log``) unpacked on
+    this machine's nodes (all nodes share this machine's /tmp), with their ``.users`` folders.
+    Only this test's own suite: another test's copies (the optimizer test's Ray actors may still
+    be unpacking while the next test starts) are not this test's to judge."""
     cache = Path(tempfile.gettempdir()) / f"waza-ray-{os.getuid()}"
-    return {p.name for p in cache.iterdir() if p.is_dir()} if cache.is_dir() else set()
+    if not cache.is_dir():
+        return set()
+    ours = set()
+    for tree in cache.glob("*/tree"):
+        if any(str(log) in f.read_text(errors="replace") for f in tree.rglob("eval.yaml") if f.is_file()):
+            ours |= {tree.parent.name, f"{tree.parent.name}.users"}
+    return {name for name in ours if (cache / name).exists()}
 
 
 def _results(out: Path) -> dict:
@@ -159,11 +168,12 @@ def test_sigterm_stops_the_remote_runs_and_resume_finishes(cluster, tmp_path):
     log = tmp_path / "graded.log"
     suite = slow_suite(tmp_path / "suite", 16, log, sleep=0.5)
     journal, out = tmp_path / "runs.jsonl", tmp_path / "out.json"
-    unpacked_before = _unpacked()
+    assert not _unpacked(log)  # a new suite: no copy of it yet
     proc = _waza(str(suite), "--backend", "ray", "--ray-address", c.address, "--journal", str(journal),
                  "-o", str(out))
     try:
         _wait_for(lambda: journal.exists() and journal.read_bytes().count(b"\n") >= 4)
+        assert _unpacked(log)  # the workers run from their copy of this suite (the check sees it)
         _assert_loopback_only()
         proc.send_signal(signal.SIGTERM)
         stdout, stderr = proc.communicate(timeout=120)
@@ -180,7 +190,7 @@ def test_sigterm_stops_the_remote_runs_and_resume_finishes(cluster, tmp_path):
     assert sorted(journal_tasks(journal)) == finished  # every aggregated run was journaled first
     # the actors and the graders they ran are gone, and so is the unpacked suite
     _wait_for(lambda: not _processes_with("ray::RunWorker") and not _processes_with(str(log)), timeout=30)
-    assert _unpacked() == unpacked_before
+    assert not _unpacked(log)
 
     before = gradings(log)
     proc = _waza(str(suite), "--backend", "ray", "--ray-address", c.address, "--resume", str(journal),
@@ -219,10 +229,11 @@ def test_a_worker_node_removed_mid_run_loses_nothing_and_doubles_nothing(cluster
     log = tmp_path / "graded.log"
     suite = slow_suite(tmp_path / "suite", 40, log, sleep=0.5)
     out = tmp_path / "out.json"
-    unpacked_before = _unpacked()
+    assert not _unpacked(log)  # a new suite: no copy of it yet
     proc = _waza(str(suite), "--backend", "ray", "--ray-address", c.address, "-o", str(out))
     try:
         _wait_for(lambda: sum(gradings(log).values()) >= 8)
+        assert _unpacked(log)  # the workers run from their copy of this suite (the check sees it)
         _assert_loopback_only()
         c.remove_node(workers[1])
         stdout, stderr = proc.communicate(timeout=300)
@@ -242,4 +253,4 @@ def test_a_worker_node_removed_mid_run_loses_nothing_and_doubles_nothing(cluster
     assert set(graded) == {f"t{i:02d}" for i in range(1, 41)}  # every task graded
     assert sum(n - 1 for n in graded.values()) <= 4, graded  # runs the lost node was grading
     assert b"lost with its Ray worker" in stderr  # the retry was reported
-    assert _unpacked() == unpacked_before  # the lost node's workers do not keep the suite for ever
+    assert not _unpacked(log)  # the lost node's workers do not keep the suite for ever
