@@ -120,8 +120,9 @@ def compare(baseline: Mapping[str, Any], current: Mapping[str, Any], alpha: floa
     p_reg, p_imp, exact = _sign_flip(stats, [d for d in diffs if d != 0])
     trials = (out["baseline_runs"] + out["current_runs"]) / (2 * len(common))
     pooled = [(b[t][0] + c[t][0]) / (b[t][1] + c[t][1]) for t in common]
-    mde, mde_method, rho = _design_mde(b, c, common, alpha, power, rise=sum(diffs) > 0)
-    out.update(_success_rate_noise(b, c, common, rho))
+    passed, graded, design = _design(b, c, common)
+    mde, mde_method, rho = _design_mde(design, alpha, power, rise=sum(diffs) > 0)
+    out.update(_success_rate_noise(passed, graded, design))
     if mde_method == "normal":
         mde = minimum_detectable_effect(diffs, trials, alpha, power, pooled)
     low, high = _interval(stats, diffs)
@@ -205,15 +206,10 @@ def _interval(stats: Any, diffs: list[float]) -> tuple[float, float]:
 SIMULATED_MDE_TASKS = 100
 
 
-def _design_mde(b: Mapping[str, tuple[int, int]], c: Mapping[str, tuple[int, int]], common: list[str],
-                alpha: float, power: float, rise: bool) -> tuple[float | None, str, float | None]:
-    """(MDE, "simulation", rho): the smallest drop (``rise``: the direction the tasks moved) from
-    the baseline's task rates that the test finds with probability ``power``, in a design of the
-    compared tasks and their trials, with rho estimated from both files (``waza noise BASELINE
-    --correlation RHO`` simulates the same design). None: no change is detectable. ("normal" and
-    None) for a large suite."""
-    if len(common) > SIMULATED_MDE_TASKS:
-        return None, "normal", None
+def _design(b: Mapping[str, tuple[int, int]], c: Mapping[str, tuple[int, int]], common: list[str]) -> Any:
+    """(passed, graded, design): files x tasks counts of the compared tasks, and the design they
+    describe (the baseline's task rates and trials, rho estimated from both files): built once
+    for the MDE and the success-rate band."""
     import numpy as np  # deferred with scipy: a comparison is the only user here
 
     from waza_core.results import power as simulated  # deferred: it imports numpy at the top
@@ -222,34 +218,40 @@ def _design_mde(b: Mapping[str, tuple[int, int]], c: Mapping[str, tuple[int, int
     graded = np.array([[b[t][1] for t in common], [c[t][1] for t in common]])
     rho, _ = simulated.intraclass_correlation(passed, graded)
     design, _ = simulated.design_of(passed[:1], graded[:1], rho or 0.0)
+    return passed, graded, design
+
+
+def _design_mde(design: Any, alpha: float, power: float, rise: bool) -> tuple[float | None, str, float | None]:
+    """(MDE, "simulation", rho): the smallest drop (``rise``: the direction the tasks moved) from
+    the baseline's task rates that the test finds with probability ``power``, in the design of the
+    compared tasks (``waza noise BASELINE --correlation RHO`` simulates the same design). None: no
+    change is detectable. ("normal" and None) for a large suite."""
+    if design.tasks > SIMULATED_MDE_TASKS:
+        return None, "normal", None
+    from waza_core.results import power as simulated  # deferred: it imports numpy at the top
+
     mde, _ = simulated.minimum_detectable_effect(design, alpha, power, simulated.COMPARISON_SIMULATIONS,
                                                  test=simulated.sign_flip_rejects_normal, rise=rise)
-    return mde, "simulation", rho or 0.0
+    return mde, "simulation", design.rho
 
 
-def _success_rate_noise(b: Mapping[str, tuple[int, int]], c: Mapping[str, tuple[int, int]], common: list[str],
-                        rho: float | None) -> dict[str, Any]:
+def _success_rate_noise(passed: Any, graded: Any, design: Any) -> dict[str, Any]:
     """waza's success rate (the share of tasks whose every trial passed) over the compared tasks,
     its change, and the band two runs of the baseline's design stay within 95 % of the time when
     nothing changed (an A/A pair): a change inside the band is within noise. The band is
     simulated as ``waza noise`` does up to SIMULATED_MDE_TASKS tasks; beyond, its normal limit
     (tasks independent: the variance of the difference is twice the sum of p(1-p) over n^2, with
     p the chance that every trial of a task passes under the same correlation model)."""
-    import numpy as np  # deferred with scipy: a comparison is the only user here
-
     from waza_core.results import power as simulated  # deferred: it imports numpy at the top
 
-    passed = np.array([[b[t][0] for t in common], [c[t][0] for t in common]])
-    graded = np.array([[b[t][1] for t in common], [c[t][1] for t in common]])
     ok = passed == graded
     delta = float(ok[1].mean() - ok[0].mean())
-    design, _ = simulated.design_of(passed[:1], graded[:1], rho or 0.0)
-    if len(common) <= SIMULATED_MDE_TASKS:
+    if design.tasks <= SIMULATED_MDE_TASKS:
         band = simulated.aa_spread(design, simulated.COMPARISON_SIMULATIONS)["success_rate"]
         low, high, method = band["aa_low"], band["aa_high"], "simulation"
     else:
         every = design.rho * design.rates + (1 - design.rho) * design.rates ** design.trials
-        half = 1.959963984540054 * math.sqrt(2 * float((every * (1 - every)).sum())) / len(common)
+        half = 1.959963984540054 * math.sqrt(2 * float((every * (1 - every)).sum())) / design.tasks
         low, high, method = -half, half, "normal"
     return {"success_rate_delta_compared": delta, "success_rate_noise_low": low, "success_rate_noise_high": high,
             "success_rate_noise_method": method,
