@@ -1,8 +1,13 @@
 """The plugin manager: built-ins first, then ``waza`` entry points, then ``-p`` modules.
 
 Each built-in is its own plugin module, listed in the ``PLUGINS`` tuple of
-``waza_graders``, ``waza_adapters`` and ``waza_interop``. Third parties arrive
-through the ``waza`` entry-point group. A module that fails to import is recorded as
+``waza_graders``, ``waza_adapters``, ``waza_interop``, ``waza_reporters`` and
+``waza_events``. A built-in is imported and registered when one of its names is
+first asked for (:meth:`Registry.get`), found through the static table of
+:mod:`waza_core.plugin_index` (a test keeps it equal to a full scan); listing every
+plugin (:meth:`Registry.load_all`, ``waza plugins``) loads them all. Third parties
+arrive through the ``waza`` entry-point group and are loaded at once, as ``-p``
+modules are. A module that fails to import is recorded as
 broken (and shown by ``waza plugins``) instead of breaking every command.
 
 What the user asked for on the command line is held to a stricter rule, because a
@@ -25,6 +30,7 @@ import pluggy
 import waza_core
 from waza_core import hookspecs
 from waza_core.errors import PluginError
+from waza_core.plugin_index import BUILTIN_PLUGINS
 
 BUILTIN_PACKAGES = ("waza_graders", "waza_adapters", "waza_interop", "waza_reporters", "waza_events")
 ENTRY_POINT_GROUP = "waza"
@@ -127,12 +133,32 @@ def _autoload() -> bool:
                       "(0, false, no or unset to load them)")
 
 
+class _KindTable(dict):
+    """The registrations of one kind; reading a name of a built-in not loaded yet
+    (``registry.items[kind][name]``) loads it first, as :meth:`Registry.get` does."""
+
+    def __init__(self, registry: Registry, kind: str) -> None:
+        super().__init__()
+        self.registry = registry
+        self.kind = kind
+
+    def __missing__(self, name: str) -> Registration:
+        if self.registry.load_pending(self.kind, name) and dict.__contains__(self, name):
+            return dict.__getitem__(self, name)
+        raise KeyError(name)
+
+
 class Registry:
-    """What the loaded plugins registered, by kind and name."""
+    """What the plugins registered, by kind and name. Built-ins not asked for yet are
+    *pending*: their names are known (:mod:`waza_core.plugin_index`), their modules not
+    imported until :meth:`get` (or ``items[kind][name]``) asks for one of them."""
 
     def __init__(self) -> None:
         self.plugins: list[PluginInfo] = []
-        self.items: dict[str, dict[str, Registration]] = {kind: {} for kind in KINDS}
+        self.items: dict[str, dict[str, Registration]] = {kind: _KindTable(self, kind) for kind in KINDS}
+        #: kind -> name -> the pending built-in plugin that registers it
+        self.pending: dict[str, dict[str, PluginInfo]] = {kind: {} for kind in KINDS}
+        self._pm: pluggy.PluginManager | None = None
         #: what disabled built-ins would have registered, for a helpful message
         self.disabled_items: dict[str, dict[str, str]] = {kind: {} for kind in KINDS}
         #: config keys of executors in disabled built-ins -> plugin name
@@ -141,11 +167,44 @@ class Registry:
 
     def get(self, kind: str, name: str) -> Any | None:
         self.check_conflicts()
+        self.load_pending(kind, name)
+        self.check_conflicts()
         reg = self.items[kind].get(name)
         return reg.cls if reg else None
 
     def names(self, kind: str) -> list[str]:
-        return sorted(self.items[kind])
+        return sorted({*self.items[kind], *self.pending[kind]})
+
+    def load_pending(self, kind: str, name: str) -> bool:
+        """Import and register the pending built-in that provides ``name`` of ``kind``;
+        False when there is none (already loaded, unknown or not a built-in)."""
+        info = self.pending[kind].get(name)
+        if info is None:
+            return False
+        self._load(info)
+        return True
+
+    def load_all(self) -> Registry:
+        """Load every pending built-in, in registration order: for whatever lists all
+        plugins (``waza plugins``) or what they register."""
+        for info in [p for p in self.plugins if self._is_pending(p)]:
+            self._load(info)
+        return self
+
+    def _is_pending(self, info: PluginInfo) -> bool:
+        return any(p is info for table in self.pending.values() for p in table.values())
+
+    def _load(self, info: PluginInfo) -> None:
+        for table in self.pending.values():
+            for name in [n for n, p in table.items() if p is info]:
+                del table[name]
+        assert self._pm is not None
+        try:
+            self._pm.register(importlib.import_module(info.module), name=info.name)
+        except Exception as exc:  # pragma: no cover - a built-in always imports
+            info.error = f"{type(exc).__name__}: {exc}"
+            return
+        _collect(self._pm, self, only=info.name)
 
     def broken(self) -> list[PluginInfo]:
         return [p for p in self.plugins if p.error]
@@ -203,10 +262,21 @@ class Registry:
 
 
 def _builtin_modules() -> list[str]:
+    """The built-in plugin modules, in registration order, by scanning the built-in
+    packages (imports them; start-up reads :data:`BUILTIN_PLUGINS` instead)."""
     modules: list[str] = []
     for pkg in BUILTIN_PACKAGES:
         modules.extend(importlib.import_module(pkg).PLUGINS)
     return modules
+
+
+def _defer_builtin(info: PluginInfo, registry: Registry) -> None:
+    """Note the names a built-in registers, to be imported when one is asked for (and
+    what it registers, for listings: the index equals what loading it gives)."""
+    for kind, names in BUILTIN_PLUGINS[info.module].items():
+        info.registers[kind] = list(names)
+        for name in names:
+            registry.pending[kind].setdefault(name, info)
 
 
 def _import_requested(module_name: str) -> Any:
@@ -238,6 +308,7 @@ class _Loader:
         return hits[0][1] if hits else None
 
     def add(self, info: PluginInfo, loader) -> None:
+        """Add a plugin; a built-in (``loader`` None) is deferred until asked for."""
         if any(p.name == info.name or p.module == info.module for p in self.registry.plugins):
             return  # already loaded (e.g. an installed plugin also named with -p)
         self.registry.plugins.append(info)
@@ -245,6 +316,9 @@ class _Loader:
         if info.disabled_by:
             if info.source == "builtin":
                 _record_disabled_builtin(info, self.registry)
+            return
+        if loader is None:
+            _defer_builtin(info, self.registry)
             return
         try:
             plugin = loader()
@@ -301,12 +375,13 @@ def build_plugin_manager(extra_modules: list[str] | None = None, *,
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     registry = Registry()
+    registry._pm = pm
     loader = _Loader(pm, registry, request)
 
     from waza_core._version import __version__
 
-    for mod in _builtin_modules():
-        loader.add(PluginInfo(mod, mod, "builtin", "waza", __version__), lambda m=mod: importlib.import_module(m))
+    for mod in BUILTIN_PLUGINS:
+        loader.add(PluginInfo(mod, mod, "builtin", "waza", __version__), None)
 
     if request.autoload and _may_declare(ENTRY_POINT_GROUP):
         from importlib.metadata import entry_points
@@ -327,7 +402,16 @@ def build_plugin_manager(extra_modules: list[str] | None = None, *,
         raise PluginError(_no_such_plugin(unused, registry))
 
     _collect(pm, registry)
+    _load_overlapped(registry)
     return pm, registry
+
+
+def _load_overlapped(registry: Registry) -> None:
+    """Load the pending built-ins whose names a third-party plugin registered too, so
+    the conflict is found (and reported) as when every built-in was loaded first."""
+    for kind, table in registry.items.items():
+        for name in list(table):
+            registry.load_pending(kind, name)
 
 
 def _no_such_plugin(names: list[str], registry: Registry) -> str:
@@ -363,14 +447,18 @@ def _note_disabled(registry: Registry, kind: str, cls: Any, plugin: str) -> None
         registry.disabled_config_keys.setdefault(key, plugin)
 
 
-def _collect(pm: pluggy.PluginManager, registry: Registry) -> None:
+def _collect(pm: pluggy.PluginManager, registry: Registry, only: str | None = None) -> None:
     """Call each hook implementation on its own, so a registration is attributed to its
-    plugin and one plugin raising does not hide the others."""
+    plugin and one plugin raising does not hide the others. ``only``: of that plugin
+    (a built-in loaded when asked for)."""
     infos = {p.name: p for p in registry.plugins}
+    order = {p.name: i for i, p in enumerate(registry.plugins)}
     for kind, (hook_name, human) in KINDS.items():
         hook = getattr(pm.hook, hook_name)
         for impl in hook.get_hookimpls():  # registration order: built-ins first
             plugin_name = impl.plugin_name
+            if only is not None and plugin_name != only:
+                continue
             info = infos.get(plugin_name)
 
             def register(cls, _plugin=plugin_name, _kind=kind, _human=human, _info=info):
@@ -383,20 +471,47 @@ def _collect(pm: pluggy.PluginManager, registry: Registry) -> None:
                     raise PluginError(f"plugin {_plugin!r} registered an unnamed {_human}")
                 table = registry.items[_kind]
                 if name in table and table[name].cls is not cls:
+                    held = table[name]
+                    if _rank(order, _plugin) < _rank(order, held.plugin):
+                        # a built-in loaded when asked for, after a third party took its
+                        # name: it keeps the name as when every built-in loaded first
+                        table[name] = Registration(cls, _plugin)
+                        _move_name(infos, _kind, name, held.plugin, _info)
+                        held, _plugin = Registration(cls, _plugin), held.plugin
                     registry.conflicts.append(
                         f"{_human} {name!r} is registered by two plugins: "
-                        f"{table[name].plugin!r} and {_plugin!r}; uninstall or disable one of them"
+                        f"{held.plugin!r} and {_plugin!r}; uninstall or disable one of them"
                     )
                     return
                 table[name] = Registration(cls, _plugin)
                 if _info is not None:
-                    _info.registers.setdefault(_kind, []).append(name)
+                    _add_name(_info, _kind, name)
 
             try:
                 impl.function(register=register)
             except Exception as exc:
                 if info is not None and not info.error:
                     info.error = f"{type(exc).__name__}: {exc}"
+
+
+def _rank(order: dict[str, int], plugin: str) -> int:
+    return order.get(plugin, len(order))
+
+
+def _move_name(infos: dict[str, PluginInfo], kind: str, name: str, loser: str, winner: PluginInfo | None) -> None:
+    lost = infos.get(loser)
+    if lost is not None and name in lost.registers.get(kind, []):
+        lost.registers[kind].remove(name)
+        if not lost.registers[kind]:
+            del lost.registers[kind]
+    if winner is not None:
+        _add_name(winner, kind, name)
+
+
+def _add_name(info: PluginInfo, kind: str, name: str) -> None:
+    names = info.registers.setdefault(kind, [])
+    if name not in names:  # a deferred built-in lists its names from the index already
+        names.append(name)
 
 
 _CACHE: dict[PluginRequest, Registry] = {}

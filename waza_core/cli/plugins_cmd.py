@@ -31,7 +31,7 @@ def plugins(
     from waza_core.errors import ExitCode
     from waza_core.plugins import get_registry
 
-    registry = get_registry(plugin)
+    registry = get_registry(plugin).load_all()  # every plugin listed, built-ins are loaded when asked for
     if options:
         _print_options(registry, as_json)
         raise typer.Exit(ExitCode.OK)
