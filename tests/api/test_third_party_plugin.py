@@ -21,6 +21,10 @@ PLUGIN = REPO / "examples" / "plugins" / "waza-wordcount"
 SHOUT = REPO / "examples" / "plugins" / "waza-shout"
 OPTIMIZER = REPO / "examples" / "optimizer"
 
+#: one worker builds the virtual environment (about 25 s of pip) and runs every test of this
+#: file in it, instead of each pytest-xdist worker building its own
+pytestmark = pytest.mark.xdist_group("third-party-venv")
+
 
 @pytest.fixture(scope="module")
 def fresh_env(tmp_path_factory):
