@@ -17,7 +17,7 @@ EXAMPLES = sorted(p.parent.name for p in (REPO / "examples").glob("*/eval.yaml")
 RANDOM_AGENTS = {"noise-floor"}
 #: examples whose runs wait on children (a grader that sleeps a second, an agent process per
 #: trial) run on parallel workers: the verdicts compared do not depend on the order of runs
-WORKERS = {"distributed": "8", "noise-floor": "4", "mcp-mocks": "4", "judge-agreement": "4", "cli-agent": "4"}
+WORKERS = {"distributed": "8", "noise-floor": "4", "mcp-mocks": "4", "cli-agent": "4"}
 
 
 def verdicts(doc: dict) -> dict:
