@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.ci.conftest import json_islands, waza_ci
+from tests.reporters.conftest import json_islands, waza_ci
 
 _scalar = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=False, allow_infinity=False),
                     st.text(max_size=20))

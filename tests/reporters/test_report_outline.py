@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.ci.big_results import big_results
-from tests.ci.conftest import json_islands, waza_ci
-from tests.ci.test_hostile_results import _doc
+from tests.reporters.big_results import big_results
+from tests.reporters.conftest import json_islands, waza_ci
+from tests.reporters.test_hostile_results import _doc
 
 
 def _html(view) -> bytes:
