@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from tests.conftest import write
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
 from waza_core.errors import WazaError
 from waza_core.run import prices
 from waza_core.run.prices import PriceTable, apply, builtin, model_key
