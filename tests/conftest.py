@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+import tests.depth  # noqa: F401  (the hypothesis profiles, registered before --hypothesis-profile is read)
+
 REPO = Path(__file__).resolve().parent.parent
 
 
