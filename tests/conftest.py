@@ -115,9 +115,34 @@ allow_ungraded: true
 XDIST_GROUPS = {"tests/run/test_ray_cluster.py": "ray", "tests/api/test_third_party_plugin.py": "third-party-venv"}
 
 
+#: the test files with the longest single tests (measured with ``--durations``: the release
+#: build, the npm oracles, examples run twice, real browsers, graders that must time out), run
+#: first: pytest-xdist hands out tests in collection order, and one of these starting last would
+#: keep one worker busy while the other has nothing left to do. Longest first.
+LONG_FIRST = [
+    "tests/release/test_release_check.py",
+    "tests/interop/test_promptfoo_oracle.py",
+    "tests/suite/test_migrate_examples.py",
+    "tests/interop/test_agentv_conformance.py",
+    "tests/reporters/test_html_browser.py",
+    "tests/hostile/test_grading_limits.py",
+    "tests/run/test_judge_agreement.py",
+    "tests/untrusted/test_mcp_replies.py",
+    "tests/graders/program/test_grade.py",
+    "tests/run/test_spend_cap.py",
+    "tests/test_procs.py",
+    "tests/suite/test_tasks_from.py",
+    "tests/mocks/test_runs.py",
+]
+
+
 def pytest_collection_modifyitems(config, items):
-    """Every test marked ``ray`` must be in a file of the ``ray`` group (else it could start a
-    second cluster on another worker): checked at collection, so the list cannot drift."""
+    """The files of :data:`LONG_FIRST` go first (each file's tests keep their order; every worker
+    sorts the same way, so their collections stay equal). Every test marked ``ray`` must be in
+    a file of the ``ray`` group (else it could start a second cluster on another worker):
+    checked at collection, so the list cannot drift."""
+    rank = {path: i for i, path in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
     for item in items:
         if item.get_closest_marker("ray") is not None:
             where = item.nodeid.split("::", 1)[0]
