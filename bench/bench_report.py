@@ -37,7 +37,7 @@ from common import REPO, table, waza_argv
 
 sys.path.insert(0, str(REPO))
 
-from tests.ci.big_results import big_results  # noqa: E402
+from tests.reporters.big_results import big_results  # noqa: E402
 
 
 def child_env() -> dict[str, str]:
@@ -129,7 +129,7 @@ def main() -> None:
 
 def browser_rows(page_file: Path, tasks: int, repeat: int) -> list[tuple]:
     try:
-        from tests.ci.browser import open_report, page_timings
+        from tests.reporters.browser import open_report, page_timings
     except ImportError as exc:
         return [("browser", "skipped", str(exc))]
     if not os.path.exists("/usr/bin/chromium"):

@@ -81,6 +81,19 @@ jsonschema.validate(json.load(open('proj/results.json')), json.load(open('schema
   cd "$checkout"
 }
 
-smoke wheel "$wheel"
-smoke sdist "$sdist"
+# the two installs are independent (own venv, own folder): run them side by side, each into
+# its own log, and print the logs in order
+smoke wheel "$wheel" >"$work/smoke-wheel.log" 2>&1 &
+wheel_pid=$!
+smoke sdist "$sdist" >"$work/smoke-sdist.log" 2>&1 &
+sdist_pid=$!
+failed=0
+wait "$wheel_pid" || failed=1
+cat "$work/smoke-wheel.log"
+wait "$sdist_pid" || failed=1
+cat "$work/smoke-sdist.log"
+if [ "$failed" != 0 ]; then
+  echo "release check: a check failed (above)" >&2
+  exit 1
+fi
 step "all checks passed"

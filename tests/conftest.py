@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+import tests.depth  # noqa: F401  (the hypothesis profiles, registered before --hypothesis-profile is read)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -17,6 +22,25 @@ REPO = Path(__file__).resolve().parent.parent
 def _private_cache(tmp_path_factory):
     """Keep the suite cache of every test (and every waza subprocess) out of $HOME."""
     os.environ["WAZA_CACHE_DIR"] = str(tmp_path_factory.mktemp("waza-cache"))
+
+
+def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
+    """A folder that ``build`` fills once per test run and every pytest-xdist worker then uses
+    (a virtual environment that takes half a minute of pip, say): the pattern of
+    pytest-xdist's docs, the workers' common temporary root and a lock. A failed build
+    leaves nothing marked done, so the next worker to ask tries again (and fails the same)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # shared by the workers of this run only
+    folder = root / name
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / ".built").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build(folder)
+            (folder / ".built").touch()
+    return folder
 
 
 def write(path: Path, text: str) -> Path:
@@ -79,10 +103,62 @@ allow_ungraded: true
 """
 
 
+#: test files whose tests must share one pytest-xdist worker, by group name: ``ray`` (the tests
+#: that start a local Ray cluster: two clusters at once would fight over the machine's cores
+#: and the cluster's default ports) and ``third-party-venv`` (the other worker would only wait
+#: for the virtual environment the first one builds).
+#:
+#: Why files and not ``xdist_group`` marks: pytest-xdist 3.8 groups by a suffix it writes into
+#: ``item._nodeid``, which pytest 9.2 no longer reads (node ids are built from ``item._id``),
+#: so ``--dist loadgroup`` silently spread marked tests over every worker. The scheduler
+#: below groups by file on the controller, which sees only node ids.
+XDIST_GROUPS = {"tests/run/test_ray_cluster.py": "ray", "tests/api/test_third_party_plugin.py": "third-party-venv"}
+
+
+#: the test files with the longest single tests (measured with ``--durations``: the release
+#: build, the npm oracles, examples run twice, real browsers, graders that must time out), run
+#: first: pytest-xdist hands out tests in collection order, and one of these starting last would
+#: keep one worker busy while the other has nothing left to do. Longest first.
+LONG_FIRST = [
+    "tests/release/test_release_check.py",
+    "tests/interop/test_promptfoo_oracle.py",
+    "tests/suite/test_migrate_examples.py",
+    "tests/interop/test_agentv_conformance.py",
+    "tests/reporters/test_html_browser.py",
+    "tests/hostile/test_grading_limits.py",
+    "tests/run/test_judge_agreement.py",
+    "tests/untrusted/test_mcp_replies.py",
+    "tests/graders/program/test_grade.py",
+    "tests/run/test_spend_cap.py",
+    "tests/test_procs.py",
+    "tests/suite/test_tasks_from.py",
+    "tests/mocks/test_runs.py",
+]
+
+
 def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (scripts/test.sh runs ``-n auto --dist loadgroup``), keep the tests that
-    start a local Ray cluster on one worker: two clusters at once would fight over the machine's
-    cores and the cluster's default ports."""
+    """The files of :data:`LONG_FIRST` go first (each file's tests keep their order; every worker
+    sorts the same way, so their collections stay equal). Every test marked ``ray`` must be in
+    a file of the ``ray`` group (else it could start a second cluster on another worker):
+    checked at collection, so the list cannot drift."""
+    rank = {path: i for i, path in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
     for item in items:
         if item.get_closest_marker("ray") is not None:
-            item.add_marker(pytest.mark.xdist_group("ray"))
+            where = item.nodeid.split("::", 1)[0]
+            if XDIST_GROUPS.get(where) != "ray":
+                raise pytest.UsageError(f"{where} has tests marked ray: add it to XDIST_GROUPS in tests/conftest.py")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` with the groups of :data:`XDIST_GROUPS` (see there why)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class FileGroupScheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            group = XDIST_GROUPS.get(nodeid.split("::", 1)[0])
+            return group if group is not None else super()._split_scope(nodeid)
+
+    return FileGroupScheduling(config, log)

@@ -1,4 +1,4 @@
-"""What one in-process optimizer run left behind (shared by the optimize and optimize_adapters helpers)."""
+"""What one in-process optimizer run left behind (shared by the optimize and adapters/optimize helpers)."""
 
 from __future__ import annotations
 

@@ -12,27 +12,34 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, built_once
 
 PLUGIN = REPO / "examples" / "plugins" / "waza-wordcount"
 SHOUT = REPO / "examples" / "plugins" / "waza-shout"
 OPTIMIZER = REPO / "examples" / "optimizer"
 
+#: the tests of this file go to one xdist worker, so the other does not wait for the build
+pytestmark = pytest.mark.xdist_group("third-party-venv")
 
-@pytest.fixture(scope="module")
-def fresh_env(tmp_path_factory):
+
+def _install(root: Path) -> None:
     import venv
 
-    root = tmp_path_factory.mktemp("venv")
     venv.EnvBuilder(with_pip=True).create(root)
     py = root / "bin" / "python"
     proc = subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
                            str(REPO), str(PLUGIN), str(SHOUT)], capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return root
+
+
+@pytest.fixture(scope="session")
+def fresh_env(tmp_path_factory):
+    """One virtual environment per test run (about 25 s of pip), shared by the xdist workers."""
+    return built_once(tmp_path_factory, "third-party-venv", _install)
 
 
 def _env(**extra):

@@ -13,6 +13,7 @@ import shutil
 import pytest
 
 from tests.conftest import REPO
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
 
 PAGES = ["text", "code", "file", "diff", "json_schema", "trigger"]
 BLOCK = re.compile(r"<!-- (example|example-result): (\S+) -->\n```[a-z]*\n(.*?)```", re.S)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import REPO
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
 
 from .test_docs import test_page_example_runs_and_gives_the_verdicts_shown as check_page
 

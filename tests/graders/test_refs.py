@@ -8,6 +8,7 @@ import json
 import pytest
 
 from tests.conftest import BASIC_EVAL, write
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
 from waza_core.errors import SuiteError
 from waza_core.suite.load import load_suite
 

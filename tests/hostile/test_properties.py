@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import BASIC_EVAL
+from tests.depth import examples
 from waza_core.errors import SuiteError, WazaError
 from waza_core.results.io import load_results
 from waza_core.suite import yamlio
@@ -80,7 +81,7 @@ def task_text(draw) -> str:
 LINE = re.compile(r"^\S*t\.yaml(:\d+:\d+)?: \S")
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=FIXTURE_OK)
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=FIXTURE_OK)
 @given(task_text())
 def test_suite_loading_of_random_yaml_raises_only_suite_errors(make_suite, registry, text):
     path = make_suite(BASIC_EVAL, {"tasks/t.yaml": text})
@@ -92,7 +93,7 @@ def test_suite_loading_of_random_yaml_raises_only_suite_errors(make_suite, regis
             assert LINE.match(line) and "\n" not in line and len(line) < 500, line
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(task_text())
 def test_parse_raises_only_yaml_problems_and_respects_the_limits(text):
     try:
@@ -128,7 +129,7 @@ def results_bytes(draw) -> bytes:
     return data
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=FIXTURE_OK)
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=FIXTURE_OK)
 @given(results_bytes())
 def test_the_results_reader_raises_only_waza_errors(tmp_path, data):
     path = tmp_path / "r.json"
@@ -141,7 +142,7 @@ def test_the_results_reader_raises_only_waza_errors(tmp_path, data):
     assert isinstance(doc, dict) and isinstance(doc["tasks"], list)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=FIXTURE_OK)
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=FIXTURE_OK)
 @given(results_bytes())
 def test_regrading_a_random_results_file_raises_only_waza_errors(make_suite, registry, tmp_path, data):
     from waza_core.run.regrade import regrade

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.depth import examples
 from tests.hostile.conftest import no_traceback
 from waza_core.results.jsonbytes import compact_json, dumps
 
@@ -32,7 +33,7 @@ def test_a_run_whose_data_has_lone_surrogates_writes_its_results(waza, tmp_path,
     assert doc["tasks"][0]["test_id"] == "a\ud800" and len(doc["tasks"][0]["runs"]) == trials
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.recursive(st.text(alphabet=st.characters() | LONE) | st.integers() | st.none(),
                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
                     max_leaves=8))

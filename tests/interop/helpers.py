@@ -15,7 +15,9 @@ NOTICE = ("ASSERTION-ONLY PROJECTION: task inputs, providers, fixtures, sibling 
 REPO = Path(__file__).resolve().parents[2]
 MiB = 1024 * 1024
 
-_app = []
+#: the app of each command, built once (typer still builds its click command on each call:
+#: an app of the one command called keeps that cheap)
+_app: dict = {}
 
 
 class Result(NamedTuple):
@@ -30,10 +32,10 @@ def cli(*args: str, stdin: bytes = b"") -> Result:
 
     from waza_core.cli.app import build_app
 
-    if not _app:
+    if args[0] not in _app:
         os.environ.setdefault("WAZA_DISABLE_PLUGIN_AUTOLOAD", "1")
-        _app.append(build_app())
-    res = CliRunner().invoke(_app[0], list(args), input=stdin)
+        _app[args[0]] = build_app(args[0])
+    res = CliRunner().invoke(_app[args[0]], list(args), input=stdin)
     if res.exception is not None and not isinstance(res.exception, SystemExit):
         raise AssertionError(f"uncaught {type(res.exception).__name__}: {res.exception}") from res.exception
     return Result(res.exit_code, res.stdout_bytes, res.stderr_bytes.decode("utf-8", "replace"))

@@ -87,7 +87,10 @@ def promptfoo_verdicts(node: str, config: Path, home: Path) -> dict[tuple[int, i
 
 
 def waza(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(REPO), WAZA_DISABLE_PLUGIN_AUTOLOAD="1")
+    # WAZA_CODE_WARM: the imported assertions are ``code`` graders, and one evaluator process
+    # per run and grader (node, ~95 ms to start) was most of these tests' time; the verdicts
+    # are the same either way (tests/graders/test_code.py checks the cold path)
+    env = dict(os.environ, PYTHONPATH=str(REPO), WAZA_DISABLE_PLUGIN_AUTOLOAD="1", WAZA_CODE_WARM="1")
     return subprocess.run([sys.executable, "-m", "waza_core", *args], capture_output=True, text=True,
                           cwd=cwd, env=env, timeout=600)
 

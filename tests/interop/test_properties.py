@@ -7,6 +7,7 @@ import re
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
+from tests.depth import examples
 from tests.interop.helpers import (
     assert_rejected,
     contains,
@@ -19,7 +20,7 @@ from tests.interop.helpers import (
 )
 from waza_core.interop import TEMPLATE_MARKERS, quote
 
-SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 _any_char = st.characters(blacklist_categories=("Cs",))
 _edge = st.sampled_from(["\x00", "\u2028", "\u2029", "\x85", "\ufeff", "\U0001f600", "e\u0301", "\t", "\r\n",
@@ -116,7 +117,7 @@ BASE = suite(("t", ["criterion", contains("Hello", "m"), ["type: regex", "value:
 GRADER = grader("g", "Hello").encode()
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.data())
 def test_mangled_inputs_convert_or_fail_cleanly(data):
     """Random byte edits never crash, never exit with another code, never print on failure."""
@@ -141,7 +142,7 @@ def test_mangled_inputs_convert_or_fail_cleanly(data):
             assert res.out and load_output(res.out)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.binary(max_size=300))
 def test_random_bytes_never_crash(data):
     assume(data)

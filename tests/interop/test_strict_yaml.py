@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.depth import examples
 from waza_core.errors import WazaError
 from waza_core.suite import strict_yaml
 from waza_core.suite.strict_yaml import MAX_BYTES, MAX_DEPTH, StrictYamlError, load
@@ -157,7 +158,7 @@ _json = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_json)
 def test_json_documents_load_unchanged(value):
     """JSON is YAML 1.2: every JSON document without banned characters loads as itself."""
@@ -165,7 +166,7 @@ def test_json_documents_load_unchanged(value):
         assert load(text.encode("utf-8")).data == value
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.binary(max_size=200) | st.text(max_size=200).map(lambda s: s.encode("utf-8", "surrogatepass")))
 def test_any_input_loads_or_fails_with_one_line(data):
     try:
@@ -174,7 +175,7 @@ def test_any_input_loads_or_fails_with_one_line(data):
         assert "\n" not in str(exc)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(st.sampled_from(list("ab:-[]{}?&*!|>'\"#%@` \n\t,.<=\\0\u2028\ufeff")), max_size=60))
 def test_yaml_punctuation_soup_never_escapes(text):
     try:
@@ -191,7 +192,7 @@ def test_yaml_punctuation_soup_never_escapes(text):
         assert a == b
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.text(st.sampled_from(list("0123456789._-+:eEtTzZ xob")), min_size=1, max_size=25))
 def test_number_and_date_lookalikes_never_crash(text):
     for doc in (f"a: {text}\n", f"a: [{text}]\n", f"{text}: 1\n"):

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.depth import examples
 from waza_core.optimize import candidates as c
 from waza_core.optimize.failures import OptimizeFailure
 
@@ -51,7 +52,7 @@ def test_identity_changes_with_any_byte(fs, data):
         "context-overlay", [(path, "x" + content)])
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.lists(st.text(alphabet="aA.-_/\\:0COMNULcon1 ", min_size=1, max_size=20), min_size=1, max_size=5))
 def test_accepted_paths_stay_inside_and_never_collide(raw_paths):
     fs = [{"path": p, "content": "x"} for p in dict.fromkeys(raw_paths)]

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.depth import examples
 from waza_adapters.fake import FakeScriptError, parse_script
 from waza_core.optimize import spend
 
@@ -126,7 +127,7 @@ def test_malformed_scripts_are_rejected(raw):
         parse_script(raw)
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(st.data())
 def test_no_malformed_script_is_accepted(data):
     doc = json.loads(json.dumps(GOOD))

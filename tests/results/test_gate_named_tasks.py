@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.ci.test_gate_compare import GOOD, WORSE, gate, results
+from tests.reporters.test_gate_compare import GOOD, WORSE, gate, results
 
 FORMATS = ("human", "markdown", "github-actions")
 

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import BASIC_EVAL
+from tests.depth import examples
 from tests.inprocess import run_waza_in_process as run_waza
 from waza_core.results import stats
 from waza_core.results.codec import decode_results, encode_results, results_to_json
@@ -55,7 +56,7 @@ def test_tasks_that_never_finished_are_left_out(tmp_path):
     assert [t.test_id for t in back.tasks] == ["t0", "t3"] and back.extra == {"kept": 1}
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(order=st.permutations(range(12)), finished=st.integers(0, 12), in_order_from=st.integers(0, 12))
 def test_any_finishing_order_and_any_subset_gives_the_documents_bytes(tmp_path_factory, order, finished,
                                                                      in_order_from):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.depth import examples
 from waza_core.model import GraderResult
 from waza_core.results import stats
 from waza_core.results.model import RunResult
@@ -22,7 +23,7 @@ def _general_run_scores(validations):
     return sum(scores) / len(vals), (sum([s * w for s, w in zip(scores, weights, strict=True)]) / wsum if wsum else 0.0)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(score=NUMBERS, weight=NUMBERS, status=STATUSES, duration=st.integers(0, 10**12))
 def test_one_run_with_one_grader_matches_the_general_formulas(score, weight, status, duration):
     grade = GraderResult(identifier="g", type="text", score=score, passed=True, weight=weight)
@@ -31,7 +32,7 @@ def test_one_run_with_one_grader_matches_the_general_formulas(score, weight, sta
     assert repr(stats.task_stats([run])) == repr(stats._runs_stats([run]))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(scores=st.lists(NUMBERS, min_size=2, max_size=4), status=STATUSES)
 def test_one_run_with_several_graders_matches_the_general_formulas(scores, status):
     grades = {f"g{i}": GraderResult(identifier=f"g{i}", type="text", score=s, passed=True, weight=1 + i)

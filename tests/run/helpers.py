@@ -36,7 +36,9 @@ def journal_tasks(path: Path) -> list[str]:
     return [json.loads(line)["task_id"] for line in lines]
 
 
-_app: list = []
+#: the app of each command, built once (typer still builds its click command on each call:
+#: an app of the one command called keeps that cheap)
+_app: dict = {}
 
 
 class Outcome:
@@ -54,10 +56,10 @@ def cli(*args: str) -> Outcome:
 
     from waza_core.cli.app import build_app
 
-    if not _app:
+    if args[0] not in _app:
         os.environ.setdefault("WAZA_DISABLE_PLUGIN_AUTOLOAD", "1")
-        _app.append(build_app())
-    res = CliRunner().invoke(_app[0], list(args))
+        _app[args[0]] = build_app(args[0])
+    res = CliRunner().invoke(_app[args[0]], list(args))
     if res.exception is not None and not isinstance(res.exception, SystemExit):
         raise AssertionError(f"uncaught {type(res.exception).__name__}: {res.exception}") from res.exception
     return Outcome(res.exit_code, res.stdout_bytes, res.stderr_bytes)

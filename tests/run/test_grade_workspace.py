@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
+
 EVAL = """\
 name: ws
 skill: demo

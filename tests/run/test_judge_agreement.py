@@ -129,7 +129,7 @@ def test_the_graded_file_is_valid_and_reports_show_the_agreement(graded):
 
 @pytest.mark.browser
 def test_the_html_report_shows_the_judge_agreement_table_in_a_browser(graded):
-    from tests.ci.browser import open_report
+    from tests.reporters.browser import open_report
 
     root, _, _ = graded
     html = root / "browser.html"

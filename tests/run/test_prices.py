@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from tests.conftest import write
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
 from waza_core.errors import WazaError
 from waza_core.run import prices
 from waza_core.run.prices import PriceTable, apply, builtin, model_key
@@ -231,7 +232,7 @@ def test_copilot_sdk_credits_that_the_sdk_marks_incomplete_are_null(status):
 
 
 def test_copilot_sdk_shutdown_credits_when_the_metrics_call_failed():
-    from tests.executors.test_copilot_sdk import STREAMS, flat
+    from tests.adapters.test_copilot_sdk import STREAMS, flat
     from waza_adapters.copilot_sdk import evidence_from_session
 
     stream = json.loads((STREAMS / "followup_metrics.json").read_text())

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.depth import examples
 from waza_core import untrusted
 from waza_core.suite import cache
 from waza_core.suite.cache_checks import shape_checker, surely_plain
@@ -33,7 +34,7 @@ def _plain(value) -> bool:
     return True
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_values)
 def test_surely_plain_only_when_check_plain_passes(value):
     for text in (msgspec.json.encode(value), json.dumps(value).encode()):
@@ -77,7 +78,7 @@ _replacements = st.one_of(_scalars, st.just(_DROP), st.lists(_scalars, max_size=
                           st.dictionaries(st.text(max_size=3), _scalars, max_size=2))
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(_PATHS), _replacements), max_size=3))
 def test_the_fast_shape_check_agrees_with_fits(edits):
     fits = shape_checker(cache.TASK_SHAPE, cache._REQUIRED, cache._NUM)

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from tests.depth import examples
 from waza_core.plugins import get_registry
 from waza_core.suite import fastschema
 from waza_core.suite import schema as schemas
@@ -74,7 +75,7 @@ def _agree(schema, doc) -> None:
         assert not errors, f"fast check said valid, jsonschema: {errors[0].message} for {doc!r}"
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(data=st.data())
 def test_task_documents(data):
     paths = list(_paths(BASE_TASK))
@@ -91,7 +92,7 @@ def test_task_documents(data):
 def test_grader_configs(name):
     schema = REGISTRY.get("grader", name).config_schema or {"type": "object"}
 
-    @settings(max_examples=150, deadline=None)
+    @settings(max_examples=examples(150), deadline=None)
     @given(doc=st.one_of(values, st.dictionaries(st.sampled_from(list(schema.get("properties", {})) or ["x"]),
                                                   values, max_size=4)))
     def run(doc):
@@ -138,7 +139,7 @@ PATHS = st.sampled_from(["result", ".result", "a.b", "a\n", "result\n", "[0]", "
 MODELS = st.lists(st.sampled_from(["a", "b", "c", 1, 1.0, True, None, ["a"]]), max_size=4)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(output_path=PATHS, usage_path=PATHS, models=MODELS, token=st.sampled_from(["GH_TOKEN", "1x", "A\n", 5]))
 def test_eval_documents_with_patterns_and_unique_items(output_path, usage_path, models, token):
     """The eval schema's patterns (config.cli.*_path, github_token_env) and uniqueItems

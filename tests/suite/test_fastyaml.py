@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.depth import examples
 from waza_core.suite import fastyaml, yamlio
 
 REPO = Path(__file__).resolve().parents[2]
@@ -232,7 +233,7 @@ trees = st.recursive(
 )
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(600), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tree=trees, data=st.data())
 def test_generated_documents_read_the_same(tree, data):
     text = _render(tree, 0, data.draw)
@@ -243,7 +244,7 @@ def test_generated_documents_read_the_same(tree, data):
 YAMLISH = st.text(alphabet=list("ab1 0.:-[]{},'\"#&*!|>?%<=~\n\t\\eEyYnNoOtT_+x"), max_size=40)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(text=YAMLISH)
 def test_yaml_like_noise_reads_the_same(text):
     check(text)

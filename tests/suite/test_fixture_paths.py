@@ -6,6 +6,8 @@ import json
 import os
 import sys
 
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
+
 CHECK = """\
 import os, sys
 ws = os.environ["WAZA_WORKSPACE_DIR"]

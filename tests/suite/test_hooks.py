@@ -7,6 +7,7 @@ import os
 import sys
 import time
 
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
 from tests.proc_helpers import alive
 
 LOG = """\

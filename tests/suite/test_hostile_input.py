@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import BASIC_EVAL
+from tests.depth import examples
 from waza_core.errors import SuiteError
 from waza_core.suite.load import load_suite
 
@@ -33,13 +34,13 @@ def check(make_suite, registry, text: str | bytes) -> None:
             assert re.match(r"^\S*t\.yaml(:\d+:\d+)?: \S", line), line
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.binary(max_size=200))
 def test_arbitrary_bytes(make_suite, registry, data):
     check(make_suite, registry, data)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.dictionaries(st.sampled_from(KEYS), yaml_values, max_size=6))
 def test_arbitrary_documents_of_known_keys(make_suite, registry, doc):
     import json
@@ -47,7 +48,7 @@ def test_arbitrary_documents_of_known_keys(make_suite, registry, doc):
     check(make_suite, registry, json.dumps(doc))  # JSON is YAML: any structure, known key names
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(alphabet=st.sampled_from(list("{}[]:-&*!|>'\"#%@ \n\tab1")), max_size=60))
 def test_yaml_punctuation_soup(make_suite, registry, text):
     check(make_suite, registry, text)
@@ -62,7 +63,7 @@ grader_entries = st.lists(st.dictionaries(
     max_size=4), max_size=3)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(grader_entries)
 def test_arbitrary_grader_entries(make_suite, registry, graders):
     import json

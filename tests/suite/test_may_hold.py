@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import BASIC_EVAL
+from tests.depth import examples
 from waza_core.mocks.run import SuiteMocks
 from waza_core.model import TaskSpec
 from waza_core.plugins import get_registry
@@ -33,7 +34,7 @@ def _strings(value) -> set[str]:
     return {value} if isinstance(value, str) else set()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_docs, st.booleans())
 def test_no_means_the_document_holds_none_of_the_keys(doc, ascii_only):
     blob = json.dumps(doc).encode() if ascii_only else msgspec.json.encode(doc)  # json: \\u escapes

@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
+
 EVAL = """\
 name: demo
 skill: demo

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.depth import examples
 from waza_core import untrusted
 from waza_core.untrusted import UntrustedInput
 
@@ -96,7 +97,7 @@ _json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | s
                      max_leaves=30)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_json)
 def test_loads_either_returns_plain_values_or_refuses_cleanly(value):
     text = json.dumps(value)  # NaN, Infinity and big integers included: json.dumps writes them

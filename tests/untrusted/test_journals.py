@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.depth import examples
 from tests.run.helpers import cli, slow_suite
 from waza_core.errors import WazaError
 from waza_core.run import journal as jmod
@@ -82,7 +83,7 @@ _values = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2 ** 70, ma
                     st.floats(), st.text(max_size=8), st.lists(st.integers(), max_size=2))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(field=st.sampled_from(["task_id", "trial", "model", "pass", "run", "status", "duration_ms", "run_number",
                               "attempts", "final_output", "transcript", "validations", "score", "passed"]),
        value=_values)

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.depth import examples
 from waza_core.mocks import records
 from waza_core.suite import mocks as suite_mocks
 from waza_core.suite.schema import plain_validator
@@ -126,7 +127,7 @@ JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() |
                            inner, max_size=4), max_leaves=12)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(doc=JSONISH, cut=st.integers(min_value=0, max_value=400))
 def test_any_fixture_file_loads_or_is_refused_naming_it(tmp_path, doc, cut):
     """Whatever a fixture file holds (any JSON value, Python's NaN spelling, a cut-off

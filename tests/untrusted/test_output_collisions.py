@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import BASIC_EVAL
+from tests.depth import examples
 from tests.inprocess import run_waza_in_process as run_waza
 from waza_core.errors import WazaError
 from waza_core.run import collisions
@@ -87,7 +88,7 @@ _spellings = st.lists(st.sampled_from(["x", "./x", "sub/../x", "lnk", "hard", "y
                                        "dangling"]), min_size=2, max_size=4)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(_spellings)
 def test_identity_is_by_file_not_spelling(tmp_path_factory, names):
     root = tmp_path_factory.mktemp("ids")

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import run_waza
+from tests.depth import examples
 from waza_core.mocks import records
 from waza_core.suite.schema import plain_validator
 
@@ -87,7 +88,7 @@ _value = st.recursive(_leaf, lambda k: st.lists(k, max_size=3) | st.dictionaries
                       max_leaves=12)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(recorded_at=_value, invocation=st.dictionaries(st.sampled_from(["server", "tool", "arguments", "response_index",
                                                                        "is_error", "other"]), _value, max_size=6))
 def test_any_mcp_record_is_kept_as_valid_json_or_skipped(tmp_path_factory, recorded_at, invocation):

@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
             _validate_without_typer(args[1:])
         from waza_core.cli.app import build_app
 
-        app = build_app()
+        app = build_app(args[0] if args else None)
         app(args=args, prog_name="waza")
     except SystemExit as exc:
         code = exc.code

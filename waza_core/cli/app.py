@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import typer
 
 
@@ -13,28 +15,23 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-def build_app() -> typer.Typer:
-    from waza_core.cli import (
-        assure,
-        audit,
-        cache,
-        compare,
-        gate,
-        get,
-        grade,
-        init,
-        interop,
-        migrate,
-        noise,
-        optimize,
-        plugins_cmd,
-        preflight,
-        report,
-        run,
-        schema,
-        validate,
-    )
+#: the command modules, in the order ``waza --help`` lists their commands; a module registers
+#: its command(s) with ``register(app)``, or is a typer sub-app (``interop``, ``optimize``)
+_MODULES = ("run", "grade", "validate", "audit", "migrate", "get", "preflight", "assure", "schema", "plugins_cmd",
+            "report", "gate", "compare", "noise", "init", "cache", "interop", "optimize")
+_SUB_APPS = ("interop", "optimize")
+#: the module of each command a command line can start with
+COMMANDS = {**{m: m for m in _MODULES if m != "plugins_cmd"}, "plugins": "plugins_cmd", "new": "init"}
 
+
+def build_app(command: str | None = None) -> typer.Typer:
+    """The ``waza`` app; with ``command`` (one of :data:`COMMANDS`), an app of that command alone.
+
+    Typer turns every registered command into a click command on each start, reading each
+    function's signature and type hints (~30 ms for all of them), and each command module
+    imports what its command needs. A command line that names its command only needs that
+    one; everything else (``waza``, ``waza --help``, an unknown command) gets every command,
+    so the usage and "No such command" messages list them all."""
     app = typer.Typer(
         name="waza",
         help="Evaluate AI agents and skills: run eval suites, grade runs, optimize, translate assertions.",
@@ -51,22 +48,10 @@ def build_app() -> typer.Typer:
     ) -> None:
         """waza: a plugin-based grading framework for AI-agent evaluations."""
 
-    run.register(app)
-    grade.register(app)
-    validate.register(app)
-    audit.register(app)
-    migrate.register(app)
-    get.register(app)
-    preflight.register(app)
-    assure.register(app)
-    schema.register(app)
-    plugins_cmd.register(app)
-    report.register(app)
-    gate.register(app)
-    compare.register(app)
-    noise.register(app)
-    init.register(app)
-    cache.register(app)
-    app.add_typer(interop.app, name="interop")
-    app.add_typer(optimize.app, name="optimize")
+    for name in (COMMANDS[command],) if command in COMMANDS else _MODULES:
+        module = importlib.import_module(f"waza_core.cli.{name}")
+        if name in _SUB_APPS:
+            app.add_typer(module.app, name=name)
+        else:
+            module.register(app)
     return app

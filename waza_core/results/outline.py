@@ -158,7 +158,7 @@ def outline(data: bytes, where: str) -> Outline | None:
 # msgspec checks in C: a value the decoder would warn about fails them, and the full read
 # runs and warns. go_light_tasks() then fills the defaults from the same tables. Like the
 # light reading of our own files, it leaves out the fields a summary never reads
-# (outputs, transcripts, ...). Property tests in tests/ci/test_report_outline.py hold
+# (outputs, transcripts, ...). Property tests in tests/reporters/test_report_outline.py hold
 # the page, the gate report and every light field equal to those of a full read.
 
 _KIND_TYPES: dict[str, Any] = {

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, run_waza
+from tests.conftest import REPO
+from tests.inprocess import run_waza_in_process as run_waza
 from waza_core.suite.schema import plain_validator
 
 EXAMPLE = REPO / "examples" / "program-grader"

@@ -1,4 +1,5 @@
-"""``waza grade``: offline grading of saved runs, through the real command."""
+"""``waza grade``: offline grading of saved runs, through the command line called in this process
+(tests/inprocess.py); the interrupt test starts a real process (the signal is what it checks)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_waza, write
+from tests.conftest import write
 from tests.graders.program.conftest import PY
+from tests.inprocess import run_waza_in_process
 from waza_core.suite.schema import plain_validator
 
 EVAL = f"""
@@ -82,7 +84,7 @@ def suite(tmp_path) -> Path:
 
 
 def waza_in(root: Path, *args: str, **kw):
-    return run_waza(*args, cwd=root, **kw)
+    return run_waza_in_process(*args, cwd=root, **kw)
 
 
 def verdicts(doc: dict) -> dict:
@@ -344,7 +346,7 @@ tasks: ["tasks/good.yaml"]
 
 
 def test_grade_help_lists_the_options():
-    out = run_waza("grade", "--help").stdout.decode()
+    out = run_waza_in_process("grade", "--help").stdout.decode()
     for opt in ("--results", "--task", "--workspace", "--output", "--plugin"):
         assert opt in out
 

@@ -11,7 +11,7 @@ import pytest
 from junitparser import Error, Failure, JUnitXml, Skipped
 
 from tests.api.test_public_api import ROOT, _imports
-from tests.ci.conftest import PLUGIN, waza_ci
+from tests.reporters.conftest import PLUGIN, waza_ci
 
 
 def _cases(path):

@@ -13,7 +13,7 @@ import pytest
 
 from tests.optimize_outcome import Outcome
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "examples" / "optimizer"
 CHECKLIST_ADAPTER = EXAMPLE / "adapters" / "checklist_adapter.py"
 PY = sys.executable

@@ -9,7 +9,8 @@ import xml.etree.ElementTree as ET
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.ci.conftest import json_islands, waza_ci
+from tests.depth import examples
+from tests.reporters.conftest import json_islands, waza_ci
 
 _scalar = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=False, allow_infinity=False),
                     st.text(max_size=20))
@@ -35,7 +36,7 @@ def _no_constant(name):
     raise AssertionError(f"{name} in a report's JSON: a browser cannot parse it")
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(_doc)
 def test_readers_and_reporters_take_any_shape(doc):
     from waza_core.plugins import get_registry

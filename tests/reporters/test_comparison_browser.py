@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.ci.browser import open_report
-from tests.ci.conftest import waza_ci
-from tests.ci.test_comparison_reports import ab_run  # noqa: F401  (the module's A/B run fixture)
+from tests.reporters.browser import open_report
+from tests.reporters.conftest import waza_ci
+from tests.reporters.test_comparison_reports import ab_run  # noqa: F401  (the module's A/B run fixture)
 
 pytestmark = pytest.mark.browser
 

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import REPO, write
 from tests.inprocess import run_waza_in_process
 
-PLUGIN = "tests.ci.scripted_executor"
+PLUGIN = "tests.reporters.scripted_executor"
 
 EVAL = """
 name: ci-demo

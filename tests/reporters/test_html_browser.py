@@ -9,10 +9,10 @@ import re
 
 import pytest
 
-from tests.ci.big_results import big_results
-from tests.ci.browser import open_report, page_timings
-from tests.ci.conftest import waza_ci
 from tests.conftest import REPO
+from tests.reporters.big_results import big_results
+from tests.reporters.browser import open_report, page_timings
+from tests.reporters.conftest import waza_ci
 
 pytestmark = pytest.mark.browser
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ci.conftest import waza_ci
+from tests.reporters.conftest import waza_ci
 
 #: optional: a folder of public results files waza (Go) wrote, never committed (WAZA_RESULTS_CORPUS=DIR)
 CORPUS = os.environ.get("WAZA_RESULTS_CORPUS", "")

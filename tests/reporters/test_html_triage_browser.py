@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.ci.browser import open_report
 from tests.conftest import run_waza
+from tests.reporters.browser import open_report
 from tests.results.test_triage import ENV, EVAL, PLUGIN, TASKS
 
 pytestmark = pytest.mark.browser

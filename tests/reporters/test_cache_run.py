@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.ci.conftest import PLUGIN, waza_ci
+from tests.reporters.conftest import PLUGIN, waza_ci
 
 
 def _run(suite, cache, out, *extra, env=None):
@@ -71,7 +71,7 @@ def test_a_non_deterministic_grader_turns_the_cache_off(ci_suite, tmp_path):
     task = ci_suite.parent / "tasks" / "b-fails.yaml"
     task.write_text(task.read_text() + "graders:\n  - type: moody\n    name: judge\n")
     cache = tmp_path / "cache"
-    proc = waza_ci("run", str(ci_suite), "-p", PLUGIN, "-p", "tests.ci.moody_grader", "--cache", "--cache-dir",
+    proc = waza_ci("run", str(ci_suite), "-p", PLUGIN, "-p", "tests.reporters.moody_grader", "--cache", "--cache-dir",
                    str(cache), "-q", "-o", str(tmp_path / "r.json"))
     assert proc.returncode == 1
     assert b"the result cache is off: grader(s) judge (moody) are not deterministic" in proc.stderr

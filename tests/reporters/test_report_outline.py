@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.ci.big_results import big_results
-from tests.ci.conftest import json_islands, waza_ci
-from tests.ci.test_hostile_results import _doc
+from tests.depth import examples
+from tests.reporters.big_results import big_results
+from tests.reporters.conftest import json_islands, waza_ci
+from tests.reporters.test_hostile_results import _doc
 
 
 def _html(view) -> bytes:
@@ -37,7 +38,7 @@ def _without_outline(view):
     return view
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(_doc, st.sampled_from([None, "0.1.0"]))
 def test_the_outline_gives_the_page_a_full_read_gives(doc, waza_version):
     """Whenever the light reading is taken, the index (status, score, pass rate, flaky, trial
@@ -135,7 +136,7 @@ def test_a_warning_about_a_waza_go_file_is_printed_once(tmp_path):
     assert proc.stderr.decode().count("tasks[0].runs[0].status: expected a string") == 1
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(_doc, _doc, st.sampled_from([None, "0.1.0"]))
 def test_the_gate_reads_the_same_from_a_light_reading(base, cur, waza_version):
     """``waza gate`` reads files the light way: its report is the one a full read gives."""
@@ -185,7 +186,7 @@ _go_doc = st.fixed_dictionaries({"tasks": st.lists(_go_task, max_size=4)}, optio
                                                    "success_rate": st.floats(0, 1)})})
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(_go_doc)
 def test_a_waza_go_files_light_reading_is_the_tolerant_decoders(doc):
     """The light decoder of waza (Go) files gives the page and the gate what the full,

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.executors.test_event_formats import FAIL, OK, OPEN, outcomes, read
+from tests.adapters.test_event_formats import FAIL, OK, OPEN, outcomes, read
 
 STREAMS = Path(__file__).parent / "event_streams"
 

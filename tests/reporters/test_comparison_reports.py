@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from tests.ci.conftest import json_islands, waza_ci
+from tests.reporters.conftest import json_islands, waza_ci
 from tests.run.test_baseline_from import EVAL, TASKS
 from waza_core import describe_significance, escape_markdown
 from waza_core.results.gate import escape_actions_message
