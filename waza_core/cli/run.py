@@ -82,29 +82,7 @@ def run(
                                               "but no cost (else .waza.yaml defaults.prices); 'none': off."),
 ) -> None:
     """Run an eval suite. Exit 0 when every task passed, 1 when one failed or errored, 2 on bad input."""
-    from waza_core.run.command import (
-        BackendRequest,
-        CacheRequest,
-        ConsoleOptions,
-        ReportFlags,
-        RunCommand,
-        RunFlags,
-        SpendLimits,
-        run_command,
-    )
-    from waza_core.run.targets import OutputTargets
+    from waza_core.cli import run_plain
 
-    raise typer.Exit(run_command(eval_file, RunCommand(
-        targets=OutputTargets(output=output, output_dir=output_dir, journal=journal, resume=resume),
-        console=ConsoleOptions(color=color, quiet=quiet, verbose=verbose, log_format=log_format),
-        flags=RunFlags(executor=executor, models=model, trials=trials, parallel=parallel, workers=workers,
-                       task=task, tags=tags, context_dir=context_dir, keep_workspaces=keep_workspaces,
-                       update_snapshots=update_snapshots, judge_model=judge_model, skip_graders=skip_graders,
-                       fail_fast=fail_fast, baseline=baseline, baseline_from=baseline_from,
-                       audit=audit),
-        backend=BackendRequest(name=backend, ray_address=ray_address),
-        spend=SpendLimits(max_spend=max_spend, max_run_cost=max_run_cost, prices=prices),
-        cache=CacheRequest(on=cache, directory=cache_dir),
-        reports=ReportFlags(names=reporters, options=reporter_options),
-        plugins=plugin,
-    )))
+    params = {name: value for name, value in locals().items() if name in run_plain.DEFAULTS}
+    raise typer.Exit(run_plain.start(eval_file, params))
