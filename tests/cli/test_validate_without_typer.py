@@ -23,7 +23,8 @@ def test_plain_forms(args, plain):
 
 
 @pytest.mark.parametrize("args", [[], ["a", "b"], ["--", "s"], ["-qs", "s"], ["s", "--nope"], ["s", "-p"],
-                                  ["s", "--color"], ["s", "--help"], ["--strictx", "s"], ["-x"]])
+                                  ["s", "--color"], ["s", "--help"], ["--strictx", "s"], ["-x"],
+                                  ["s", "-p=a"]])  # click reads -p=a as the value "=a"
 def test_other_forms_are_left_to_typer(args):
     assert parse_plain(args) is None
 

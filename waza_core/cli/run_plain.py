@@ -15,6 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from waza_core.cli.plain_args import NOT_PLAIN, option_value
+
 #: every option of ``waza run`` with its default, as the typer command declares it
 #: (tests/cli/test_run_plain.py keeps the two equal)
 DEFAULTS: dict[str, Any] = {
@@ -53,16 +55,13 @@ def parse_plain(args: list[str]) -> tuple[Path, dict[str, Any]] | None:
     params = {k: list(v) if isinstance(v, list) else v for k, v in DEFAULTS.items()}
     words = iter(args)
     for word in words:
-        name, eq, value = word.partition("=")
+        value = option_value(word, words, _VALUES)
         if word in _FLAGS:
             params[_FLAGS[word]] = True
-        elif name in _VALUES and (eq and name.startswith("--") or word == name):
-            if not eq:
-                following = next(words, None)
-                if following is None:
-                    return None
-                value = following
-            key, convert = _VALUES[name]
+        elif value is NOT_PLAIN:
+            return None
+        elif isinstance(value, str):
+            key, convert = _VALUES[word.partition("=")[0]]
             if isinstance(params[key], list):
                 params[key].append(convert(value))
             else:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from waza_core.cli.plain_args import NOT_PLAIN, option_value
+
 
 def check(eval_file: Path, strict: bool, plugin: list[str], quiet: bool, color: str) -> int:
     """Validate the suite; print as ``waza validate`` does; the exit code (0 or 2)."""
@@ -50,7 +52,7 @@ def _check(eval_file: Path, strict: bool, plugin: list[str], quiet: bool, color:
 def parse_plain(args: list[str]) -> tuple[Path, bool, list[str], bool, str] | None:
     """The options of ``waza validate ARGS`` when ARGS is a plain form (one path and the
     options ``--strict``, ``-q``/``--quiet``, ``--color C``, ``-p``/``--plugin P``, each
-    as its own word or ``--opt=value``); None for anything else (``--help``, an unknown
+    as its own word or, for a long one, ``--opt=value``); None for anything else (``--help``, an unknown
     or bundled option, ``--``, two paths), which typer then parses and reports."""
     path: str | None = None
     strict = quiet = False
@@ -58,18 +60,15 @@ def parse_plain(args: list[str]) -> tuple[Path, bool, list[str], bool, str] | No
     color = "auto"
     words = iter(args)
     for word in words:
-        name, eq, value = word.partition("=")
+        value = option_value(word, words, ("--color", "-p", "--plugin"))
         if word in ("--strict",):
             strict = True
         elif word in ("-q", "--quiet"):
             quiet = True
-        elif name in ("--color", "-p", "--plugin") and (eq or word == name):
-            if not eq:
-                following = next(words, None)
-                if following is None:
-                    return None
-                value = following
-            if name == "--color":
+        elif value is NOT_PLAIN:
+            return None
+        elif isinstance(value, str):
+            if word.startswith("--color"):
                 color = value
             else:
                 plugins.append(value)
