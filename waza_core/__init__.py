@@ -12,6 +12,8 @@ Names are resolved lazily on first use, so ``import waza_core`` (and ``waza
 
 from __future__ import annotations
 
+import importlib
+
 from waza_core._version import __version__
 
 #: ``typing`` costs a few ms to import; ``waza --version`` goes through this module, so the
@@ -170,7 +172,6 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'waza_core' has no attribute {name!r}")
-    import importlib
 
     value = getattr(importlib.import_module(module), _RENAMED.get(name, name))
     globals()[name] = value  # resolve once

@@ -30,6 +30,7 @@ class InteropError(WazaError):
     """The input cannot be converted without changing its meaning (exit 2). One line."""
 
     def __init__(self, message: str) -> None:
+        # deferred: waza_core.suite.strict_yaml adds ~7.2 ms to importing this module
         from waza_core.suite.strict_yaml import one_line
 
         super().__init__(one_line(message))

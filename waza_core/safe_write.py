@@ -30,6 +30,7 @@ import errno
 import os
 import re
 import stat
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -282,7 +283,6 @@ def _write_replacing(shown: str, real: str, fill: Callable[[BinaryIO], object], 
 
 def _flush_std(fd: int) -> None:
     """Flush Python's own buffer on ``fd`` first, so what was printed stays in order."""
-    import sys
 
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -26,6 +26,7 @@ def _limit_memory(mib):
     if mib <= 0:
         return
     try:
+        # deferred: resource is optional; a missing one is handled here
         import resource
 
         size = mib * 1024 * 1024

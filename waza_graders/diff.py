@@ -17,7 +17,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from waza_core import Grader, GraderError, GraderResult, GradingContext, go_trim_space, hookimpl
+from waza_core import (
+    Grader,
+    GraderError,
+    GraderResult,
+    GradingContext,
+    PathEscape,
+    go_trim_space,
+    hookimpl,
+    resolve_inside,
+)
 
 from ._files import go_error, locate, read_regular, write_atomic
 
@@ -100,7 +109,6 @@ class DiffGrader(Grader):
                            workspace_dir=os.fspath(ws), snapshot_updates=updates)
 
     def _resolve_all(self, ws: str) -> list[Path]:
-        from waza_core import PathEscape, resolve_inside
 
         out = []
         for ef in self.expected:

@@ -15,7 +15,17 @@ from __future__ import annotations
 
 import os
 
-from waza_core import Grader, GraderError, GraderResult, GradingContext, hookimpl
+from waza_core import (
+    Grader,
+    GraderError,
+    GraderResult,
+    GradingContext,
+    PathEscape,
+    RegexError,
+    compile_regex,
+    hookimpl,
+    resolve_inside,
+)
 
 from ._files import go_error, read_regular
 
@@ -50,7 +60,6 @@ class FileGrader(Grader):
 
     def __init__(self, spec, suite=None):
         super().__init__(spec, suite)
-        from waza_core import compile_regex
 
         c = spec.config
         self.must_exist = list(c.get("must_exist") or ())
@@ -69,7 +78,6 @@ class FileGrader(Grader):
 
     @classmethod
     def check_config(cls, config):
-        from waza_core import RegexError, compile_regex
 
         problems: list[tuple[tuple, str]] = []
         if not any(config.get(k) for k in ("must_exist", "must_not_exist", "content_patterns")):
@@ -112,7 +120,6 @@ class FileGrader(Grader):
 
     def _resolve_all(self, ws: str) -> dict[str, str]:
         """Every configured path, resolved inside the workspace, before any check runs."""
-        from waza_core import PathEscape, resolve_inside
 
         out: dict[str, str] = {}
         for key, rel in ([("must_exist", p) for p in self.must_exist]

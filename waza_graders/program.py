@@ -100,6 +100,7 @@ class ProgramGrader(Grader):
         env = self._env.copy()
         env[ENV_WORKSPACE] = os.fspath(ctx.workspace_dir) if ctx.workspace_dir else ""
         env[ENV_CONTEXT] = box.path
+        # deferred: waza_core adds ~6.6 ms to importing this module
         from waza_core import ProcessStartError, run_process
 
         problem: GraderError | None = None
@@ -172,6 +173,7 @@ class _ContextDir:
 
     @classmethod
     def create(cls, base: str, payload: bytes) -> _ContextDir:
+        # deferred: tempfile adds ~5.7 ms to importing this module
         import tempfile
 
         try:
@@ -243,6 +245,7 @@ class _ContextDir:
         try:
             self.remove()
         except GraderError as exc:
+            # deferred: sys adds ~0.0 ms to importing this module
             import sys
 
             sys.stderr.write(f"waza: warning: {exc}\n")
@@ -250,6 +253,7 @@ class _ContextDir:
 
 def _empty(dfd: int, d: str) -> None:
     """Delete every entry of the open directory ``dfd`` without following symlinks."""
+    # deferred: shutil adds ~7.3 ms to importing this module
     import shutil
 
     for name in os.listdir(dfd):
@@ -268,6 +272,7 @@ def _empty(dfd: int, d: str) -> None:
 
 def _discard(directory: str) -> str:
     """Undo a half-made context directory; returns a note when that failed too."""
+    # deferred: shutil adds ~7.3 ms to importing this module
     import shutil
 
     try:
@@ -313,6 +318,7 @@ def _shorten(text: str, limit: int = 200) -> str:
 
 
 def _signal_name(num: int) -> str:
+    # deferred: signal adds ~1.1 ms to importing this module
     import signal
 
     try:
@@ -322,6 +328,7 @@ def _signal_name(num: int) -> str:
 
 
 def _default_tmp() -> str:
+    # deferred: tempfile adds ~5.7 ms to importing this module
     import tempfile
 
     return tempfile.gettempdir()

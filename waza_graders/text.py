@@ -10,7 +10,7 @@ as a failed check at run time instead).
 
 from __future__ import annotations
 
-from waza_core import Grader, GraderResult, GradingContext, go_lower, hookimpl
+from waza_core import Grader, GraderResult, GradingContext, RegexError, compile_regex, go_lower, hookimpl
 
 KEYS = ("contains", "not_contains", "contains_cs", "not_contains_cs", "regex_match", "regex_not_match")
 _LIST = {"type": "array", "items": {"type": "string"}}
@@ -36,7 +36,6 @@ class TextGrader(Grader):
 
     def __init__(self, spec, suite=None):
         super().__init__(spec, suite)
-        from waza_core import compile_regex
 
         # tuples, and the one shared () for a key that is not set: a suite of 100,000
         # tasks builds 100,000 text graders, and six lists each were 30 MB
@@ -51,7 +50,6 @@ class TextGrader(Grader):
 
     @classmethod
     def check_config(cls, config):
-        from waza_core import RegexError, compile_regex
 
         problems = []
         for key in ("regex_match", "regex_not_match"):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from waza_core import Grader, GraderResult, GradingContext, go_quote, hookimpl
+from waza_core import Grader, GraderResult, GradingContext, RegexError, compile_regex, go_quote, hookimpl
 from waza_graders import argmatcher
 from waza_graders._session import call_args, calls
 
@@ -28,7 +28,6 @@ class _Expectation:
     __slots__ = ("tool", "regex", "matchers", "raw_args")
 
     def __init__(self, raw: dict, i: int) -> None:
-        from waza_core import RegexError, compile_regex
 
         self.tool = raw["tool"]
         if not self.tool.strip():

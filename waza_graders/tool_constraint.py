@@ -14,7 +14,7 @@ docs/graders/tool_constraint.md.
 
 from __future__ import annotations
 
-from waza_core import Grader, GraderResult, GradingContext, hookimpl
+from waza_core import Grader, GraderResult, GradingContext, RegexError, compile_regex, hookimpl
 from waza_graders import argmatcher
 from waza_graders._session import arg_text, call_args, calls, go_nil, tokens_total, tools_used, turns
 
@@ -40,7 +40,6 @@ class _Spec:
     __slots__ = ("raw", "tool", "exact", "patterns", "matchers")
 
     def __init__(self, raw: dict, field: str, i: int, exact: bool) -> None:
-        from waza_core import RegexError, compile_regex
 
         self.raw = raw
         self.tool = raw["tool"].strip()

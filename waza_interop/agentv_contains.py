@@ -14,7 +14,16 @@ from __future__ import annotations
 
 import hashlib
 
-from waza_core import Conversion, Dialect, InteropError, find_template_marker, hookimpl
+from waza_core import (
+    Conversion,
+    Dialect,
+    InteropError,
+    StrictYamlError,
+    describe_yaml_type,
+    find_template_marker,
+    hookimpl,
+    load_strict_yaml,
+)
 from waza_core import quote_for_message as show
 from waza_core import yaml_quote as quote
 
@@ -183,7 +192,6 @@ def _select_assertion(doc, test_path, test_map, test: str, position: int):
 
 # ---- helpers ----------------------------------------------------------------------
 def _load(source: bytes):
-    from waza_core import load_strict_yaml
 
     return load_strict_yaml(source)
 
@@ -210,13 +218,11 @@ def _string(doc, base: tuple, mapping: dict, key, where: str, required: bool) ->
 
 
 def _describe(value) -> str:
-    from waza_core import describe_yaml_type
 
     return describe_yaml_type(value)
 
 
 def _err(doc, path: tuple, message: str, key: bool = False) -> InteropError:
-    from waza_core import StrictYamlError
 
     pos = doc.position(path, key=key) or doc.position(path)
     line, col = pos if pos else (None, None)
@@ -226,7 +232,6 @@ def _err(doc, path: tuple, message: str, key: bool = False) -> InteropError:
 
 def _verify(text: str, expected: dict) -> None:
     """Read the output back with the strict loader: it must mean exactly ``expected``."""
-    from waza_core import StrictYamlError, load_strict_yaml
 
     try:
         back = load_strict_yaml(text.encode("utf-8"), source="<output>").data

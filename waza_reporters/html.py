@@ -30,6 +30,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import IO, Any
 
+import msgspec
+
 from waza_core import Reporter, ResultsView, describe_significance, hookimpl
 
 
@@ -70,7 +72,6 @@ def json_island(data: Any) -> bytes:
 def fast_island(data: Any) -> bytes:
     """:func:`json_island` through msgspec, several times faster for a large index; a value
     msgspec cannot encode (a lone surrogate, an object that is not JSON) goes the slow way."""
-    import msgspec
 
     try:
         raw = msgspec.json.encode(data)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import importlib
 import os
 from pathlib import Path
 from typing import Any
@@ -86,7 +87,6 @@ class Request:
 def implementation_sha256() -> str:
     """The identity of this waza for Python: SHA-256 over its packages' ``.py`` and ``.json``
     files (relative path, length, bytes; in path order). waza (Go) hashes its executable."""
-    import importlib
 
     h = hashlib.sha256()
     files: list[tuple[str, Path]] = []

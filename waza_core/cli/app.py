@@ -6,10 +6,11 @@ import importlib
 
 import typer
 
+from waza_core._version import __version__
+
 
 def _version(value: bool) -> None:
     if value:
-        from waza_core._version import __version__
 
         typer.echo(f"waza {__version__}")
         raise typer.Exit()

@@ -67,6 +67,7 @@ def gate(
     Exit 0 pass, 1 regression, 2 golden failure, 3 configuration error (or, with --strict-match,
     files of different suites or models).
     """
+    # deferred: waza_core.errors adds ~0.5 ms to importing this module
     from waza_core.errors import WazaError
     from waza_core.results import gate as g
     from waza_core.results import gate_tasks
@@ -95,6 +96,7 @@ def gate(
     except ValueError as exc:  # --significance without scipy
         raise config_error(str(exc)) from None
     if opts.format == "json":
+        # deferred: waza_core.results.markdown_text adds ~5.5 ms to importing this module
         from waza_core.results.markdown_text import json_text
 
         typer.echo(json_text(report))

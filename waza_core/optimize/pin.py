@@ -18,6 +18,7 @@ from typing import Any, Iterable
 
 import attrs
 
+from waza_core._version import __version__
 from waza_core.optimize.failures import OptimizeFailure
 
 #: folders never hashed: caches written by graders and version-control metadata
@@ -139,7 +140,6 @@ class SuitePin:
     """What was pinned before the loop, and the check run around every evaluation."""
 
     def __init__(self, suite, splits: Splits, context_dir: Path, exclude: Iterable[Path] = ()) -> None:
-        from waza_core._version import __version__
 
         self.suite = suite
         self.eval_dir = suite.dir.resolve()
@@ -167,7 +167,6 @@ class SuitePin:
 
     def check(self, when: str) -> None:
         """Raise ``suite_changed`` naming what changed since the pin was taken."""
-        from waza_core._version import __version__
 
         changed = []
         if self._eval.compute() != self.doc["eval_dir_sha256"]:
@@ -421,6 +420,7 @@ def skill_name(skill_md: str) -> str | None:
         end = next(i for i in range(1, len(lines)) if lines[i].strip() in ("---", "..."))
     except StopIteration:
         return None
+    # deferred: waza_core.suite adds ~2.0 ms to importing this module
     from waza_core.suite import yamlio
 
     try:

@@ -20,6 +20,7 @@ and the test then decides what counts as a regression (:func:`_weigh_regression`
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -205,7 +206,6 @@ def _mde_words(sig: dict[str, Any]) -> str:
 
 def _go_quote(text: str) -> str:
     """A Go ``%q`` of a display name, as in waza's messages (JSON quoting is close enough)."""
-    import json
 
     return json.dumps(text, ensure_ascii=False)
 

@@ -32,6 +32,7 @@ from waza_core.errors import WazaError
 from waza_core.results import power as simulated
 from waza_core.results import significance
 from waza_core.results.compare import load_all
+from waza_core.results.markdown_text import terminal_text
 from waza_core.results.power import Design
 from waza_core.results.stream import StreamedResults
 
@@ -276,7 +277,6 @@ def _pp(value: float | None, spec: str = ".1f") -> str:
 
 def render_text(r: dict[str, Any], shown: int = 20) -> str:
     """The report for people: each number with what it means, in words."""
-    from waza_core.results.markdown_text import terminal_text
 
     flips, corr = r["flip_rate"], r["correlation"]
     out = [f"waza noise: {len(r['files'])} results file(s), {r['tasks']} tasks x {r['trials_per_task']} "

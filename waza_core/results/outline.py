@@ -184,6 +184,7 @@ def _strict(name: str, rows: tuple, light: type, **nested: Any) -> tuple[type, l
 
 @functools.cache
 def _go_types() -> dict[str, Any]:
+    # deferred: waza_core.results adds ~25.6 ms to importing this module
     from waza_core.results import codec
 
     grader = _strict("_GoGrader", codec._GRADER_FIELDS, _Grader)

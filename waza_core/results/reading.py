@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,7 +44,6 @@ def decode(doc: dict[str, Any], where: str, warnings: list[str] | None = None) -
         raise WazaError(f"{where} has no 'tasks' list: is it a waza results file?")
     if isinstance(doc.get("waza_version"), str):
         return doc
-    import sys
 
     from waza_core.results.codec import decode_results, results_to_json  # only now: its import costs start-up
 

@@ -102,6 +102,7 @@ class ResultsView:
         makes it from the bytes the results file has (``results_json_bytes``), so a report
         of a run and of its saved file are the same bytes."""
         if self._outline is False:
+            # deferred: waza_core.results.outline adds ~60.7 ms to importing this module
             from waza_core.results.outline import outline
 
             self._outline = None

@@ -75,6 +75,7 @@ def _decode_task(raw: msgspec.Raw, index: int, streamed: StreamedResults) -> Any
     task = _DECODE.decode(raw)
     if streamed.ours:
         return task
+    # deferred: waza_core.results.codec adds ~20.5 ms to importing this module
     from waza_core.results.codec import _Decoder, task_to_json
 
     warnings: list[str] = []

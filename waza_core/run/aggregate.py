@@ -13,12 +13,14 @@ import secrets
 from collections import Counter
 from collections.abc import Mapping
 
+from waza_core._version import __version__
 from waza_core.model import Suite, TaskSpec
 from waza_core.results import stats as stats_mod
 from waza_core.results import triage
 from waza_core.results.model import ResultsDocument, RunConfig, RunResult, TaskResult
 from waza_core.run.backend import CompletedRun
 from waza_core.run.finish import DigestTable, decorate_task, digest, finish_summary
+from waza_core.run.hooks import HOOK_FAILED
 from waza_core.run.plan import RunOptions, RunPlan
 
 
@@ -35,7 +37,6 @@ def task_result(task: TaskSpec, runs: list[RunResult]) -> TaskResult:
 
 
 def _hook_failed(runs: list[RunResult]) -> bool:
-    from waza_core.run.hooks import HOOK_FAILED
 
     return all(r.extra.get(HOOK_FAILED) for r in runs)
 
@@ -106,7 +107,6 @@ class Aggregator:
         return [self.finished[t.id] for t in self.plan.tasks if t.id in self.finished]
 
     def document(self, suite: Suite, started: float, duration_ms: int, incomplete: bool) -> ResultsDocument:
-        from waza_core._version import __version__
 
         tasks = self.tasks()
         plan, cfg = self.plan, suite.config

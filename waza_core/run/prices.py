@@ -167,6 +167,7 @@ def builtin() -> PriceTable:
 def resolve(option: str | None, start: str | os.PathLike[str] | None = None) -> PriceTable | None:
     """The table of a run: built-in, plus ``--prices FILE`` (else ``.waza.yaml``
     ``defaults.prices``, a path relative to that file); ``none`` turns pricing off."""
+    # deferred: waza_core.suite.project_config adds ~0.6 ms to importing this module
     from waza_core.suite.project_config import find, run_default
 
     where: Path | None = None
@@ -186,6 +187,7 @@ def resolve(option: str | None, start: str | os.PathLike[str] | None = None) -> 
 def read(path: Path) -> PriceTable:
     """A table file (JSON, or YAML of the same shape); a bad one is a :class:`WazaError`
     naming file:line:col."""
+    # deferred: waza_core.suite adds ~10.4 ms to importing this module
     from waza_core.suite import yamlio
 
     try:
@@ -204,6 +206,7 @@ def read(path: Path) -> PriceTable:
 
 def _table(data: Any, path: Path, text: str) -> PriceTable:
     def bad(where: tuple, message: str) -> WazaError:
+        # deferred: waza_core.suite adds ~10.4 ms to importing this module
         from waza_core.suite import yamlio
 
         spot = yamlio.locate(text, where) if where else None

@@ -26,10 +26,12 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable
 
+import attrs
+
 from waza_core import untrusted
 from waza_core._version import __version__
 from waza_core.errors import WazaError
-from waza_core.results.codec import decode_run_strictly
+from waza_core.results.codec import decode_run, decode_run_strictly, run_to_json
 from waza_core.safe_write import replace_entry
 
 ENTRY_KIND = "waza.run-cache"
@@ -120,7 +122,6 @@ class ResultCache:
 
 def canonical(value: Any) -> Any:
     """A JSON-able, order-stable form of specs (attrs classes, paths, tuples, mappings)."""
-    import attrs
 
     if attrs.has(type(value)):
         names = [_public(a, value) for a in attrs.fields(type(value)) if a.name not in _PLACE]
@@ -263,7 +264,7 @@ class CachingBackend:
         self.submitted = False
 
     def submit(self, units: Any) -> None:
-        from waza_core.results.codec import decode_run
+        # deferred: waza_core.run.backend adds ~69.9 ms to importing this module
         from waza_core.run.backend import CompletedRun
 
         misses = []
@@ -282,7 +283,6 @@ class CachingBackend:
             self.submitted = True
 
     def results(self) -> Any:
-        from waza_core.results.codec import run_to_json
 
         while self.hits:
             self.cache.from_cache += 1

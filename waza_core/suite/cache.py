@@ -51,6 +51,7 @@ from typing import Any
 import msgspec
 
 from waza_core import untrusted
+from waza_core._version import __version__
 from waza_core.safe_write import replace_entry
 from waza_core.suite import cache_checks, schema
 
@@ -133,6 +134,7 @@ def _parser_identity() -> list:
     which change with every install. Not ``importlib.metadata.version``: importing it (and
     the ``email`` package it needs) was ~15 ms of a warm ``waza validate`` (``python -X
     importtime``), and ruamel.yaml itself is not imported on a warm load."""
+    # deferred: importlib.util adds ~0.4 ms to importing this module
     import importlib.util
 
     try:
@@ -144,7 +146,6 @@ def _parser_identity() -> list:
 
 
 def fingerprint(registry) -> str:
-    from waza_core._version import __version__
 
     parts: list[Any] = [FORMAT, __version__, _parser_identity(),
                         schema.composed("eval", registry), schema.composed("task", registry)]

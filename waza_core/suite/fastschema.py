@@ -57,6 +57,7 @@ def checker(schema: dict) -> Callable[[Any], bool]:
     if not _same_keywords(schema) or not _local_refs(schema, defs_only=bool(on_paths)):
         return NO_CHECK
     try:  # imported on first use: `waza <command> --help` never needs it (measured start-up)
+        # deferred: jsonschema_rs is optional; a missing one is handled here
         import jsonschema_rs
     except ImportError:  # pragma: no cover - a platform without a jsonschema-rs wheel
         return NO_CHECK
@@ -159,6 +160,7 @@ def schema_is_valid(schema: Any) -> bool:
     check, and every ``pattern`` compiling as a Python regex (jsonschema's format check of
     the meta-schema; Rust's regex syntax differs). False: ask jsonschema."""
     try:
+        # deferred: jsonschema_rs is optional; a missing one is handled here
         import jsonschema_rs
     except ImportError:  # pragma: no cover - a platform without a jsonschema-rs wheel
         return False

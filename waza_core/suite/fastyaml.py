@@ -81,6 +81,7 @@ def _composer_class():
     global _ScalarNode, _MappingNode
     if not _composer:
         try:
+            # deferred: yaml._yaml is optional; a missing one is handled here
             from yaml._yaml import CParser
             from yaml.nodes import MappingNode, ScalarNode
         except ImportError:  # pragma: no cover - a PyYAML wheel without libyaml

@@ -25,13 +25,14 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 from waza_core.errors import SuiteError
 from waza_core.model import CheckpointSpec, FileInput, GraderSpec, Suite, SuiteConfig, TaskSpec
 from waza_core.paths import display_path
-from waza_core.suite import globs, script_paths, ungraded, versions, yamlio
+from waza_core.suite import globs, project_config, script_paths, ungraded, versions, yamlio
 from waza_core.suite import mocks as mock_checks
 from waza_core.suite import schema as schemas
 from waza_core.suite.cache import SuiteCache, stat_key
@@ -241,6 +242,7 @@ def _expand_refs(file: Path, entries: list, registry, problems: Problems) -> lis
 
     Resolved graders get the same checks as written ones; every problem is reported at the
     entry's ``ref`` key."""
+    # deferred: waza_core.suite adds ~0.5 ms to importing this module
     from waza_core.suite import refs
 
     out = list(entries)
@@ -427,7 +429,6 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
     With ``strict=True`` warnings are errors too (``waza validate --strict``).
     """
     registry.check_conflicts()
-    from waza_core.suite import project_config
 
     project_config.load()  # a .waza.yaml that is a folder or unreadable is exit 2 for every command
     file = Path(path).absolute()
@@ -452,6 +453,7 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
     tasks: list[TaskSpec] = []
     if version is not None:  # another major: its tasks are not ours to read
         if isinstance(data.get("tasks_from"), str) and data["tasks_from"]:
+            # deferred: waza_core.suite adds ~11.1 ms to importing this module
             from waza_core.suite import tasks_from
 
             tasks = tasks_from.load_tasks(file, data["tasks_from"], data.get("range"), inputs,
@@ -493,7 +495,6 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
 
 def _position_key(line: str) -> tuple:
     """Sort key of a ``file:line:col: ...`` line: by file, then line and column."""
-    import re
 
     m = re.match(r"(.*?):(\d+):(\d+): ", line)
     return (m.group(1), int(m.group(2)), int(m.group(3))) if m else (line.split(": ", 1)[0], 0, 0)
@@ -847,6 +848,7 @@ def _task_where(task: TaskSpec, full: bool = False):
 
 
 def _load_trigger_tests(eval_file: Path, problems: Problems) -> dict | None:
+    # deferred: waza_core.suite adds ~5.6 ms to importing this module
     from waza_core.suite import trigger_tests
 
     return trigger_tests.load(eval_file.parent, problems)

