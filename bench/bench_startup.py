@@ -17,7 +17,8 @@ Figures (2-core machine at load average ~11, 11 runs; instructions by callgrind)
 issue 24's second round (1,117 M instructions), 343 ms after (715 M); ``python -c pass``
 40 M instructions.
 Session 7 (lazy built-in plugins, ``waza run`` without typer), load ~2, 11 runs: validate CPU
-median 209 -> 194 ms (716 M -> 652 M instructions), run 252 -> 225 ms (897 M -> 760 M); at
+median 209 -> 194 ms (716 M -> 652 M instructions; 634 M with the faster hook lookup), run
+252 -> 225 ms (897 M -> 760 M; 742 M); at
 load 1.4: ``python -c pass`` 13 ms, ``--help`` 24 ms, validate 195 ms wall, run 245 ms wall.
 """
 

@@ -22,6 +22,7 @@ import importlib
 import importlib.machinery
 import os
 import sys
+import types
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -264,6 +265,35 @@ class Registry:
         return msg
 
 
+class _PluginManager(pluggy.PluginManager):
+    """pluggy's manager, finding a module plugin's hook implementations faster.
+
+    pluggy's ``register`` asks :meth:`parse_hookimpl_opts` of every name in ``dir(module)``,
+    and pluggy 1.7 looks each up with :func:`inspect.getattr_static`: ~0.75 ms a built-in
+    module, 14 ms of the ~190 ms of a warm ``waza validate`` of examples/quickstart, which
+    registers 13 graders and 5 executors (cProfile: ``inspect._check_instance`` and
+    ``_shadowed_dict``). A plain function in a module's own namespace is what that lookup
+    finds anyway, so it is read from the namespace, and a value pluggy never binds (a class,
+    a module, a constant) is skipped; a staticmethod, a dunder name or an attribute not in
+    the namespace goes to pluggy. ``tests/api/test_plugin_index.py``
+    checks both give the same answer for every name of every built-in and example plugin."""
+
+    def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
+        if type(plugin) is types.ModuleType and not name.startswith("__"):
+            value = plugin.__dict__.get(name, _ABSENT)
+            if type(value) is types.FunctionType:
+                opts = getattr(value, self.project_name + "_impl", None)
+                return opts if isinstance(opts, dict) else None
+            if value is not _ABSENT and not isinstance(value, _HOOKABLE):
+                return None  # a class, module, constant...: pluggy binds only these types
+        return super().parse_hookimpl_opts(plugin, name)
+
+
+_ABSENT = object()
+#: what pluggy can take a hook implementation from (``pluggy._manager._static_hook_attr``)
+_HOOKABLE = (types.FunctionType, staticmethod, classmethod, types.MethodType)
+
+
 def _builtin_modules() -> list[str]:
     """The built-in plugin modules, in registration order, by scanning the built-in
     packages (imports them; start-up reads :data:`BUILTIN_PLUGINS` instead)."""
@@ -374,7 +404,7 @@ def build_plugin_manager(extra_modules: list[str] | None = None, *,
     :class:`PluginError` for a request that cannot be honoured (see the module doc).
     """
     request = PluginRequest.parse(extra_modules)
-    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm = _PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     registry = Registry()
     registry._pm = pm

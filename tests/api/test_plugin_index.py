@@ -124,3 +124,56 @@ def test_a_third_party_taking_a_builtin_name_conflicts_as_before():
     assert lazy.items["grader"]["text"].plugin == "waza_graders.text"
     lazy.load_all()
     assert [p.registers for p in lazy.plugins] == [p.registers for p in eager.plugins]
+
+
+def _modules_with_hooks() -> list[types.ModuleType]:
+    import sys
+
+    from tests.conftest import REPO
+
+    for folder in ("waza-shout", "waza-wordcount"):
+        path = str(REPO / "examples" / "plugins" / folder)
+        if path not in sys.path:
+            sys.path.append(path)
+    names = [*BUILTIN_PLUGINS, "waza_shout", "waza_wordcount", "tests.fixture_plugins.dup_text",
+             "tests.fixture_plugins.test_graders"]
+    made = types.ModuleType("made_in_test")
+
+    @hookimpl
+    def waza_register_graders(register):
+        register(_Shouting)
+
+    @hookimpl(specname="waza_register_reporters")
+    def any_name(register):
+        pass
+
+    class Holder:
+        @staticmethod
+        @hookimpl
+        def waza_register_executors(register):
+            pass
+
+    made.waza_register_graders = waza_register_graders
+    made.any_name = any_name
+    made.static_hook = staticmethod(any_name)
+    made.bound = types.MethodType(any_name, object())
+    made.holder = Holder
+    made.__annotations__ = {}
+    made.not_a_hook = lambda register: None
+    made.number = 3
+    return [importlib.import_module(n) for n in names] + [made]
+
+
+def test_the_faster_hook_lookup_answers_as_pluggy_does():
+    import pluggy
+
+    from waza_core.plugins import _PluginManager
+
+    ours, theirs = _PluginManager("waza"), pluggy.PluginManager("waza")
+    found = 0
+    for module in _modules_with_hooks():
+        for name in dir(module):
+            got = ours.parse_hookimpl_opts(module, name)
+            assert got == theirs.parse_hookimpl_opts(module, name), (module.__name__, name)
+            found += got is not None
+    assert found >= len(BUILTIN_PLUGINS) + 3
