@@ -71,7 +71,7 @@ echo "exported: $scratch/agentv-assertion.yaml"
   done < "$scratch/agentv-assertion.yaml"
 } > "$scratch/round-trip-suite.yaml"
 "${waza[@]}" interop import --adapter "$adapter" --test contains-check --assertion 1 \
-  < "$scratch/round-trip-suite.yaml" > "$scratch/round-trip-grader.yaml" 2> /dev/null
+  < "$scratch/round-trip-suite.yaml" > "$scratch/round-trip-grader.yaml" 2> "$scratch/round-trip-notice.txt"
 [ "$(content "$scratch/round-trip-grader.yaml")" = "$(content "$scratch/one-native-grader.yaml")" ] \
   || fail "the round trip changed the grader"
 echo "round trip kept the meaning (comments aside): $scratch/round-trip-grader.yaml"
