@@ -47,6 +47,8 @@ class TextGrader(Grader):
         self.regex_match = _compiled(c.get("regex_match"), compile_regex)
         self.regex_not_match = _compiled(c.get("regex_not_match"), compile_regex)
         self.total = sum([len(c[k]) for k in KEYS if k in c])
+        #: (key, its strings) of each configured list, in ``details`` order
+        self.shown = tuple([(k, c[k]) for k in KEYS if k in c])
 
     @classmethod
     def check_config(cls, config):
@@ -65,10 +67,12 @@ class TextGrader(Grader):
         failures = []
         if self.contains or self.not_contains:
             low = go_lower(out)
-            failures += [f"Missing expected substring: {s}"
-                         for s, ls in zip(self.contains, self.contains_low, strict=True) if ls not in low]
-            failures += [f"Found forbidden substring: {s}"
-                         for s, ls in zip(self.not_contains, self.not_contains_low, strict=True) if ls in low]
+            for s, ls in zip(self.contains, self.contains_low, strict=True):
+                if ls not in low:
+                    failures.append(f"Missing expected substring: {s}")
+            for s, ls in zip(self.not_contains, self.not_contains_low, strict=True):
+                if ls in low:
+                    failures.append(f"Found forbidden substring: {s}")
         if self.contains_cs or self.not_contains_cs:
             failures += [f"Missing expected substring (case-sensitive): {s}" for s in self.contains_cs if s not in out]
             failures += [f"Found forbidden substring (case-sensitive): {s}" for s in self.not_contains_cs if s in out]
@@ -76,12 +80,19 @@ class TextGrader(Grader):
             failures += [f"Missing expected pattern: {p}" for p, rx in self.regex_match if not rx.search(out)]
             failures += [f"Found forbidden pattern: {p}" for p, rx in self.regex_not_match if rx.search(out)]
         score = 1.0 if self.total == 0 else (self.total - len(failures)) / self.total
-        feedback = "; ".join(failures) if failures else "All text checks passed"
         # waza (Go) reports a list that was not configured as null, not []; copies, so
         # nothing done to a result can change the suite's config
-        c = self.spec.config
-        details = {k: (list(c[k]) if k in c else None) for k in KEYS}
-        return self.result(score, not failures, feedback, **details, failures=failures or None)
+        details = dict(_NO_DETAILS)
+        for key, values in self.shown:
+            details[key] = list(values)
+        if failures:
+            details["failures"] = failures
+            return GraderResult(self.spec.name, self.spec.type, score, False, "; ".join(failures), self.spec.weight, details)
+        return GraderResult(self.spec.name, self.spec.type, score, True, "All text checks passed", self.spec.weight, details)
+
+
+#: ``details`` of a result before the configured lists are filled in: every key null
+_NO_DETAILS = dict.fromkeys((*KEYS, "failures"))
 
 
 def _lowered(values: list[str] | None) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -30,7 +30,7 @@ from waza_core.errors import WazaError
 from waza_core.model import RunEvidence, TaskSpec
 from waza_core.run.execution import ExecutionRequest
 from waza_core.run.plan import RunUnit
-from waza_core.run.prepared import PreparedSuite
+from waza_core.run.prepared import PreparedSuite, PreparedTask
 
 
 @attrs.define
@@ -68,13 +68,10 @@ class RunSetup:
     def request(self) -> ExecutionRequest:
         task, prepared = self.task, self.prepared
         return ExecutionRequest(
-            task=task, prompt=task.prompt, workspace_dir=self.workspace_dir,
-            timeout_seconds=task.timeout_seconds or prepared.suite.config.timeout_seconds,
-            model=self.unit.model, skill_directories=prepared.skill_directories(task),
-            run_number=self.unit.trial, attempt=self.attempt, files=prepared.by_id[task.id].inputs.files,
-            environment=self.environment, path_prepend=tuple(self.path_prepend),
-            mcp_servers=self.mcp_servers, workdir=self.workdir,
-            on_turn=self._on_turn if self.turn_listeners else None,
+            task, task.prompt, self.workspace_dir, task.timeout_seconds or prepared.suite.config.timeout_seconds,
+            self.unit.model, prepared.skill_directories(task), self.unit.trial, self.attempt,
+            prepared.by_id[task.id].inputs.files, self.environment, tuple(self.path_prepend), self.mcp_servers,
+            self.workdir, self._on_turn if self.turn_listeners else None,
         )
 
     def _on_turn(self, turn: int, evidence: RunEvidence) -> bool:
@@ -96,3 +93,14 @@ class RunSetup:
 
 
 RunPreparer = Callable[[RunSetup], None]
+
+
+def plain_request(prepared: PreparedSuite, ptask: PreparedTask, unit: RunUnit, attempt: int,
+                  workspace_dir: str | None) -> ExecutionRequest:
+    """The request of an attempt that no preparer extends: what :meth:`RunSetup.request`
+    gives for a setup nobody touched, without building the setup."""
+    task = ptask.task
+    return ExecutionRequest(
+        task, task.prompt, workspace_dir, task.timeout_seconds or prepared.suite.config.timeout_seconds,
+        unit.model, prepared.skill_directories(task), unit.trial, attempt, ptask.inputs.files, {}, (), {},
+    )

@@ -33,7 +33,7 @@ from waza_core.results.model import RunResult
 from waza_core.run.execution import ExecutionRequest
 from waza_core.run.plan import RunUnit
 from waza_core.run.prepared import PreparedSuite, PreparedTask
-from waza_core.run.setup import RunSetup
+from waza_core.run.setup import RunSetup, plain_request
 
 #: ``runs[].worker`` of runs done in the driver's own process
 LOCAL_WORKER = "local"
@@ -63,34 +63,31 @@ def run_attempt(prepared: PreparedSuite, ptask: PreparedTask, unit: RunUnit, att
     except BaseException:
         prepared.attempt_ended()
         raise
-    setup = RunSetup(prepared, task, unit, attempt, ws)
+    # a suite without run preparers (most) needs no RunSetup: the request is the plain one
+    setup = RunSetup(prepared, task, unit, attempt, ws) if prepared.preparers else None
     try:
-        for prepare in prepared.preparers:
-            prepare(setup)
-            if setup.abort is not None:
-                result = RunResult(run_number=unit.trial, attempts=attempt, status="error", error_msg=setup.abort,
-                                   worker=worker)
-                result.extra.update(setup.result_fields)
-                return result
-        evidence = execute(prepared, setup.request())
-        for collect in setup._collectors:
-            collect(evidence)
-        kept = ws if keep else None
-        if evidence.error:
-            result = RunResult.from_evidence(evidence, unit.trial, attempt, "error", {}, evidence.error, kept, worker)
-        elif prepared.settings.skip_graders:
-            result = RunResult.from_evidence(evidence, unit.trial, attempt, "n/a", {}, None, kept, worker)
+        if setup is None:
+            request = plain_request(prepared, ptask, unit, attempt, ws)
         else:
-            ctx = GradingContext(task=task, evidence=evidence, workspace_dir=ws, suite=prepared.suite,
-                                 cancel=prepared.cancel)
-            validations, status, error = grade_run(ptask.graders, ctx)
-            result = RunResult.from_evidence(evidence, unit.trial, attempt, status, validations, error, kept, worker)
-        if setup.result_fields:
+            for prepare in prepared.preparers:
+                prepare(setup)
+                if setup.abort is not None:
+                    result = RunResult(run_number=unit.trial, attempts=attempt, status="error",
+                                       error_msg=setup.abort, worker=worker)
+                    result.extra.update(setup.result_fields)
+                    return result
+            request = setup.request()
+        evidence = execute(prepared, request)
+        if setup is not None:
+            for collect in setup._collectors:
+                collect(evidence)
+        result = graded_result(prepared, ptask, unit, attempt, evidence, ws, ws if keep else None, worker)
+        if setup is not None and setup.result_fields:
             result.extra.update(setup.result_fields)
         return result
     finally:
         try:
-            if setup._cleanups:
+            if setup is not None and setup._cleanups:
                 setup.run_cleanups()
         finally:
             try:
@@ -98,6 +95,19 @@ def run_attempt(prepared: PreparedSuite, ptask: PreparedTask, unit: RunUnit, att
                     workspaces.remove(ws)
             finally:
                 prepared.attempt_ended()
+
+
+def graded_result(prepared: PreparedSuite, ptask: PreparedTask, unit: RunUnit, attempt: int, evidence: RunEvidence,
+                  ws: str | None, kept: str | None, worker: str) -> RunResult:
+    """The run's result: an error when the executor failed, ``n/a`` under --skip-graders,
+    else what its graders say."""
+    if evidence.error:
+        return RunResult.from_evidence(evidence, unit.trial, attempt, "error", {}, evidence.error, kept, worker)
+    if prepared.settings.skip_graders:
+        return RunResult.from_evidence(evidence, unit.trial, attempt, "n/a", {}, None, kept, worker)
+    ctx = GradingContext(ptask.task, evidence, ws, prepared.suite, prepared.cancel)
+    validations, status, error = grade_run(ptask.graders, ctx)
+    return RunResult.from_evidence(evidence, unit.trial, attempt, status, validations, error, kept, worker)
 
 
 def execute(prepared: PreparedSuite, request: ExecutionRequest) -> RunEvidence:
