@@ -85,10 +85,11 @@ class TextGrader(Grader):
         details = dict(_NO_DETAILS)
         for key, values in self.shown:
             details[key] = list(values)
+        spec = self.spec
         if failures:
             details["failures"] = failures
-            return GraderResult(self.spec.name, self.spec.type, score, False, "; ".join(failures), self.spec.weight, details)
-        return GraderResult(self.spec.name, self.spec.type, score, True, "All text checks passed", self.spec.weight, details)
+            return GraderResult(spec.name, spec.type, score, False, "; ".join(failures), spec.weight, details)
+        return GraderResult(spec.name, spec.type, score, True, "All text checks passed", spec.weight, details)
 
 
 #: ``details`` of a result before the configured lists are filled in: every key null

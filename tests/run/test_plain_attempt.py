@@ -18,7 +18,8 @@ TASKS = {
     "tasks/a.yaml": "id: a\ninputs: {prompt: say alpha}\ngraders:\n"
                     "  - {type: text, name: t, config: {contains: [ALPHA], regex_not_match: ['\\d']}}\n",
     "tasks/b.yaml": "id: b\ntimeout_seconds: 7\nskill_directories: [sk]\ninputs:\n  prompt: p\n"
-                    "  files: [{path: f.txt, content: hi}]\ngraders:\n  - {type: text, name: t, config: {contains: [zebra]}}\n",
+                    "  files: [{path: f.txt, content: hi}]\ngraders:\n"
+                    "  - {type: text, name: t, config: {contains: [zebra]}}\n",
 }
 
 
