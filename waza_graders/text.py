@@ -47,8 +47,10 @@ class TextGrader(Grader):
         self.regex_match = _compiled(c.get("regex_match"), compile_regex)
         self.regex_not_match = _compiled(c.get("regex_not_match"), compile_regex)
         self.total = sum([len(c[k]) for k in KEYS if k in c])
-        #: (key, its strings) of each configured list, in ``details`` order
-        self.shown = tuple([(k, c[k]) for k in KEYS if k in c])
+        #: the configured keys, in ``details`` order (one tuple shared by every grader
+        #: with the same keys: a suite holds one grader per task)
+        shown = tuple([k for k in KEYS if k in c])
+        self.shown = _KEY_SETS.setdefault(shown, shown)
 
     @classmethod
     def check_config(cls, config):
@@ -83,15 +85,18 @@ class TextGrader(Grader):
         # waza (Go) reports a list that was not configured as null, not []; copies, so
         # nothing done to a result can change the suite's config
         details = dict(_NO_DETAILS)
-        for key, values in self.shown:
-            details[key] = list(values)
         spec = self.spec
+        c = spec.config
+        for key in self.shown:
+            details[key] = list(c[key])
         if failures:
             details["failures"] = failures
             return GraderResult(spec.name, spec.type, score, False, "; ".join(failures), spec.weight, details)
         return GraderResult(spec.name, spec.type, score, True, "All text checks passed", spec.weight, details)
 
 
+#: the distinct tuples of configured keys (see ``TextGrader.shown``)
+_KEY_SETS: dict[tuple[str, ...], tuple[str, ...]] = {}
 #: ``details`` of a result before the configured lists are filled in: every key null
 _NO_DETAILS = dict.fromkeys((*KEYS, "failures"))
 
