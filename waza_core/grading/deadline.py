@@ -146,8 +146,8 @@ def cancel_all(group: Any = None) -> int:
     return len(calls)
 
 
-def in_thread(fn: Callable[[], Any], seconds: float, group: Any = None) -> tuple[str, Any]:
-    """Call ``fn()`` in this thread under the watchdog.
+def in_thread(fn: Callable[..., Any], seconds: float, group: Any = None, *args: Any) -> tuple[str, Any]:
+    """Call ``fn(*args)`` in this thread under the watchdog.
 
     Returns ``("ok", value)``, ``("timeout", None)``, ``("cancelled", None)`` or
     ``("raised", exception)``; never lets an injected exception escape.
@@ -156,7 +156,7 @@ def in_thread(fn: Callable[[], Any], seconds: float, group: Any = None) -> tuple
     outcome: tuple[str, Any]
     try:
         try:
-            outcome = ("ok", fn())
+            outcome = ("ok", fn(*args))
         finally:
             _unregister(call)
             if call.fired is not None:  # only then can an injection still be pending

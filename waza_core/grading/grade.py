@@ -28,17 +28,20 @@ def grade_run(graders: Sequence[Grader], ctx: GradingContext) -> tuple[dict[str,
     (:mod:`waza_core.grading.deadline`). Returns (validations, status, error)."""
     validations: dict[str, GraderResult] = {}
     errors: list[str] = []
+    clock = time.perf_counter
     for g in graders:
-        t0 = time.perf_counter()
+        t0 = clock()
         res = grade_one(g, ctx)
-        res.duration_ms = int((time.perf_counter() - t0) * 1000)
+        res.duration_ms = int((clock() - t0) * 1000)
         if res.error:
             errors.append(f"grader {g.spec.name!r}: {res.error['message']}")
         validations[res.identifier] = res
     if errors:
         return validations, "error", "; ".join(errors)
-    passed = all(v.passed for v in validations.values())
-    return validations, "passed" if passed else "failed", None
+    for v in validations.values():
+        if not v.passed:
+            return validations, "failed", None
+    return validations, "passed", None
 
 
 def grading_limit(g: Grader, ctx: GradingContext) -> float:
@@ -55,7 +58,7 @@ def grade_one(g: Grader, ctx: GradingContext) -> GraderResult:
     (except KeyboardInterrupt, which stops the whole run)."""
     limit = grading_limit(g, ctx)
     if g.bounded:
-        outcome = deadline.in_thread(lambda: g.grade(ctx), limit, ctx.cancel)
+        outcome = deadline.in_thread(g.grade, limit, ctx.cancel, ctx)
     else:
         outcome = _on_helper(g, ctx, limit)
     kind, value = outcome

@@ -76,18 +76,15 @@ class RunResult:
                       workspace: str | None, worker: str | None = None) -> RunResult:
         """A finished run from what the executor recorded and what the graders said."""
         calls = evidence.tool_calls
-        tools_used = [c.get("name", "") for c in calls or () if isinstance(c, dict)]
+        tools_used = [c.get("name", "") for c in calls if isinstance(c, dict)] if calls else []
+        session_id = evidence.session_id
+        # positional, in field order: a run is made for every attempt of every task
         return cls(
-            run_number=run_number, attempts=attempts, status=status, duration_ms=evidence.duration_ms,
-            validations=validations if validations is not None else {},
-            session_digest=SessionDigest(tool_call_count=len(tools_used), tools_used=tools_used,
-                                         tool_calls=calls, usage=evidence.usage, session_id=evidence.session_id),
-            final_output=evidence.output, transcript=evidence.transcript, outcome=evidence.outcome,
-            tool_events=evidence.tool_events, host_lifecycle=evidence.host_lifecycle,
-            command_invocations=evidence.command_invocations, mcp_invocations=evidence.mcp_invocations,
-            user_input_requests=evidence.user_input_requests,
-            skill_invocations=evidence.skill_invocations, usage=evidence.usage, session_id=evidence.session_id,
-            workspace_dir=workspace, worker=worker, error_msg=error or None,
+            run_number, attempts, status, evidence.duration_ms, validations if validations is not None else {},
+            SessionDigest(len(tools_used), tools_used, calls, [], evidence.usage, session_id),
+            evidence.output, evidence.transcript, evidence.outcome, evidence.tool_events, evidence.host_lifecycle,
+            evidence.command_invocations, evidence.mcp_invocations, evidence.user_input_requests,
+            evidence.skill_invocations, evidence.usage, session_id, workspace, worker, error or None,
         )
 
     def evidence(self) -> RunEvidence:
