@@ -81,6 +81,12 @@ class Grader:
     #: called in the run's thread at no cost. Otherwise it runs on a helper thread that
     #: the run abandons when it overruns (docs/safety.md)
     bounded: ClassVar[bool] = False
+    #: True when building the grader is cheap, cannot fail once the suite's load-time
+    #: checks (schema, ``check_config``) passed, reads no environment variable, has no
+    #: ``start``/``close`` and sets ``needs_workspace`` on the class, not per instance:
+    #: a run then builds it for each attempt instead of
+    #: keeping one per task for the whole suite run (100,000 text graders kept ~27 MB)
+    built_per_run: ClassVar[bool] = False
 
     def __init__(self, spec: GraderSpec, suite: Suite | None = None) -> None:
         self.spec = spec

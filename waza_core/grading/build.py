@@ -15,13 +15,20 @@ from waza_core.grading.expectations import ExpectationGrader
 from waza_core.model import Suite
 
 
-def build_grader(spec, suite, registry) -> Grader:
-    """The grader of ``spec``: a plugin by its type, or the built-in expectation grader."""
+def grader_class(spec, registry) -> type[Grader]:
+    """The class that grades ``spec``: a plugin by its type, or the built-in expectation grader."""
     if spec.type == "_expected":
-        return ExpectationGrader(spec, suite)
+        return ExpectationGrader
     cls = registry.get("grader", spec.type)
     if cls is None:
         raise WazaError(f"{spec.where}: {registry.unknown('grader', spec.type)}")
+    return cls
+
+
+def build_grader(spec, suite, registry, cls: type[Grader] | None = None) -> Grader:
+    """The grader of ``spec`` (of class ``cls`` when the caller looked it up already)."""
+    if cls is None:
+        cls = grader_class(spec, registry)
     try:
         return cls(spec, suite)
     except WazaError:

@@ -27,7 +27,7 @@ import attrs
 
 from waza_core.errors import WazaError
 from waza_core.grading.base import Grader, GraderSetup
-from waza_core.grading.build import build_grader, close_graders, executor_factory, start_graders
+from waza_core.grading.build import build_grader, close_graders, executor_factory, grader_class, start_graders
 from waza_core.model import Suite, TaskSpec
 from waza_core.paths import PathEscape, display_path, resolve_inside
 from waza_core.run.execution import Executor
@@ -64,18 +64,33 @@ NO_INPUTS = TaskInputs()  # shared by every task without files or fixture
 
 
 class PreparedTask:
-    """What the runs of one task need, built once."""
+    """What the runs of one task need, built once.
 
-    __slots__ = ("task", "own_graders", "graders", "inputs", "needs_workspace", "position")
+    A task whose own graders are all ``built_per_run`` keeps none: ``own_graders`` is
+    None and :attr:`graders` builds them for each attempt (see ``Grader.built_per_run``)."""
 
-    def __init__(self, task: TaskSpec, own_graders: Sequence[Grader], graders: Sequence[Grader], inputs: TaskInputs,
-                 needs_workspace: bool, position: int = 0) -> None:
+    __slots__ = ("task", "own_graders", "global_graders", "inputs", "needs_workspace", "position", "_build")
+
+    def __init__(self, task: TaskSpec, own_graders: Sequence[Grader] | None, global_graders: Sequence[Grader],
+                 inputs: TaskInputs, needs_workspace: bool, position: int = 0,
+                 build: Callable[[TaskSpec], tuple[Grader, ...]] | None = None) -> None:
         self.position = position  # the task's index in the plan (and in the results file)
         self.task = task
         self.own_graders = own_graders
-        self.graders = graders  # global graders first, then the task's own
+        self.global_graders = global_graders
         self.inputs = inputs
         self.needs_workspace = needs_workspace
+        self._build = build
+
+    @property
+    def graders(self) -> Sequence[Grader]:
+        """Global graders first, then the task's own (the order of the results)."""
+        own = self.own_graders
+        if own is None:
+            assert self._build is not None
+            own = self._build(self.task)
+        glob = self.global_graders
+        return [*glob, *own] if own and glob else own or glob
 
 
 class _PerTask(Mapping):
@@ -113,18 +128,24 @@ class PreparedSuite:
         options = suite.config.extra.get(executor_cls.config_key, {}) if executor_cls.config_key else {}
         self.executor: Executor = executor_cls(suite, dict(options))
         self.global_graders = [build_grader(s, suite, registry) for s in suite.graders]
-        # tuples: the one shared () for a task without graders of its own
-        task_graders = [tuple([build_grader(s, suite, registry) for s in t.graders]) for t in tasks]
         #: task id -> what its runs need (one record per task, not one dict per kind: a
         #: 100,000-task suite spends megabytes on every dict keyed by task)
         self.by_id: dict[str, PreparedTask] = {}
-        for position, (t, own) in enumerate(zip(tasks, task_graders, strict=True)):
+        build_own = self._build_own
+        for position, t in enumerate(tasks):
             if t.files or isinstance(t.context.get("fixture"), str):
                 inputs = load_inputs(t, self.fixtures_dir(t), self.inputs_root(t), suite.dir)
             else:  # nothing to read: no folder to resolve (a resolve is a system call per level)
                 inputs = NO_INPUTS
-            graders = [*self.global_graders, *own] if own and self.global_graders else own or self.global_graders
-            self.by_id[t.id] = PreparedTask(t, own, graders, inputs, self._needs_workspace(inputs, graders), position)
+            classes = [grader_class(s, registry) for s in t.graders]  # an unknown type fails here
+            if all([c.built_per_run for c in classes]):
+                own = None  # built for each attempt (PreparedTask.graders)
+            else:  # tuples: the one shared () for a task without graders of its own
+                own = tuple([build_grader(s, suite, registry, c) for s, c in zip(t.graders, classes, strict=True)])
+            # a grader built per run says at class level whether it reads the workspace
+            graders = [*self.global_graders, *(own if own is not None else classes)]
+            needs_workspace = self._needs_workspace(inputs, graders)
+            self.by_id[t.id] = PreparedTask(t, own, self.global_graders, inputs, needs_workspace, position, build_own)
         #: task id -> TaskSpec, TaskInputs, position in the plan (read-only views of ``by_id``)
         self.tasks: Mapping[str, TaskSpec] = _PerTask(self.by_id, "task")
         self.inputs: Mapping[str, TaskInputs] = _PerTask(self.by_id, "inputs")
@@ -178,8 +199,16 @@ class PreparedSuite:
         """Global graders first, then the task's own (the order of the results)."""
         return self.by_id[task_id].graders
 
+    def _build_own(self, task: TaskSpec) -> tuple[Grader, ...]:
+        """A task's own graders, for one attempt (all of them ``built_per_run``)."""
+        suite, registry = self.suite, self.registry
+        return tuple([build_grader(s, suite, registry) for s in task.graders])
+
     def all_graders(self) -> list[Grader]:
-        return self.global_graders + [g for p in self.by_id.values() for g in p.own_graders] + self.extra_graders
+        """Every grader kept for the suite run (those built per run are not: they have no
+        ``start`` or ``close``)."""
+        kept = [g for p in self.by_id.values() if p.own_graders for g in p.own_graders]
+        return self.global_graders + kept + self.extra_graders
 
     def fixtures_dir(self, task: TaskSpec) -> Path:
         if task.context_dir:
@@ -203,7 +232,7 @@ class PreparedSuite:
                 self.suite.config.skill_directories
         return tuple(skills)
 
-    def _needs_workspace(self, inputs: TaskInputs, graders: Sequence[Grader]) -> bool:
+    def _needs_workspace(self, inputs: TaskInputs, graders: Sequence[Grader | type[Grader]]) -> bool:
         """Whether a run of a task can observe its workspace at all.
 
         A workspace with no files, no fixture, read by neither the executor nor any
@@ -211,7 +240,7 @@ class PreparedSuite:
         seen by anyone, so making and removing an empty folder would be pure cost.
         """
         return bool(self.settings.keep_workspaces or inputs.files or inputs.fixture is not None
-                    or self.executor.needs_workspace or any(g.needs_workspace for g in graders))
+                    or self.executor.needs_workspace or any([g.needs_workspace for g in graders]))
 
     # -- lifetime -------------------------------------------------------------------
     def start(self) -> None:
