@@ -429,14 +429,12 @@ def run_suite(suite: PathArg | SuiteText, tasks: Mapping[str, SuiteText] | Seque
     if any(a in ("-p", "--plugin") or a.startswith("--plugin=") for a in args):
         raise ValueError("give plugins with plugins=[...], not -p in args")
 
+    is_document = isinstance(suite, (Mapping,)) or (isinstance(suite, str) and "\n" in suite)
+    if not is_document and (tasks is not None or files is not None):  # before any folder is made
+        raise ValueError("tasks and files are for a suite given as a document, not as a path")
     workdir = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="waza-test-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    if isinstance(suite, (Mapping,)) or (isinstance(suite, str) and "\n" in suite):
-        eval_file = write_suite(workdir / "suite", suite, tasks, files)
-    else:
-        if tasks is not None or files is not None:
-            raise ValueError("tasks and files are for a suite given as a document, not as a path")
-        eval_file = Path(suite)
+    eval_file = write_suite(workdir / "suite", suite, tasks, files) if is_document else Path(suite)
     all_plugins = list(plugins)
     argv = ["run", str(eval_file), "-o", str(workdir / "results.json"), *args]
     if isinstance(executor, type):

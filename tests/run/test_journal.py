@@ -33,7 +33,9 @@ def test_sigkilled_run_resumes_without_running_finished_runs_again(tmp_path):
     log = tmp_path / "graded.log"
     suite = slow_suite(tmp_path / "suite", 30, log, sleep=0.3)
     journal, out = tmp_path / "runs.jsonl", tmp_path / "out.json"
-    env = dict(os.environ, WAZA_DISABLE_PLUGIN_AUTOLOAD="1")
+    # the killed driver cannot remove its workspaces and grading folders: they go to the test's own temp
+    (tmp_path / "tmp").mkdir()
+    env = dict(os.environ, WAZA_DISABLE_PLUGIN_AUTOLOAD="1", TMPDIR=str(tmp_path / "tmp"))
     proc = subprocess.Popen([sys.executable, "-m", "waza_core", "run", str(suite), "--workers", "3",
                              "--journal", str(journal), "-o", str(out), "-q"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -132,6 +132,8 @@ class PreparedSuite:
         #: 100,000-task suite spends megabytes on every dict keyed by task)
         self.by_id: dict[str, PreparedTask] = {}
         build_own = self._build_own
+        #: grader type -> class, of the graders built for each attempt
+        self._per_run_classes: dict[str, type[Grader]] = {}
         for position, t in enumerate(tasks):
             if t.files or isinstance(t.context.get("fixture"), str):
                 inputs = load_inputs(t, self.fixtures_dir(t), self.inputs_root(t), suite.dir)
@@ -140,6 +142,8 @@ class PreparedSuite:
             classes = [grader_class(s, registry) for s in t.graders]  # an unknown type fails here
             if all([c.built_per_run for c in classes]):
                 own = None  # built for each attempt (PreparedTask.graders)
+                for spec, cls in zip(t.graders, classes, strict=True):
+                    self._per_run_classes[spec.type] = cls
             else:  # tuples: the one shared () for a task without graders of its own
                 own = tuple([build_grader(s, suite, registry, c) for s, c in zip(t.graders, classes, strict=True)])
             # a grader built per run says at class level whether it reads the workspace
@@ -201,8 +205,11 @@ class PreparedSuite:
 
     def _build_own(self, task: TaskSpec) -> tuple[Grader, ...]:
         """A task's own graders, for one attempt (all of them ``built_per_run``)."""
-        suite, registry = self.suite, self.registry
-        return tuple([build_grader(s, suite, registry) for s in task.graders])
+        classes, suite = self._per_run_classes, self.suite
+        try:
+            return tuple([classes[s.type](s, suite) for s in task.graders])
+        except Exception:  # a grader that broke its promise: the error build_grader gives
+            return tuple([build_grader(s, suite, self.registry) for s in task.graders])
 
     def all_graders(self) -> list[Grader]:
         """Every grader kept for the suite run (those built per run are not: they have no
