@@ -434,7 +434,10 @@ def run_suite(suite: PathArg | SuiteText, tasks: Mapping[str, SuiteText] | Seque
         raise ValueError("tasks and files are for a suite given as a document, not as a path")
     workdir = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="waza-test-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    eval_file = write_suite(workdir / "suite", suite, tasks, files) if is_document else Path(suite)
+    if isinstance(suite, (Mapping,)) or (isinstance(suite, str) and "\n" in suite):
+        eval_file = write_suite(workdir / "suite", suite, tasks, files)
+    else:
+        eval_file = Path(suite)
     all_plugins = list(plugins)
     argv = ["run", str(eval_file), "-o", str(workdir / "results.json"), *args]
     if isinstance(executor, type):
