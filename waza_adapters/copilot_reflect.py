@@ -630,9 +630,11 @@ class CopilotReflectAdapter(OptimizerAdapter):
             if found:
                 call.error = f"session error: {found}"
         finally:
-            if session is not None:
-                await self._close_session(session, call, in_flight)
-            shutil.rmtree(workdir, ignore_errors=True)
+            try:
+                if session is not None:
+                    await self._close_session(session, call, in_flight)
+            finally:  # also when a stuck cleanup is cancelled outright
+                shutil.rmtree(workdir, ignore_errors=True)
 
     async def _close_session(self, session, call: _Call, in_flight: bool) -> None:
         # deferred: asyncio adds ~95.9 ms to importing this module

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
 
@@ -332,8 +333,9 @@ def test_a_stuck_cleanup_is_bounded_and_keeps_the_observed_usage(fake, monkeypat
     a.close()
 
 
-def test_a_session_that_will_not_stop_is_cancelled_outright(fake, monkeypatch):
+def test_a_session_that_will_not_stop_is_cancelled_outright(fake, monkeypatch, tmp_path):
     monkeypatch.setattr(copilot_reflect, "CLEANUP_GRACE", 0.3)  # shorter than the abort wait
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the session's folder is made
     backend = fake([Scripted(hang=True, stuck_cleanup=True, usage=[usage_event(cost=0.5)])])
     a = adapter()
     describe(a)
@@ -352,6 +354,7 @@ def test_a_session_that_will_not_stop_is_cancelled_outright(fake, monkeypatch):
     assert backend.names()[-1] == "abort"  # stuck there, then cancelled outright
     assert info.value.usage["premium_requests"] == 0.5
     a.close()
+    assert not list(tmp_path.glob("waza-reflect-*"))  # removed although its cleanup was cancelled
 
 
 @pytest.mark.parametrize("opts,expected", [
