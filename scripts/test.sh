@@ -40,7 +40,7 @@ unset PYTHONDONTWRITEBYTECODE
 
 # one worker per core and one more: many tests wait on child processes, pip or the network, and
 # the extra worker runs others meanwhile (2-core machine, whole suite: 307 s wall with 2 workers,
-# 273 s with 3, the same CPU time). Tests that share a machine-wide resource (the Ray cluster)
+# 273 and 281 s with 3 in two runs, the same CPU time). Tests that share a machine-wide resource (the Ray cluster)
 # stay on one worker through their group (XDIST_GROUPS in tests/conftest.py).
 workers=$(.venv/bin/python -c 'import os; print(len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) + 1)')
 exec .venv/bin/python -m pytest -n "$workers" --dist loadgroup "${deselect[@]}" "$@"
