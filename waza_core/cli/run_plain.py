@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from waza_core.cli.errors import exit_code_of
-from waza_core.cli.plain_args import NOT_PLAIN, option_value
+from waza_core.cli.plain_args import plain_words
 
 #: every option of ``waza run`` with its default, as the typer command declares it
 #: (tests/cli/test_run_plain.py keeps the two equal)
@@ -52,27 +52,20 @@ def parse_plain(args: list[str]) -> tuple[Path, dict[str, Any]] | None:
     (one path; options of :data:`_FLAGS` and :data:`_VALUES`, each as its own word, or
     ``--opt=value`` for a long one); None for anything else (``--help``, ``--trials``,
     a bundled or unknown option, ``--``, two paths), which typer then parses."""
-    path: str | None = None
-    params = {k: list(v) if isinstance(v, list) else v for k, v in DEFAULTS.items()}
-    words = iter(args)
-    for word in words:
-        value = option_value(word, words, _VALUES)
-        if word in _FLAGS:
-            params[_FLAGS[word]] = True
-        elif value is NOT_PLAIN:
-            return None
-        elif isinstance(value, str):
-            key, convert = _VALUES[word.partition("=")[0]]
-            if isinstance(params[key], list):
-                params[key].append(convert(value))
-            else:
-                params[key] = convert(value)
-        elif word.startswith("-") or path is not None:
-            return None
-        else:
-            path = word
-    if path is None:
+    parsed = plain_words(args, _FLAGS, _VALUES)
+    if parsed is None:
         return None
+    path, options = parsed
+    params = {k: list(v) if isinstance(v, list) else v for k, v in DEFAULTS.items()}
+    for name, value in options:
+        if value is None:
+            params[_FLAGS[name]] = True
+            continue
+        key, convert = _VALUES[name]
+        if isinstance(params[key], list):
+            params[key].append(convert(value))
+        else:
+            params[key] = convert(value)
     return Path(path), params
 
 

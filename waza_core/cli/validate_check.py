@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from waza_core.cli.plain_args import NOT_PLAIN, option_value
+from waza_core.cli.plain_args import plain_words
 from waza_core.paths import display_path
 
 
@@ -56,28 +56,20 @@ def parse_plain(args: list[str]) -> tuple[Path, bool, list[str], bool, str] | No
     options ``--strict``, ``-q``/``--quiet``, ``--color C``, ``-p``/``--plugin P``, each
     as its own word or, for a long one, ``--opt=value``); None for anything else (``--help``, an unknown
     or bundled option, ``--``, two paths), which typer then parses and reports."""
-    path: str | None = None
+    parsed = plain_words(args, ("--strict", "-q", "--quiet"), ("--color", "-p", "--plugin"))
+    if parsed is None:
+        return None
+    path, options = parsed
     strict = quiet = False
     plugins: list[str] = []
     color = "auto"
-    words = iter(args)
-    for word in words:
-        value = option_value(word, words, ("--color", "-p", "--plugin"))
-        if word in ("--strict",):
+    for name, value in options:
+        if name == "--strict":
             strict = True
-        elif word in ("-q", "--quiet"):
+        elif name in ("-q", "--quiet"):
             quiet = True
-        elif value is NOT_PLAIN:
-            return None
-        elif isinstance(value, str):
-            if word.startswith("--color"):
-                color = value
-            else:
-                plugins.append(value)
-        elif word.startswith("-") or path is not None:
-            return None
+        elif name == "--color":
+            color = value
         else:
-            path = word
-    if path is None:
-        return None
+            plugins.append(value)
     return Path(path), strict, plugins, quiet, color
