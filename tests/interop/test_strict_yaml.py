@@ -200,3 +200,13 @@ def test_number_and_date_lookalikes_never_crash(text):
             load(doc.encode())
         except StrictYamlError as exc:
             assert "\n" not in str(exc)
+
+
+@pytest.mark.parametrize("text", [">\n#,\t", "|\n# content, not a comment\n", "--- >\n#a\nb\n", "# lead\n--- |\n#x\n",
+                                  "--- |-\n#y\n", "\ufeff>\n#z\n"])
+def test_a_root_block_scalar_reads_as_the_spec_says(text):
+    """libyaml reads a ``#`` line at column 0 inside a root block scalar as a comment; the spec
+    (and the pure parser) as content. Found by test_yaml_punctuation_soup_never_escapes."""
+    got = load(text.encode("utf-8")).data
+    assert got == _pure_load(text.encode("utf-8")).data
+    assert "#" in got

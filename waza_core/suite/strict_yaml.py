@@ -113,7 +113,26 @@ def decode(data: bytes, source: str = "<stdin>") -> str:
 
 def load(data: bytes, source: str = "<stdin>") -> StrictDocument:
     """Load one strict YAML document from ``data`` (see the module doc for the rules)."""
-    return _Builder(decode(data, source), source).build()
+    text = decode(data, source)
+    return _Builder(text, source, _pure_yaml() if _root_is_block_scalar(text) else None).build()
+
+
+def _root_is_block_scalar(text: str) -> bool:
+    """Whether the document's root node is a block scalar (``|`` or ``>``, after directives,
+    comments, ``---`` and node properties). Its content may start at column 0, where libyaml
+    (the C parser) reads a line starting with ``#`` as a comment and the YAML spec (and the pure
+    parser) as content: ``>\n#,`` is ``""`` to one and ``"#,"`` to the other. Such a document
+    is read with the pure parser."""
+    for line in text.lstrip("\ufeff").splitlines():
+        rest = line.strip()
+        if rest.startswith("---"):
+            rest = rest[3:].strip()
+        if not rest or rest[0] in "#%":
+            continue
+        while rest[:1] in ("!", "&"):  # a tag or an anchor before the node
+            rest = rest.partition(" ")[2].strip()
+        return rest[:1] in ("|", ">")
+    return False
 
 
 def _line_col(text: str, index: int) -> tuple[int, int]:
@@ -137,6 +156,17 @@ def _yaml():
             y = YAML(typ="safe", pure=True)
         _yaml_cache.append(y)
     return _yaml_cache[0]
+
+
+def _pure_yaml():
+    """The pure-Python safe parser (for the documents the C parser reads apart from the spec)."""
+    if len(_yaml_cache) < 2:
+        # deferred: ruamel.yaml adds ~17.2 ms to importing this module
+        from ruamel.yaml import YAML
+
+        _yaml()
+        _yaml_cache.append(YAML(typ="safe", pure=True))
+    return _yaml_cache[1]
 
 
 _UNSET = object()
