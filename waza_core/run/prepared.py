@@ -205,11 +205,8 @@ class PreparedSuite:
 
     def _build_own(self, task: TaskSpec) -> tuple[Grader, ...]:
         """A task's own graders, for one attempt (all of them ``built_per_run``)."""
-        classes, suite = self._per_run_classes, self.suite
-        try:
-            return tuple([classes[s.type](s, suite) for s in task.graders])
-        except Exception:  # a grader that broke its promise: the error build_grader gives
-            return tuple([build_grader(s, suite, self.registry) for s in task.graders])
+        classes, suite, registry = self._per_run_classes, self.suite, self.registry
+        return tuple([build_grader(s, suite, registry, classes[s.type]) for s in task.graders])
 
     def all_graders(self) -> list[Grader]:
         """Every grader kept for the suite run (those built per run are not: they have no

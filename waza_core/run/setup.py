@@ -66,13 +66,10 @@ class RunSetup:
         self._cleanups.append(fn)
 
     def request(self) -> ExecutionRequest:
-        task, prepared = self.task, self.prepared
-        return ExecutionRequest(
-            task, task.prompt, self.workspace_dir, task.timeout_seconds or prepared.suite.config.timeout_seconds,
-            self.unit.model, prepared.skill_directories(task), self.unit.trial, self.attempt,
-            prepared.by_id[task.id].inputs.files, self.environment, tuple(self.path_prepend), self.mcp_servers,
-            self.workdir, self._on_turn if self.turn_listeners else None,
-        )
+        prepared = self.prepared
+        return build_request(prepared, prepared.by_id[self.task.id], self.unit, self.attempt, self.workspace_dir,
+                             self.environment, tuple(self.path_prepend), self.mcp_servers, self.workdir,
+                             self._on_turn if self.turn_listeners else None)
 
     def _on_turn(self, turn: int, evidence: RunEvidence) -> bool:
         stop = False
@@ -95,12 +92,18 @@ class RunSetup:
 RunPreparer = Callable[[RunSetup], None]
 
 
-def plain_request(prepared: PreparedSuite, ptask: PreparedTask, unit: RunUnit, attempt: int,
-                  workspace_dir: str | None) -> ExecutionRequest:
-    """The request of an attempt that no preparer extends: what :meth:`RunSetup.request`
-    gives for a setup nobody touched, without building the setup."""
+def build_request(prepared: PreparedSuite, ptask: PreparedTask, unit: RunUnit, attempt: int,
+                  workspace_dir: str | None, environment: dict[str, str] | None = None,
+                  path_prepend: tuple[str, ...] = (), mcp_servers: dict[str, dict] | None = None,
+                  workdir: str | None = None,
+                  on_turn: Callable[[int, RunEvidence], bool] | None = None) -> ExecutionRequest:
+    """The executor's request for one attempt: :meth:`RunSetup.request` passes what the
+    preparers added; an attempt that no preparer extends (a suite without any) calls it
+    without building a RunSetup. Positional, in field order: one is made per attempt."""
     task = ptask.task
     return ExecutionRequest(
         task, task.prompt, workspace_dir, task.timeout_seconds or prepared.suite.config.timeout_seconds,
-        unit.model, prepared.skill_directories(task), unit.trial, attempt, ptask.inputs.files, {}, (), {},
+        unit.model, prepared.skill_directories(task), unit.trial, attempt, ptask.inputs.files,
+        {} if environment is None else environment, path_prepend, {} if mcp_servers is None else mcp_servers,
+        workdir, on_turn,
     )

@@ -33,7 +33,7 @@ from waza_core.results.model import RunResult
 from waza_core.run.execution import ExecutionRequest
 from waza_core.run.plan import RunUnit
 from waza_core.run.prepared import PreparedSuite, PreparedTask
-from waza_core.run.setup import RunSetup, plain_request
+from waza_core.run.setup import RunSetup, build_request
 
 #: ``runs[].worker`` of runs done in the driver's own process
 LOCAL_WORKER = "local"
@@ -67,7 +67,7 @@ def run_attempt(prepared: PreparedSuite, ptask: PreparedTask, unit: RunUnit, att
     setup = RunSetup(prepared, task, unit, attempt, ws) if prepared.preparers else None
     try:
         if setup is None:
-            request = plain_request(prepared, ptask, unit, attempt, ws)
+            request = build_request(prepared, ptask, unit, attempt, ws)
         else:
             for prepare in prepared.preparers:
                 prepare(setup)

@@ -25,6 +25,7 @@ every key and value for error messages. The C parser is used when installed.
 
 from __future__ import annotations
 
+import io
 import re
 from typing import Any
 
@@ -123,7 +124,7 @@ def _root_is_block_scalar(text: str) -> bool:
     (the C parser) reads a line starting with ``#`` as a comment and the YAML spec (and the pure
     parser) as content: ``>\n#,`` is ``""`` to one and ``"#,"`` to the other. Such a document
     is read with the pure parser."""
-    for line in text.lstrip("\ufeff").splitlines():
+    for line in io.StringIO(text.lstrip("\ufeff"), newline=None):  # lazily: only the first lines are read
         rest = line.strip()
         if rest.startswith("---"):
             rest = rest[3:].strip()
