@@ -44,6 +44,8 @@ def suite(make_suite):
     (["-o", "fixtures/data.txt"], "would overwrite"),
     (["-o", "fixtures/new.json"], "the fixtures folder"),
     (["--reporter", "html:tasks/../eval.yaml"], "would overwrite the eval file"),
+    # the kernel cannot open gone/../ (no folder gone), but the path resolves to the task file
+    (["-o", "gone/../tasks/t1.yaml"], "would overwrite the task file"),
 ])
 def test_colliding_outputs_are_exit_2_before_anything_runs(suite, args, said):
     before = {p: p.read_bytes() for p in suite.rglob("*") if p.is_file()}
@@ -73,6 +75,19 @@ def test_links_and_hard_links_are_the_same_file(suite):
     assert proc.returncode == 2 and b"name the same file" in proc.stderr
 
 
+def test_a_task_file_that_is_a_link_is_its_target(suite):
+    """Task files the loader read are compared by inode (an existing target) and never
+    resolved for a new one: a linked task file is still caught through its target."""
+    (suite / "elsewhere").mkdir()
+    (suite / "tasks" / "t1.yaml").rename(suite / "elsewhere" / "t1.yaml")
+    (suite / "tasks" / "t1.yaml").symlink_to("../elsewhere/t1.yaml")
+    for target in ("elsewhere/t1.yaml", "gone/../elsewhere/t1.yaml", "tasks/../elsewhere/./t1.yaml"):
+        proc = run_waza("run", ".", "-o", target, cwd=suite)
+        assert proc.returncode == 2 and b"would overwrite the task file" in proc.stderr, (target, proc.stderr)
+    proc = run_waza("run", ".", "-o", "elsewhere/new.json", "-q", cwd=suite)
+    assert proc.returncode == 0, proc.stderr.decode()
+
+
 def test_separate_outputs_run(suite):
     proc = run_waza("run", ".", "-o", "r.json", "--journal", "j.jsonl", "--reporter", "junit:r.xml", cwd=suite)
     assert proc.returncode == 0, proc.stderr.decode()
@@ -84,8 +99,8 @@ def test_two_models_whose_files_would_be_one(suite):
     assert proc.returncode == 2 and b"name the same file" in proc.stderr, proc.stderr.decode()
 
 
-_spellings = st.lists(st.sampled_from(["x", "./x", "sub/../x", "lnk", "hard", "y", "sub/y", "sub/../sub/y",
-                                       "dangling"]), min_size=2, max_size=4)
+_spellings = st.lists(st.sampled_from(["x", "./x", "sub/../x", "gone/../x", "lnk", "hard", "y", "sub/y",
+                                       "sub/../sub/y", "gone/../y", "dangling"]), min_size=2, max_size=4)
 
 
 @settings(max_examples=examples(200), deadline=None)
@@ -97,8 +112,8 @@ def test_identity_is_by_file_not_spelling(tmp_path_factory, names):
     (root / "lnk").symlink_to("x")
     os.link(root / "x", root / "hard")
     (root / "dangling").symlink_to("sub/y")  # names sub/y, which does not exist yet
-    same = {"x": "X", "./x": "X", "sub/../x": "X", "lnk": "X", "hard": "X",
-            "y": "Y", "sub/y": "SY", "sub/../sub/y": "SY", "dangling": "SY"}
+    same = {"x": "X", "./x": "X", "sub/../x": "X", "gone/../x": "X", "lnk": "X", "hard": "X",
+            "y": "Y", "gone/../y": "Y", "sub/y": "SY", "sub/../sub/y": "SY", "dangling": "SY"}
     cwd = os.getcwd()
     os.chdir(root)
     try:

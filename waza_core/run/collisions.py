@@ -27,22 +27,31 @@ from waza_core.errors import WazaError
 from waza_core.run.multimodel import per_model_path
 
 STDOUT = "-"
+#: what :func:`_suite_paths` yields: a file the loader read, a file a document names (it may
+#: not exist yet), a folder whose whole content is the suite's
+_READ, _NAMED, _FOLDER = "read", "named", "folder"
 #: strings of a suite document longer than this are not file names (prompts, scripts)
 _MAX_NAME = 4096
 
 
 def identity(path: str | os.PathLike[str]) -> tuple | None:
     """What names one file: ``("inode", dev, ino)`` for an existing file, ``("path",
-    realpath)`` for one to be created; None for stdout and character devices."""
+    realpath)`` for one to be created; None for stdout and character devices.
+
+    A path the kernel cannot open but whose resolved path is an existing file
+    (``gone/../x``: ``os.path.realpath`` drops ``gone/..`` without looking, and a writer that
+    creates missing parents would then write ``x``) is that file."""
     text = os.fspath(path)
     if text == STDOUT:
         return None
     try:
         st = os.stat(text)
-    except (FileNotFoundError, NotADirectoryError):
-        return ("path", os.path.realpath(text))
     except OSError:
-        return ("path", os.path.realpath(text))
+        real = os.path.realpath(text)
+        try:
+            st = os.stat(real)
+        except OSError:
+            return ("path", real)
     if stat.S_ISCHR(st.st_mode):
         return None
     return ("inode", st.st_dev, st.st_ino)
@@ -72,30 +81,33 @@ def check_outputs(targets: Iterable[tuple[str, str | os.PathLike[str]]], suite: 
 
 def _suite_file_of(path: str, ident: tuple, suite: Any) -> str | None:
     """What of the suite ``path`` is (eval.yaml, a task file, a file a document names) or
-    lies in (the fixtures folder, a task's ``context_dir``), or None."""
+    lies in (the fixtures folder, a task's ``context_dir``), or None.
+
+    A target that resolves to no existing file (``ident`` is a path) cannot be a file the
+    loader read (eval.yaml, the task files): those are not resolved at all, which is most of
+    the check's cost on a big suite when ``-o`` names a new file."""
     real = os.path.realpath(path)
     parts = set(Path(real).parts)
-    for name, candidate, folder in _suite_paths(suite, parts):
-        if folder:
+    for name, candidate, kind in _suite_paths(suite, parts):
+        if kind == _FOLDER:
             inside = os.path.realpath(candidate).rstrip(os.sep) + os.sep
             if real.startswith(inside):
                 return name
-            continue
-        if ident[0] == "inode":
+        elif ident[0] == "inode":
             try:
                 st = os.stat(candidate)
             except OSError:
                 continue
             if (st.st_dev, st.st_ino) == ident[1:]:
                 return name
-        elif real == os.path.realpath(candidate):
+        elif kind == _NAMED and real == os.path.realpath(candidate):
             return name
     return None
 
 
 def _suite_paths(suite: Any, parts: set[str]) -> Iterator[tuple[str, str, bool]]:
-    """(how to name it, path, whether it is a folder whose whole content is the suite's)
-    of the suite's own files: eval.yaml and ``.waza.yaml`` beside it, the fixtures folder,
+    """(how to name it, path, :data:`_READ` / :data:`_NAMED` / :data:`_FOLDER`) of the suite's
+    own files: eval.yaml and ``.waza.yaml`` beside it, the fixtures folder,
     every task file and ``context_dir``, and every string of a document that names a file
     relative to the eval's folder, the task's folder or the fixtures folder. Only strings
     whose last part is a part of the target's resolved path are looked at (a cheap filter:
@@ -103,15 +115,15 @@ def _suite_paths(suite: Any, parts: set[str]) -> Iterator[tuple[str, str, bool]]
     root = Path(suite.file).parent
     fixtures = root / "fixtures"
     needles = _needles(parts)
-    yield f"the eval file {suite.file}", os.fspath(suite.file), False
-    yield ".waza.yaml", os.fspath(root / ".waza.yaml"), False
-    yield f"the fixtures folder {fixtures}", os.fspath(fixtures), True
+    yield f"the eval file {suite.file}", os.fspath(suite.file), _READ
+    yield ".waza.yaml", os.fspath(root / ".waza.yaml"), _NAMED
+    yield f"the fixtures folder {fixtures}", os.fspath(fixtures), _FOLDER
     yield from _named(suite.raw, (root, fixtures), "eval.yaml", parts)
     for task in suite.tasks:
-        yield f"the task file {task.file}", os.fspath(task.file), False
+        yield f"the task file {task.file}", os.fspath(task.file), _READ
         if task.context_dir:
             for base in (Path(task.file).parent, root):
-                yield f"the context_dir of task {task.id!r}", os.fspath(base / task.context_dir), True
+                yield f"the context_dir of task {task.id!r}", os.fspath(base / task.context_dir), _FOLDER
         blob = task.raw_json
         if blob is not None and needles is not None and needles.search(blob) is None:
             continue  # no string of the document can end in a part of the target
@@ -154,7 +166,7 @@ def _named(doc: Any, bases: tuple[Path, ...], where: str, parts: set[str]) -> It
             last = os.path.basename(value.rstrip("/"))
             if last and last in parts:
                 for base in bases:
-                    yield f"{value} (named by {where})", os.fspath(base / value), False
+                    yield f"{value} (named by {where})", os.fspath(base / value), _NAMED
 
 
 def run_targets(output: Path | None, models: list[str], journal: Path | None, resume: Path | None,
