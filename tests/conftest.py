@@ -18,6 +18,34 @@ import tests.depth  # noqa: F401  (the hypothesis profiles, registered before --
 REPO = Path(__file__).resolve().parent.parent
 
 
+#: interpreter names that examples and test suites start by name (``python3 judge.py``)
+_PYTHON_NAMES = ("python3", "python")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _interpreters_without_a_dispatcher(tmp_path_factory):
+    """Where ``python3`` on PATH is a dispatcher script (a pyenv shim: about 70 ms of CPU
+    before the interpreter starts, more than the interpreter itself), put a folder first on
+    PATH whose ``python3`` links straight to the interpreter the dispatcher picks: the same
+    interpreter, started the way a plain install starts it. Hundreds of the tests' child
+    processes (judges, graders, hooks, mock scripts) start ``python3`` by name."""
+    links = tmp_path_factory.mktemp("python-on-path")
+    for name in _PYTHON_NAMES:
+        found = shutil.which(name)
+        if found is None:
+            continue
+        with open(found, "rb") as head:
+            if head.read(2) != b"#!":
+                continue  # a binary (or a link to one): nothing in between
+        proc = subprocess.run([found, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True,
+                              timeout=60)
+        real = proc.stdout.strip()
+        if proc.returncode == 0 and real and os.path.isfile(real):
+            (links / name).symlink_to(real)
+    if any(links.iterdir()):
+        os.environ["PATH"] = f"{links}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory):
     """Keep the suite cache of every test (and every waza subprocess) out of $HOME."""
