@@ -88,6 +88,31 @@ def test_a_task_file_that_is_a_link_is_its_target(suite):
     assert proc.returncode == 0, proc.stderr.decode()
 
 
+def test_a_new_target_does_not_resolve_the_files_the_loader_read(suite, registry, monkeypatch):
+    """An -o that names no existing file cannot be eval.yaml or a task file: those are not
+    resolved (one realpath per task file was most of the check on a big suite); a target
+    that is an existing task file is still found, by its inode."""
+    from waza_core.suite.load import load_suite
+
+    for i in range(2, 6):
+        (suite / "tasks" / f"t{i}.yaml").write_text(TASK.replace("id: t1", f"id: t{i}"))
+    loaded = load_suite(suite / "eval.yaml", registry)
+    assert len(loaded.tasks) == 5
+    read = {os.fspath(t.file) for t in loaded.tasks} | {os.fspath(loaded.file)}
+    resolved: list[str] = []
+    real = os.path.realpath
+
+    def counting(path, *args, **kwargs):
+        resolved.append(os.fspath(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(collisions.os.path, "realpath", counting)
+    collisions.check_outputs([("-o new.json", os.fspath(suite / "new.json"))], loaded)
+    assert resolved and not read & set(resolved)
+    with pytest.raises(WazaError, match="would overwrite the task file"):
+        collisions.check_outputs([("-o t4", os.fspath(suite / "tasks" / "t4.yaml"))], loaded)
+
+
 def test_separate_outputs_run(suite):
     proc = run_waza("run", ".", "-o", "r.json", "--journal", "j.jsonl", "--reporter", "junit:r.xml", cwd=suite)
     assert proc.returncode == 0, proc.stderr.decode()

@@ -105,7 +105,7 @@ def _suite_file_of(path: str, ident: tuple, suite: Any) -> str | None:
     return None
 
 
-def _suite_paths(suite: Any, parts: set[str]) -> Iterator[tuple[str, str, bool]]:
+def _suite_paths(suite: Any, parts: set[str]) -> Iterator[tuple[str, str, str]]:
     """(how to name it, path, :data:`_READ` / :data:`_NAMED` / :data:`_FOLDER`) of the suite's
     own files: eval.yaml and ``.waza.yaml`` beside it, the fixtures folder,
     every task file and ``context_dir``, and every string of a document that names a file
@@ -154,7 +154,7 @@ def _needles(parts: set[str]) -> re.Pattern[bytes] | None:
     return re.compile(b"|".join(re.escape(needle) for needle in needles))
 
 
-def _named(doc: Any, bases: tuple[Path, ...], where: str, parts: set[str]) -> Iterator[tuple[str, str, bool]]:
+def _named(doc: Any, bases: tuple[Path, ...], where: str, parts: set[str]) -> Iterator[tuple[str, str, str]]:
     stack = [doc]
     while stack:
         value = stack.pop()

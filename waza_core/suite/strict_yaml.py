@@ -124,7 +124,7 @@ def _root_is_block_scalar(text: str) -> bool:
     (the C parser) reads a line starting with ``#`` as a comment and the YAML spec (and the pure
     parser) as content: ``>\n#,`` is ``""`` to one and ``"#,"`` to the other. Such a document
     is read with the pure parser."""
-    for line in io.StringIO(text.lstrip("\ufeff"), newline=None):  # lazily: only the first lines are read
+    for line in io.StringIO(text.lstrip("\ufeff"), newline=None):  # split only up to the root node
         rest = line.strip()
         if rest.startswith("---"):
             rest = rest[3:].strip()
