@@ -19,7 +19,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from tests.interop.helpers import REPO  # noqa: F401 (used by the tests through this module)
@@ -87,12 +86,18 @@ def promptfoo_verdicts(node: str, config: Path, home: Path) -> dict[tuple[int, i
 
 
 def waza(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """``waza ARGS`` in this process (tests/inprocess.py), its output decoded: these tests
+    compare verdicts, not the process boundary, and a new interpreter per call was about
+    0.2-0.5 s of CPU each, five calls per fixture."""
+    # imported here: bench/bench_promptfoo.py imports this module for promptfoo's argv alone
+    from tests.inprocess import run_waza_in_process
+
     # WAZA_CODE_WARM: the imported assertions are ``code`` graders, and one evaluator process
     # per run and grader (node, ~95 ms to start) was most of these tests' time; the verdicts
     # are the same either way (tests/graders/test_code.py checks the cold path)
-    env = dict(os.environ, PYTHONPATH=str(REPO), WAZA_DISABLE_PLUGIN_AUTOLOAD="1", WAZA_CODE_WARM="1")
-    return subprocess.run([sys.executable, "-m", "waza_core", *args], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=600)
+    proc = run_waza_in_process(*args, cwd=cwd, env={"WAZA_DISABLE_PLUGIN_AUTOLOAD": "1", "WAZA_CODE_WARM": "1"})
+    return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"),
+                                       proc.stderr.decode("utf-8", "replace"))
 
 
 def waza_verdicts(suite: Path, home: Path) -> dict[str, bool]:

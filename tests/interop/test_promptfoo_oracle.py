@@ -5,9 +5,9 @@ promptfoo_fixtures/README.md, and one written here to cover every exact feature)
 
 * ``compare`` fixtures: promptfoo runs the config with its echo provider; waza imports it
   and runs the suite with ``--executor echo``; every test must get the same verdict.
-  Then the round trip: ``export-suite`` of the imported suite gives a config on which the
-  real promptfoo gives the same verdicts again, and importing that config back gives a
-  suite with the same verdicts too.
+  Then the round trip: importing ``export-suite``'s config of the imported suite back gives a
+  suite with the same verdicts, and the real promptfoo gives those verdicts on the export
+  too (one test for all the exports, see there why).
 * ``refused`` fixtures: the import exits 2, writes nothing, and names the position inside
   the offending assertion.
 
@@ -16,6 +16,7 @@ These run the real tools: they fail, never skip, when node, npm or the install i
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -38,32 +39,73 @@ def _copy(name: str, tmp: Path) -> Path:
     return work / "promptfooconfig.yaml"
 
 
-@pytest.mark.parametrize("name", sorted(k for k, v in MANIFEST.items() if v["expect"] == "compare"))
+COMPARED = sorted(k for k, v in MANIFEST.items() if v["expect"] == "compare")
+
+
+def _import_and_run(config: Path, tmp: Path) -> tuple[Path, dict[str, bool]]:
+    suite = tmp / "suite"
+    proc = pf.waza("interop", "import-suite", str(config), "-o", str(suite))
+    assert proc.returncode == 0, proc.stderr
+    return suite, pf.waza_verdicts(suite, tmp)
+
+
+def _export(suite: Path, to: Path) -> Path:
+    exported = to / "promptfooconfig.yaml"
+    exported.parent.mkdir(parents=True)
+    proc = pf.waza("interop", "export-suite", str(suite), "-o", str(exported))
+    assert proc.returncode == 0, proc.stderr
+    return exported
+
+
+@pytest.mark.parametrize("name", COMPARED)
 def test_imported_suite_gives_promptfoos_verdicts(name, node, tmp_path):
     config = _copy(name, tmp_path)
     expected = pf.promptfoo_verdicts(node, config, tmp_path)
-    suite = tmp_path / "suite"
-    proc = pf.waza("interop", "import-suite", str(config), "-o", str(suite))
-    assert proc.returncode == 0, proc.stderr
-    got = pf.waza_verdicts(suite, tmp_path)
+    suite, got = _import_and_run(config, tmp_path)
     assert pf.compare(expected, got) == []
     assert len(got) == len(expected) > 0
     # both verdicts occur across the fixtures; a fixture where everything passes proves less
     if name == "waza-features":
         assert set(expected.values()) == {True, False}
-
-    exported = tmp_path / "exported" / "promptfooconfig.yaml"
-    exported.parent.mkdir()
-    proc = pf.waza("interop", "export-suite", str(suite), "-o", str(exported))
-    assert proc.returncode == 0, proc.stderr
-    again = pf.promptfoo_verdicts(node, exported, tmp_path)
-    # the export has one prompt and one test per task, in task order
-    tasks = sorted(got, key=lambda k: _order(suite, k))
-    assert [again[(0, j)] for j in range(len(tasks))] == [got[k] for k in tasks]
+    # the round trip through waza alone; promptfoo's verdicts on the export are checked below
     back = tmp_path / "back"
-    proc = pf.waza("interop", "import-suite", str(exported), "-o", str(back))
+    proc = pf.waza("interop", "import-suite", str(_export(suite, tmp_path / "exported")), "-o", str(back))
     assert proc.returncode == 0, proc.stderr
     assert sorted(pf.waza_verdicts(back, tmp_path).values()) == sorted(got.values())
+
+
+#: what every export holds besides its tests: one prompt, the echo provider (checked below)
+EXPORT_FRAME = {"prompts": ["{{prompt}}"], "providers": ["echo"]}
+
+
+def test_exported_suites_give_the_same_verdicts_in_promptfoo(node, tmp_path):
+    """``export-suite`` of each imported suite gives a config on which the real promptfoo gives
+    waza's verdicts, test by test in task order.
+
+    Every export has the same frame (one ``{{prompt}}`` prompt, the echo provider; asserted), so
+    their tests are evaluated by one ``promptfoo eval`` of a config that lists them all, each
+    export's tests in a row: starting promptfoo costs about 2.5 s of CPU, the tests next to
+    nothing, and a test's verdict depends only on its own vars and assertions."""
+    loader = YAML(typ="safe")
+    tests: list = []
+    spans: dict[str, tuple[int, list[bool]]] = {}
+    for name in COMPARED:
+        work = tmp_path / name
+        suite, got = _import_and_run(_copy(name, work), work)
+        doc = loader.load(_export(suite, work / "exported").read_text(encoding="utf-8"))
+        assert set(doc) == {"description", "tests", *EXPORT_FRAME}, name
+        assert {k: doc[k] for k in EXPORT_FRAME} == EXPORT_FRAME, name
+        # the export has one test per task, in task order
+        assert len(doc["tests"]) == len(got), name
+        spans[name] = (len(tests), [got[k] for k in sorted(got, key=lambda k: _order(suite, k))])
+        tests += doc["tests"]
+    merged = tmp_path / "all-exports" / "promptfooconfig.json"
+    merged.parent.mkdir()
+    merged.write_text(json.dumps({"description": "every export", **EXPORT_FRAME, "tests": tests}), encoding="utf-8")
+    again = pf.promptfoo_verdicts(node, merged, merged.parent)
+    assert len(again) == len(tests)
+    for name, (first, verdicts) in spans.items():
+        assert [again[(0, first + j)] for j in range(len(verdicts))] == verdicts, name
 
 
 def _order(suite: Path, task_id: str) -> str:
