@@ -28,21 +28,41 @@ pytestmark = pytest.mark.xdist_group("third-party-venv")
 
 
 def _install(root: Path) -> None:
-    """A venv without pip of its own (ensurepip costs about 4 s of CPU), filled by this
-    interpreter's pip (``pip --python``) without compiling every dependency to bytecode (about
-    half the CPU of the install; the tests compile what they import)."""
+    """A fresh venv whose own site-packages gets waza and the two plugins, installed by pip from
+    wheels built here; their dependencies are this interpreter's (a path file).
+
+    What these tests check is that pip-installed distributions are found through their entry
+    points. Installing numpy, scipy and the rest again was about half the fixture's CPU, and
+    building each wheel in an isolated environment (a new hatchling each time) most of the
+    other half; scripts/release_check.sh installs what a user gets, dependencies and isolated
+    build included. The venv has no pip of its own (ensurepip costs about 4 s of CPU): this
+    interpreter's pip installs into it (``pip --python``), without compiling to bytecode."""
+    import sysconfig
     import venv
 
     venv.EnvBuilder(with_pip=False).create(root)
-    proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(root / "bin" / "python"), "install", "--quiet",
-                           "--no-compile", "--disable-pip-version-check", str(REPO), str(PLUGIN), str(SHOUT)],
-                          capture_output=True, text=True, timeout=900)
+    wheels = root / "wheels"
+    _pip("wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(wheels), str(REPO), str(PLUGIN), str(SHOUT))
+    _pip("--python", str(root / "bin" / "python"), "install", "--quiet", "--no-deps", "--no-compile",
+         *map(str, sorted(wheels.glob("*.whl"))))
+    # after the venv's own site-packages on sys.path: a plain folder, so the editable waza of this
+    # interpreter (its own .pth file there) is not put on the path, and the installed copy runs
+    where = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    ours = subprocess.run([str(root / "bin" / "python"), "-c", where], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    deps = dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))
+    (Path(ours) / "_waza_test_dependencies.pth").write_text("".join(f"{d}\n" for d in deps), encoding="utf-8")
+
+
+def _pip(*args: str) -> None:
+    proc = subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", *args], capture_output=True,
+                          text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
 @pytest.fixture(scope="session")
 def fresh_env(tmp_path_factory):
-    """One virtual environment per test run (about 10 s of pip), shared by the xdist workers."""
+    """One virtual environment per test run, shared by the xdist workers."""
     return built_once(tmp_path_factory, "third-party-venv", _install)
 
 
@@ -56,6 +76,15 @@ def _env(**extra):
 def waza(env_root, *args, cwd=None, input=None, **env):
     return subprocess.run([str(env_root / "bin" / "waza"), *args], capture_output=True, text=True, cwd=cwd,
                           timeout=180, env=_env(**env), input=input)
+
+
+def test_the_installed_copies_run_not_the_checkout(fresh_env):
+    code = "import waza_core, waza_wordcount; print(waza_core.__file__); print(waza_wordcount.__file__)"
+    proc = subprocess.run([str(fresh_env / "bin" / "python"), "-c", code], capture_output=True, text=True,
+                          env=_env(), cwd=fresh_env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    for where in map(Path, proc.stdout.split()):
+        assert fresh_env in where.resolve().parents and REPO not in where.resolve().parents, where
 
 
 def test_waza_plugins_lists_the_installed_plugin(fresh_env):
