@@ -376,3 +376,44 @@ def test_a_child_being_started_is_not_taken_for_another_childs_escapee(tmp_path)
     finally:
         kill_if_alive(pid)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 7, "the sweep killed a child being started"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sweep of escapees is Linux only")
+@pytest.mark.parametrize("started", [True, False], ids=["a-start", "not-a-start"])
+def test_a_sweep_judges_a_child_only_when_the_starts_it_saw_are_over(started):
+    """A child being started lets go of waza's descriptors one by one before ``exec``: a sweep
+    that saw another child's pipe in it, then found it no longer holding the birthmark, killed it
+    (a resumed run's grader ended by SIGKILL 9 ms after its start, under load). The fork below
+    has closed every descriptor, as such a child has on its way to ``exec``, while a start is
+    under way; the sweep's match says yes to it. It must wait for that start: the child then
+    turns out to be the start's (a leader: kept) or not (an escapee: killed)."""
+    procs.enable_subreaper()
+    token = object()
+    with procs._state_lock:
+        procs._starting.add(token)
+    pid = os.fork()
+    if pid == 0:  # past the close of waza's descriptors, not yet at exec
+        os.closerange(3, 65536)
+        time.sleep(1.5)
+        os._exit(7)
+    found: list = []
+    sweeper = threading.Thread(target=lambda: found.append(procs._sweep(lambda p, info: p == pid)))
+    try:
+        sweeper.start()
+        time.sleep(0.3)  # the sweep sees the child while the start is under way
+        assert sweeper.is_alive(), "the sweep judged the child while a start was under way"
+        with procs._state_lock:
+            procs._starting.discard(token)
+            if started:
+                procs._leaders.add(pid)
+        sweeper.join(10)
+        if started:  # kept: it ends as it meant to
+            _, status = os.waitpid(pid, 0)
+            assert found == [0] and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 7
+        else:  # killed and reaped by the sweep
+            assert found == [1] and not os.path.exists(f"/proc/{pid}")
+    finally:
+        with procs._state_lock:
+            procs._starting.discard(token)
+            procs._leaders.discard(pid)
+        kill_if_alive(pid)

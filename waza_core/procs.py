@@ -189,21 +189,10 @@ def run(
     if tag:
         child_env[TAG_VARIABLE] = tag
     try:
-        proc = subprocess.Popen(
-            args,
-            cwd=cwd,
-            env=child_env,
-            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            close_fds=True,
-        )
+        proc = _popen(args, cwd=cwd, env=child_env, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except OSError as exc:
         raise _start_error(args[0], cwd, exc) from None
-    with _state_lock:
-        _leaders.add(proc.pid)
-        _past_leaders.add(proc.pid)
     supervisor = _Supervisor(proc, args, input, timeout, max_stdout, max_stderr, kill_on_overflow, cancel,
                              stderr_tail)
     supervisor.tag = tag
@@ -222,12 +211,32 @@ def start(argv: Sequence[str | os.PathLike[str]], *, env: Mapping[str, str] | No
     tag = _new_tag()
     child_env = dict(env if env is not None else os.environ)
     child_env[TAG_VARIABLE] = tag
-    proc = subprocess.Popen([os.fspath(a) for a in argv], env=child_env, start_new_session=True, close_fds=True,
-                            **popen)
+    return _popen([os.fspath(a) for a in argv], env=child_env, **popen), tag
+
+
+def _popen(args: list[str], **popen: Any) -> subprocess.Popen:
+    """Start a child in its own session, registered in :data:`_starting` while it is being
+    started and in :data:`_leaders` from the moment it is started, in one step.
+
+    A sweep cannot tell a child being started from an escapee by looking at it: between fork
+    and ``exec`` the child holds waza's descriptors (another child's pipes among them) and
+    lets go of them one by one. So a sweep judges a child it does not know only once every
+    start that was under way when it saw the child is over (:func:`_sweep`): by then the
+    child is a leader, or it is not one of waza's starts."""
+    token = object()
     with _state_lock:
+        _starting.add(token)
+    try:
+        proc = subprocess.Popen(args, start_new_session=True, close_fds=True, **popen)
+    except BaseException:
+        with _state_lock:
+            _starting.discard(token)
+        raise
+    with _state_lock:
+        _starting.discard(token)
         _leaders.add(proc.pid)
         _past_leaders.add(proc.pid)
-    return proc, tag
+    return proc
 
 
 def end(proc: subprocess.Popen, tag: str) -> None:
@@ -576,6 +585,7 @@ _SESSION = f"{os.getpid()}.{os.urandom(4).hex()}"
 _state_lock = threading.Lock()
 _tag_counter = [0]
 _leaders: set[int] = set()  # children of run() not reaped yet: never swept
+_starting: set[object] = set()  # a token per child being started (_popen)
 _past_leaders: set[int] = set()  # for kill_leftovers
 _subreaper: list[bool] = []
 #: inode of a pipe only this process holds (close-on-exec): a child of waza that has not
@@ -667,16 +677,22 @@ def _sweep(match) -> int:
         return 0
     deadline = time.monotonic() + SWEEP_SECONDS
     pending: set[int] = set()
+    seen_while: dict[int, frozenset] = {}  # a child not judged yet: the starts under way when seen
     found = 0
     while True:
-        with _state_lock:
+        children = _children()
+        with _state_lock:  # after the listing: a listed child whose start is over is a leader by now
             skip = set(_leaders)
-        new = False
-        for pid in _children():
+            starting = frozenset(_starting)
+        new = undecided = False
+        for pid in children:
             if pid in skip or pid in pending:
                 continue
+            if seen_while.setdefault(pid, starting) & starting:
+                undecided = True  # perhaps one of those starts (see _popen): judged when they are over
+                continue
             info = _stat(pid)
-            if info is None or not match(pid, info) or _unborn(pid):
+            if info is None or _unborn(pid) or not match(pid, info):
                 continue
             found += 1
             new = True
@@ -693,9 +709,9 @@ def _sweep(match) -> int:
                 done = pid
             if done:
                 pending.discard(pid)
-        if (not pending and not new) or time.monotonic() >= deadline:
+        if (not pending and not new and not undecided) or time.monotonic() >= deadline:
             return found
-        time.sleep(0.002 if pending else 0)
+        time.sleep(0.002 if pending or undecided else 0)
 
 
 def _sweep_for(leader: int, tag: str, pipes: frozenset[int] = frozenset()) -> int:
