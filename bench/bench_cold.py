@@ -1,6 +1,6 @@
 """The first run of a suite (cold) against the next ones (warm), with and without the suite cache.
 
-    python bench/bench_cold.py [--sizes 2000,20000,100000] [--repeat 3]
+    python bench/bench_cold.py [--sizes 2000,20000,100000] [--repeat 3] [--output new|same]
 
 The suite is bench/bench_scale.py's (mock executor, one ``contains`` check per task). Each
 line is a whole ``waza run`` process, timed from spawn to exit, CPU (user + system) and
@@ -12,6 +12,11 @@ peak RSS from ``os.wait4``:
   suite cache);
 * **no cache**: ``WAZA_NO_CACHE=1``: every task file parsed and checked on every run, nothing
   written (what a cold run costs without writing the cache).
+
+``--output new`` (the default) gives every run a results file that does not exist yet, as a
+CI machine's first run has; ``--output same`` writes one file over and over (what the figures
+before session 9 measured: an existing target makes ``waza run``'s output collision check
+resolve every task file, a new one does not, see docs/architecture.md).
 
 Each line prints the median over ``--repeat`` runs and its ratio to the previous release's
 figure (:data:`PREVIOUS`, per task: issue 15's closing figures, docs/architecture.md) where
@@ -50,6 +55,8 @@ suite's specs, about 1.6 KB per task) is above 150 MB, and the times need a quie
 from __future__ import annotations
 
 import argparse
+import functools
+import itertools
 import os
 import shutil
 import statistics
@@ -78,11 +85,23 @@ def _env(tmp: Path, mode: str, run: int) -> dict:
     return env
 
 
+def _run_argv(waza: list[str], suite: Path, out: Path, new: bool, runs: itertools.count) -> list[str]:
+    """``waza run SUITE -q -o FILE``: a file no run wrote before when ``new``, else ``out`` itself."""
+    if not new:
+        return waza + ["run", str(suite), "-q", "-o", str(out.with_suffix(".json"))]
+    k = next(runs)
+    out.with_name(f"{out.name}-{k - 1}.json").unlink(missing_ok=True)  # the last run's, measured already
+    target = out.with_name(f"{out.name}-{k}.json")
+    return waza + ["run", str(suite), "-q", "-o", str(target)]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="2000,20000,100000")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--modes", default="cold,warm,no cache")
+    ap.add_argument("--output", choices=("new", "same"), default="new",
+                    help="a results file that does not exist yet for every run (new), or one file written over (same)")
     args = ap.parse_args()
     waza = waza_argv()
     rows = []
@@ -90,16 +109,16 @@ def main() -> None:
         tmp = Path(tmp_name)
         for n in [int(s) for s in args.sizes.split(",")]:
             suite = make_suite(tmp / f"s{n}", n)
-            out = tmp / f"out{n}.json"
-            argv = waza + ["run", str(suite), "-q", "-o", str(out)]
-            measure(argv, _env(tmp, "no cache", 0))  # compiles the modules once
+            run_argv = functools.partial(_run_argv, waza, suite, tmp / f"out{n}", args.output == "new",
+                                         itertools.count())
+            measure(run_argv(), _env(tmp, "no cache", 0))  # compiles the modules once
             for mode in args.modes.split(","):
                 runs = []
                 for r in range(args.repeat):
                     env = _env(tmp, mode, 0 if mode == "warm" else r)
                     if mode == "warm" and r == 0:
-                        measure(argv, env)  # writes the cache the warm runs read
-                    wall, cpu, rss, code = measure(argv, env)
+                        measure(run_argv(), env)  # writes the cache the warm runs read
+                    wall, cpu, rss, code = measure(run_argv(), env)
                     assert code == 0, f"waza run exited {code}"
                     runs.append((wall, cpu, rss))
                 wall = statistics.median(r[0] for r in runs) / n * 1e6
@@ -112,7 +131,8 @@ def main() -> None:
                              f"<= {target[0]:.0f} us, <= {target[1]:.0f} MB" if target else ""))
             shutil.rmtree(tmp / f"s{n}")
     print(table(rows, ("suite", "run", "wall/task", "CPU/task", "peak RSS", "wall / previous", "target")))
-    print(f"load average after: {os.getloadavg()[0]:.2f} (2 cores; wall time grows with it, CPU less)")
+    print(f"results file: {args.output}; load average after: {os.getloadavg()[0]:.2f} "
+          "(2 cores; wall time grows with it, CPU less)")
 
 
 if __name__ == "__main__":
