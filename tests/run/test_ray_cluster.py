@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -33,8 +34,14 @@ RAY_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",  # else Ray swaps 127.0.0.1
 
 @pytest.fixture(scope="module")
 def cluster():
-    saved = {k: os.environ.get(k) for k in RAY_ENV}
-    os.environ.update(RAY_ENV)  # before Ray is imported: it reads them once
+    # The cluster's session folders and waza's unpacked suites on its nodes go to a temporary
+    # folder of this module's own (TMPDIR for every process of the cluster and every driver),
+    # removed at the end: nothing is left in the machine's temporary folder. Its path is short:
+    # Ray's socket paths inside it must fit in 107 bytes.
+    scratch = tempfile.mkdtemp(prefix="r")
+    saved = {k: os.environ.get(k) for k in (*RAY_ENV, "TMPDIR")}
+    os.environ.update(RAY_ENV, TMPDIR=scratch)  # before Ray is imported: it reads them once
+    tempfile.tempdir = None
     try:
         pytest.importorskip("ray")
         from ray.cluster_utils import Cluster
@@ -56,6 +63,8 @@ def cluster():
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+        tempfile.tempdir = None
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _waza(*args: str) -> subprocess.Popen:
@@ -143,7 +152,7 @@ def _processes_with(text: str) -> list[int]:
 
 def _unpacked(log: Path) -> set[str]:
     """The copies of one test's suite (its eval.yaml names the test's own ``log``) unpacked on
-    this machine's nodes (all nodes share this machine's /tmp), with their ``.users`` folders.
+    this machine's nodes (all nodes share the module's TMPDIR), with their ``.users`` folders.
     Only this test's own suite: another test's copies (the optimizer test's Ray actors may still
     be unpacking while the next test starts) are not this test's to judge."""
     cache = Path(tempfile.gettempdir()) / f"waza-ray-{os.getuid()}"
