@@ -8,10 +8,9 @@ with a reason (ignored when ``CI`` is set).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -49,40 +48,68 @@ class Opened:
         return [u for u in self.requests if u != own_url]
 
 
-@contextlib.contextmanager
-def open_report(path: Path, timeout_ms: int = 60000):
-    """Open ``path`` in a fresh profile; every request but the page itself is aborted and recorded."""
-    require_browser()
+#: [(Playwright, Browser)] of this test process, started on first use (see _browser)
+_started: list = []
+
+
+def _browser():
+    """One headless Chromium per test process, started on first use and stopped at exit:
+    starting Playwright's driver and the browser costs about 1.5 s of CPU, and each report
+    gets a new browser context of its own anyway (no cookies, storage or cache shared with
+    another report). A browser that went away is started again."""
+    if _started and _started[0][1].is_connected():
+        return _started[0][1]
+    _stop()
     from playwright.sync_api import sync_playwright
 
-    profile = tempfile.mkdtemp(prefix="waza-chromium-")
+    driver = sync_playwright().start()
     try:
-        with sync_playwright() as p:
-            ctx = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True,
-                                                       args=ARGS, offline=True)
-            try:
-                url = path.resolve().as_uri()
-                requests: list[str] = []
-                errors: list[str] = []
+        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+    except BaseException:
+        driver.stop()
+        raise
+    if not _started:
+        atexit.register(_stop)
+    _started[:] = [(driver, browser)]
+    return browser
 
-                def route(r):
-                    if r.request.url == url:
-                        r.continue_()
-                    else:
-                        r.abort()
 
-                ctx.route("**/*", route)
-                page = ctx.new_page()
-                page.on("request", lambda r: requests.append(r.url))
-                page.set_default_timeout(timeout_ms)
-                page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-                page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
-                page.goto(url, wait_until="load")
-                yield Opened(page, requests, errors)
-            finally:
-                ctx.close()
+def _stop() -> None:
+    while _started:
+        driver, browser = _started.pop()
+        with contextlib.suppress(Exception):
+            browser.close()
+        with contextlib.suppress(Exception):
+            driver.stop()
+
+
+@contextlib.contextmanager
+def open_report(path: Path, timeout_ms: int = 60000):
+    """Open ``path`` in a new browser context (offline); every request but the page itself is
+    aborted and recorded."""
+    require_browser()
+    ctx = _browser().new_context(offline=True)
+    try:
+        url = path.resolve().as_uri()
+        requests: list[str] = []
+        errors: list[str] = []
+
+        def route(r):
+            if r.request.url == url:
+                r.continue_()
+            else:
+                r.abort()
+
+        ctx.route("**/*", route)
+        page = ctx.new_page()
+        page.on("request", lambda r: requests.append(r.url))
+        page.set_default_timeout(timeout_ms)
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+        page.goto(url, wait_until="load")
+        yield Opened(page, requests, errors)
     finally:
-        shutil.rmtree(profile, ignore_errors=True)
+        ctx.close()
 
 
 def page_timings(page) -> dict[str, float]:
