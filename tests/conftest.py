@@ -140,7 +140,10 @@ allow_ungraded: true
 #: ``item._nodeid``, which pytest 9.2 no longer reads (node ids are built from ``item._id``),
 #: so ``--dist loadgroup`` silently spread marked tests over every worker. The scheduler
 #: below groups by file on the controller, which sees only node ids.
-XDIST_GROUPS = {"tests/run/test_ray_cluster.py": "ray", "tests/api/test_third_party_plugin.py": "third-party-venv"}
+XDIST_GROUPS = {"tests/run/test_ray_cluster.py": "ray", "tests/api/test_third_party_plugin.py": "third-party-venv",
+                # one module-scoped mypy run (about 6 s) or one shared browser (about 1.5 s a start)
+                # serves the whole file only on one worker
+                "tests/api/test_typing.py": "mypy", "tests/reporters/test_html_browser.py": "html-browser"}
 
 
 #: the test files with the longest single tests (measured with ``--durations``: the release
@@ -176,6 +179,14 @@ def pytest_collection_modifyitems(config, items):
             where = item.nodeid.split("::", 1)[0]
             if XDIST_GROUPS.get(where) != "ray":
                 raise pytest.UsageError(f"{where} has tests marked ray: add it to XDIST_GROUPS in tests/conftest.py")
+
+
+def pytest_runtest_teardown(item, nextitem):
+    """The headless browser tests/reporters/browser.py shares between the reports of one test
+    file ends with that file, before a test of another file runs (see ``_browser`` there why)."""
+    browser = sys.modules.get("tests.reporters.browser")
+    if browser is not None and (nextitem is None or nextitem.path != item.path):
+        browser.stop()
 
 
 def pytest_xdist_make_scheduler(config, log):

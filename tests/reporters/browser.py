@@ -53,13 +53,17 @@ _started: list = []
 
 
 def _browser():
-    """One headless Chromium per test process, started on first use and stopped at exit:
-    starting Playwright's driver and the browser costs about 1.5 s of CPU, and each report
-    gets a new browser context of its own anyway (no cookies, storage or cache shared with
-    another report). A browser that went away is started again."""
+    """One headless Chromium for the reports of one test file, started on first use: starting
+    Playwright's driver and the browser costs about 1.5 s of CPU, and each report gets a new
+    browser context of its own anyway (no cookies, storage or cache shared with another
+    report). A browser that went away is started again.
+
+    :func:`stop` ends it when the test file is done (tests/conftest.py
+    ``pytest_runtest_teardown``): while Playwright's sync API is started, its event loop is
+    the running loop of the thread, and a later test's ``asyncio.run()`` would fail."""
     if _started and _started[0][1].is_connected():
         return _started[0][1]
-    _stop()
+    stop()
     from playwright.sync_api import sync_playwright
 
     driver = sync_playwright().start()
@@ -69,12 +73,13 @@ def _browser():
         driver.stop()
         raise
     if not _started:
-        atexit.register(_stop)
+        atexit.register(stop)
     _started[:] = [(driver, browser)]
     return browser
 
 
-def _stop() -> None:
+def stop() -> None:
+    """End the shared browser and Playwright's driver, if started."""
     while _started:
         driver, browser = _started.pop()
         with contextlib.suppress(Exception):
