@@ -66,6 +66,8 @@ from typing import Any
 
 import attrs
 
+from waza_core.signals import MAIN_WAIT_SECONDS
+
 __all__ = ["DEFAULT_MAX_OUTPUT", "CancelEvent", "ProcResult", "ProcessStartError", "end", "run", "start"]
 
 #: default cap per stream (bytes kept of stdout, and of stderr)
@@ -330,6 +332,8 @@ class _Supervisor:
             self.cancel_token = cancel._subscribe(self._wake)
         elif cancel is not None:
             self.poll_cancel = True
+        # in the main thread a wait is bounded, so a signal another thread received is handled
+        self.in_main_thread = threading.current_thread() is threading.main_thread()
 
     # -- exit notification ------------------------------------------------------
 
@@ -508,7 +512,8 @@ class _Supervisor:
 
     def _select_timeout(self, now: float) -> float | None:
         """How long one select may block: until the drain time, the deadline or the next
-        cancel poll, whichever comes first; forever when none applies."""
+        cancel poll, whichever comes first, and at most :data:`~waza_core.signals.MAIN_WAIT_SECONDS`
+        in the main thread; forever when none applies."""
         waits = []
         if self.exit_time is not None:
             waits.append(self.exit_time + DRAIN_SECONDS - now)
@@ -516,6 +521,8 @@ class _Supervisor:
             waits.append(self.deadline - now)
         if self.poll_cancel and not self.group_killed:
             waits.append(_EVENT_POLL_SECONDS)
+        if self.in_main_thread:
+            waits.append(MAIN_WAIT_SECONDS)
         return max(0.0, min(waits)) if waits else None
 
     def _on_ready(self, tag: str, fd: int) -> None:

@@ -24,6 +24,12 @@ import signal
 import sys
 import threading
 
+#: the longest the main thread may wait in one blocking call while a command runs. A signal's
+#: Python handler runs only in the main thread, when it next runs Python code; the kernel may
+#: deliver the signal to another thread (one not busy with a pending signal), and then the main
+#: thread, asleep in a lock or select without a timeout, would not see it until that wait ended
+#: (Ctrl-C waited for a 120 s grader). Waits of the main thread on the run path use this bound.
+MAIN_WAIT_SECONDS = 0.25
 #: signals received, in order (a list: appending is atomic in a signal handler)
 _received: list[int] = []
 _installed: list[bool] = []

@@ -22,6 +22,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from waza_core.run.backend import Backend, BackendJob, CompletedRun
 from waza_core.run.plan import RunUnit
 from waza_core.run.unit import LOCAL_WORKER, run_unit
+from waza_core.signals import MAIN_WAIT_SECONDS
 
 
 class LocalBackend(Backend):
@@ -65,7 +66,8 @@ class LocalBackend(Backend):
         try:
             self._fill()
             while self.pending:
-                done, _ = wait(self.pending, return_when=FIRST_COMPLETED)
+                # bounded: a signal delivered to a pool thread is handled here (signals.py)
+                done, _ = wait(self.pending, timeout=MAIN_WAIT_SECONDS, return_when=FIRST_COMPLETED)
                 for fut in done:
                     unit = self.pending.pop(fut)
                     yield CompletedRun(unit, fut.result())
