@@ -292,6 +292,24 @@ def test_a_string_utf8_cannot_carry_is_not_cached(registry, cache, tmp_path):
                                                               "data": {"x": "fine"}}}
 
 
+def test_only_documents_json_gives_back_unchanged_are_cached(registry, cache, tmp_path):
+    """What a plugin's check or a YAML tag may leave in a document: each value JSON would
+    change (a date, a set, bytes, a tuple, a non-string key, NaN, infinity) keeps its file out
+    of the cache; plain JSON values are cached, a long integer too."""
+    import datetime
+
+    from waza_core.suite.cache import SuiteCache
+
+    store = SuiteCache(tmp_path / "eval.yaml", registry)
+    changed = [datetime.date(2026, 1, 2), {1, 2}, b"x", (1, 2), {1: "one"}, float("nan"), float("inf")]
+    for i, value in enumerate(changed):
+        store.put(str(tmp_path / f"no{i}.yaml"), "task", [10, 1, 1, 1], {"x": [value]})
+    plain = {"x": [None, True, False, 0, -1, 1 << 70, 1.5, -0.0, "s", {"k": [1.0e300]}]}
+    store.put(str(tmp_path / "yes.yaml"), "task", [10, 1, 1, 1], plain)
+    store.save()
+    assert cached_files(cache) == {str(tmp_path / "yes.yaml"): {"kind": "task", "stat": [10, 1, 1, 1], "data": plain}}
+
+
 @pytest.mark.parametrize("enabled", [True, False])
 def test_the_collector_is_paused_only_while_every_task_comes_from_the_cache(make_suite, registry, cache,
                                                                           monkeypatch, enabled):
