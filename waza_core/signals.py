@@ -30,6 +30,7 @@ import threading
 #: thread, asleep in a lock or select without a timeout, would not see it until that wait ended
 #: (Ctrl-C waited for a 120 s grader). Waits of the main thread on the run path use this bound.
 MAIN_WAIT_SECONDS = 0.25
+
 #: signals received, in order (a list: appending is atomic in a signal handler)
 _received: list[int] = []
 _installed: list[bool] = []

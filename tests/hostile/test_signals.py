@@ -108,11 +108,18 @@ def test_a_signal_stops_program_graders_and_writes_incomplete_results(make_suite
 
 #: waza, with a thread of its own that sends the signal to itself (a thread-directed signal):
 #: the kernel may hand a signal sent to the process to any thread that does not block it
+#: (argv[1]: a file a grader writes when it runs, or ``thread:NAME``, a thread that exists
+#: once grading started on a helper)
 IN_ANOTHER_THREAD = """
 import os, signal, sys, threading, time
+def started():
+    if sys.argv[1].startswith("thread:"):
+        return any(t.name == sys.argv[1][7:] for t in threading.enumerate())
+    return os.path.exists(sys.argv[1]) and open(sys.argv[1]).read()
 def poke():
-    while not (os.path.exists(sys.argv[1]) and open(sys.argv[1]).read()):
+    while not started():
         time.sleep(0.02)
+    time.sleep(0.3)
     signal.pthread_kill(threading.get_ident(), int(sys.argv[2]))
 threading.Thread(target=poke, daemon=True).start()
 from waza_core.cli import main
@@ -120,23 +127,28 @@ main(sys.argv[3:])
 """
 
 
-@pytest.mark.parametrize("parallel", [False, True])
-def test_a_signal_that_lands_in_another_thread_stops_the_run(make_suite, tmp_path, parallel):
+@pytest.mark.parametrize("grader, parallel", [("program", False), ("program", True), ("block", False)])
+def test_a_signal_that_lands_in_another_thread_stops_the_run(make_suite, tmp_path, grader, parallel):
     """Python runs a signal's handler in the main thread only, when it next runs Python code:
-    a signal the kernel gave another thread waited until the main thread's wait ended (here
-    a grader's 120 s). The main thread's waits on the run path are bounded now."""
+    a signal the kernel gave another thread waited until the main thread's wait ended (a
+    program grader's 120 s; a grader on a helper thread, up to its 300 s limit). The main
+    thread's waits on the run path are bounded now."""
     out = tmp_path / "r.json"
-    suite = slow_suite(make_suite, tmp_path, "program", parallel)
+    suite = slow_suite(make_suite, tmp_path, grader, parallel)
+    started = str(tmp_path / "pid0") if grader == "program" else "thread:waza-grader"
     (tmp_path / "tmp").mkdir()
     env = dict(os.environ, WAZA_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONPATH=str(REPO), TMPDIR=str(tmp_path / "tmp"))
-    proc = subprocess.Popen([sys.executable, "-c", IN_ANOTHER_THREAD, str(tmp_path / "pid0"), str(int(signal.SIGINT)),
-                             "run", suite, "-o", str(out)], env=env, cwd=REPO, stdout=subprocess.PIPE,
+    extra = ["-p", "tests.hostile.plugins"] if grader == "block" else []
+    proc = subprocess.Popen([sys.executable, "-c", IN_ANOTHER_THREAD, started, str(int(signal.SIGINT)),
+                             "run", suite, "-o", str(out), *extra], env=env, cwd=REPO, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, preexec_fn=default_signals)
-    wait_for(lambda: (tmp_path / "pid0").exists() and (tmp_path / "pid0").read_text())
-    grader_pid = int((tmp_path / "pid0").read_text())
+    if grader == "program":
+        wait_for(lambda: (tmp_path / "pid0").exists() and (tmp_path / "pid0").read_text())
+        grader_pid = int((tmp_path / "pid0").read_text())
     assert finish(proc) < 30
     check_stopped(proc, out, tmp_path, 130)
-    assert wait_dead(grader_pid, 5)
+    if grader == "program":
+        assert wait_dead(grader_pid, 5)
 
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])

@@ -72,8 +72,6 @@ def _browser():
     except BaseException:
         driver.stop()
         raise
-    if not _started:
-        atexit.register(stop)
     _started[:] = [(driver, browser)]
     return browser
 
@@ -86,6 +84,9 @@ def stop() -> None:
             browser.close()
         with contextlib.suppress(Exception):
             driver.stop()
+
+
+atexit.register(stop)  # the last test file's browser, if the run ends another way
 
 
 @contextlib.contextmanager

@@ -36,6 +36,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from waza_core.signals import MAIN_WAIT_SECONDS
+
 #: how long past its limit a grader on a helper thread gets before the run moves on
 GRACE_SECONDS = 2.0
 #: how often the watchdog looks at the calls in progress (limits are in seconds)
@@ -200,6 +202,17 @@ _idle: list[_Helper] = []
 _idle_lock = threading.Lock()
 
 
+def _wait(event: threading.Event, seconds: float) -> bool:
+    """``event.wait(seconds)`` in slices of :data:`~waza_core.signals.MAIN_WAIT_SECONDS`: the
+    caller may be the main thread, which must run a signal's handler while it waits (a
+    signal the kernel gave the helper thread would otherwise wait for the grader's limit)."""
+    end = time.monotonic() + seconds
+    while not event.wait(max(0.0, min(MAIN_WAIT_SECONDS, end - time.monotonic()))):
+        if time.monotonic() >= end:
+            return False
+    return True
+
+
 def on_helper(fn: Callable[[], Any], seconds: float, cancel: threading.Event | None = None,
               group: Any = None) -> tuple[str, Any]:
     """Call ``fn()`` on a helper thread; give up ``GRACE_SECONDS`` after ``seconds``.
@@ -231,7 +244,7 @@ def on_helper(fn: Callable[[], Any], seconds: float, cancel: threading.Event | N
             finished.set()
 
     helper.jobs.put(job)
-    if not finished.wait(seconds + GRACE_SECONDS):
+    if not _wait(finished, seconds + GRACE_SECONDS):
         with _lock:  # make sure it is told, then leave it behind
             for call in registered:
                 _inject(call, GraderTimeout)
