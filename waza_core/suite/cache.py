@@ -155,6 +155,28 @@ def fingerprint(registry) -> str:
     return hashlib.sha256(blob).hexdigest()
 
 
+def cacheable(data: Any, size: int) -> bytes | None:
+    """The JSON of a checked document read from ``size`` bytes of source, or None when
+    it is not to be cached: not plain JSON (it would not come back unchanged) or much
+    bigger than its source."""
+    try:
+        blob = _encode(data)
+    except (msgspec.EncodeError, UnicodeEncodeError, OverflowError, TypeError, ValueError):
+        return None  # e.g. a lone surrogate, which UTF-8 cannot carry
+    # only a document that JSON gives back unchanged is cached (no dates, sets or non-string
+    # keys, no NaN): decoding and comparing runs at C speed, less than half the time of a
+    # walk over every value in Python
+    if len(blob) > MAX_GROWTH * size + GROWTH_SLACK or _decode(blob) != data:
+        return None
+    return blob
+
+
+def cache_line(file: str, kind: str, key: list[int], data: Any) -> bytes | None:
+    """The line of the cache file that stores ``data`` for ``file``, or None (see :func:`cacheable`)."""
+    blob = cacheable(data, key[0])
+    return None if blob is None else b"%b\t%b\n" % (_head(file, kind, key), blob)
+
+
 def _head(file: str, kind: str, key: list[int]) -> bytes:
     """The start of a file's line, up to the tab before its document. A file name that
     is not UTF-8 (``os.fsdecode`` keeps its bytes as lone surrogates, which UTF-8 cannot
@@ -194,6 +216,8 @@ class SuiteCache:
         self._visits = array("q")
         self._new: list[bytes] = []
         self._reordered = False
+        #: (file, kind) -> (stat key, cache line, document JSON) from helper processes
+        self._adopted: dict[tuple[str, str], tuple[list, bytes, bytes]] = {}
         #: called when a lookup finds nothing (the file is then parsed and checked again)
         self.on_miss: Callable[[], object] | None = None
         #: the compact JSON of the document the last ``get`` returned or ``put`` stored,
@@ -212,11 +236,18 @@ class SuiteCache:
         if buf.startswith(self._header):
             self._buf, self._pos, self._view = buf, len(self._header), memoryview(buf)
 
+    @property
+    def holds_nothing(self) -> bool:
+        """Whether no line of the cache file can answer (none, unreadable, another fingerprint)."""
+        return not self._buf
+
     def get(self, file: str, kind: str, key: list[int]) -> Any | None:
         """The document stored for ``file`` (a path string) when ``kind`` and its
         ``stat_key`` still match, else None."""
         self.last_blob = None
-        data = self._get(file, kind, key)
+        data = self._take_adopted(file, kind, key) if self._adopted else None
+        if data is None:
+            data = self._get(file, kind, key)
         if data is None and self.on_miss is not None:
             self.on_miss()
         return data
@@ -313,20 +344,39 @@ class SuiteCache:
         is the source size), unless it is not plain JSON or much bigger than its source."""
         if self.dir is None:
             return
-        try:
-            blob = _encode(data)
-        except (msgspec.EncodeError, UnicodeEncodeError, OverflowError, TypeError, ValueError):
-            return  # e.g. a lone surrogate, which UTF-8 cannot carry
-        # only a document that JSON gives back unchanged is cached (no dates, sets or non-string
-        # keys, no NaN): decoding and comparing runs at C speed, less than half the time of a
-        # walk over every value in Python
-        if len(blob) > MAX_GROWTH * key[0] + GROWTH_SLACK or _decode(blob) != data:
-            return
+        blob = cacheable(data, key[0])
+        if blob is not None:
+            self._add(b"%b\t%b\n" % (_head(file, kind, key), blob), blob)
+
+    def _add(self, line: bytes, blob: bytes) -> None:
         self.last_blob = blob
         self._visits.append(-1 - len(self._new))
         self._visits.append(0)
-        self._new.append(b"%b\t%b\n" % (_head(file, kind, key), blob))
+        self._new.append(line)
         self.dirty = True
+
+    def adopt(self, line: bytes) -> None:
+        """Take a cache line (without its newline) that a helper process wrote for a file
+        it parsed and checked (:mod:`waza_core.suite.prefetch`): :meth:`get` answers from it
+        as from a hit when the file's ``stat`` still matches, and it is saved as if just stored."""
+        head, tab, blob = line.partition(b"\t")
+        try:
+            file, kind, *key = _decode_head(head)
+        except ValueError:  # pragma: no cover - a helper writes what _head writes
+            return
+        self._adopted[(file, kind)] = (key, line + b"\n", blob)
+
+    def _take_adopted(self, file: str, kind: str, key: list[int]) -> Any | None:
+        found = self._adopted.pop((file, kind), None)
+        if found is None or found[0] != key:
+            return None
+        _, line, blob = found
+        data = _decode(blob)
+        if self.dir is None:
+            self.last_blob = blob
+        else:
+            self._add(line, blob)
+        return data
 
     def save(self) -> None:
         """Write the lines of the files this load visited, in its order, when a file

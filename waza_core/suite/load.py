@@ -32,7 +32,7 @@ from typing import Any
 from waza_core.errors import SuiteError
 from waza_core.model import CheckpointSpec, FileInput, GraderSpec, Suite, SuiteConfig, TaskSpec
 from waza_core.paths import display_path
-from waza_core.suite import globs, project_config, script_paths, ungraded, versions, yamlio
+from waza_core.suite import globs, prefetch, project_config, script_paths, ungraded, versions, yamlio
 from waza_core.suite import mocks as mock_checks
 from waza_core.suite import schema as schemas
 from waza_core.suite.cache import SuiteCache, stat_key
@@ -664,20 +664,35 @@ def _load_tasks(paths: list[Path], texts: list[str], registry, problems: Problem
     tasks = []
     cwd = os.getcwd()
     shared: dict[str, str] = {}
+    helpers = prefetch.Helpers()
+    wanted = prefetch.helpers_wanted(len(paths), first_load=cache.holds_nothing)
     was_enabled = gc.isenabled()
     if was_enabled:
         gc.disable()
         cache.on_miss = gc.enable
     try:
-        for tf, name in zip(paths, texts, strict=True):
+        if wanted:
+            helpers.start(_check_for_helper(registry), paths, texts, wanted)
+        for i, (tf, name) in enumerate(zip(paths, texts, strict=True)):
+            if helpers.shares:
+                helpers.take(i, cache)
             task = _load_task(tf, registry, problems, cache, name, cwd, shared)
             if task is not None:
                 tasks.append(task)
     finally:
+        helpers.stop()
         cache.on_miss = None
         if was_enabled:
             gc.enable()
     return tasks
+
+
+def _check_for_helper(registry):
+    """What a helper process does with one task file: read, parse and check it as a cold
+    load does, its problems dropped (the loader finds them again, in order)."""
+    def check(file: Path, name: str, lines) -> None:
+        _load_checked(file, "task", registry, Problems(), lines, name)
+    return check
 
 
 def _load_task(file: Path, registry, problems: Problems, cache, name: str | None = None,

@@ -1,0 +1,228 @@
+"""The first load of a big suite with helper processes gives what a load without them gives.
+
+Helpers start only in a process with one thread, so every load here runs in a new Python
+process (``DRIVER``), as ``waza`` does; pytest-xdist's workers have more threads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_waza
+from waza_core.suite import prefetch
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2,
+                                reason="helpers need Linux and a second CPU")
+
+N = 620  # above prefetch.MIN_FILES: one helper takes the tail of the list
+
+EVAL = """name: big
+skill: s
+config: {executor: mock}
+tasks: ["tasks/*.yaml"]
+"""
+TASK = ("id: t{i:04d}\ninputs: {{prompt: \"item {i}\"}}\n"
+        "graders:\n  - {{type: text, name: g, config: {{contains: [\"item {i}\"]}}}}\n")
+
+#: files that are not plain cache lines, at indexes in both the loader's and the helper's share
+ODD = {
+    5: "id: t0005\ninputs: {prompt: x}\ngraders:\n  - {type: nope, name: g}\n",  # schema error
+    300: "id: t0300\ninputs: {prompt: x}\ngraders:\n  - {type: nope, name: g}\n",
+    310: "id: t0310\ninputs: {prompt: [unclosed\n",  # YAML error
+    320: "id: t0320\nsurprise: 1\ninputs: {prompt: x}\ngraders:\n  - {type: text, name: g, config: {contains: [x]}}\n",
+    330: "id: t0330\ninputs: {prompt: x, context: {when: 2024-01-01}}\n"  # a date: not cached
+         "graders:\n  - {type: text, name: g, config: {contains: [x]}}\n",
+    340: "id: t0340\ninputs: {prompt_file: p.md}\ngraders:\n  - {type: text, name: g, config: {contains: [x]}}\n",
+    350: "id: t0001\ninputs: {prompt: x}\ngraders:\n  - {type: text, name: g, config: {contains: [x]}}\n",  # dup id
+    360: "id: t0360\ninputs: {prompt: x, follow_up_prompts: [y]}\ncheckpoints:\n  - after_turn: 1\n"
+         "    graders:\n      - {type: text, name: c, config: {contains: [x]}}\n"
+         "graders:\n  - {type: text, name: g, config: {contains: [x]}}\n",
+}
+
+#: loads a suite in a process of its own; prints how many helpers started, the suite or its problems
+DRIVER = r"""
+import json, sys
+from pathlib import Path
+from waza_core.errors import SuiteError
+from waza_core.plugins import build_plugin_manager
+from waza_core.suite import prefetch
+from waza_core.suite.load import load_suite
+
+started = []
+real_start = prefetch.Helpers.start
+def start(self, *args):
+    real_start(self, *args)
+    started.append([h.lo for h in self.shares])
+prefetch.Helpers.start = start
+exec(sys.argv[2])  # what a test changes in the helpers
+try:
+    suite = load_suite(Path(sys.argv[1]), build_plugin_manager()[1])
+    out = {"suite": repr(suite), "warnings": list(suite.warnings)}
+except SuiteError as exc:
+    out = {"problems": exc.problems, "warnings": exc.warnings}
+print(json.dumps({"started": started, **out}))
+"""
+
+
+def make_big_suite(root: Path, odd: dict[int, str] | None = None) -> Path:
+    (root / "tasks").mkdir(parents=True)
+    (root / "eval.yaml").write_text(EVAL)
+    (root / "tasks" / "p.md").write_text("from a file")
+    for i in range(N):
+        text = (odd or {}).get(i, TASK.format(i=i))
+        (root / "tasks" / f"t{i:04d}.yaml").write_text(text)
+    return root / "eval.yaml"
+
+
+def load_in_process(eval_file: Path, cache: Path, helpers: int, patch: str = "") -> dict:
+    env = {**os.environ, "WAZA_CACHE_DIR": str(cache), prefetch.ENV: str(helpers),
+           "WAZA_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    env.pop("WAZA_NO_CACHE", None)
+    proc = subprocess.run([sys.executable, "-c", DRIVER, str(eval_file), patch], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def cache_bytes(cache: Path) -> bytes:
+    (f,) = list((cache / "suites").iterdir())
+    return f.read_bytes()
+
+
+@pytest.fixture(scope="module")
+def good_suite(tmp_path_factory) -> Path:
+    return make_big_suite(tmp_path_factory.mktemp("good"))
+
+
+def test_a_first_load_with_a_helper_gives_the_same_suite_and_cache(good_suite, tmp_path):
+    alone = load_in_process(good_suite, tmp_path / "c0", helpers=0)
+    helped = load_in_process(good_suite, tmp_path / "c1", helpers=1)
+    assert alone["started"] == [] and len(helped["started"]) == 1
+    (lo,) = helped["started"][0]
+    assert 0 < lo < N // 2  # the helper has the larger share: the loader also builds its tasks
+    assert helped["suite"] == alone["suite"]
+    assert cache_bytes(tmp_path / "c1") == cache_bytes(tmp_path / "c0")
+    again = load_in_process(good_suite, tmp_path / "c1", helpers=1)  # warm: no helper
+    assert again["started"] == [] and again["suite"] == alone["suite"]
+
+
+def test_problems_warnings_and_uncacheable_files_come_out_the_same(tmp_path):
+    suite = make_big_suite(tmp_path / "s", ODD)
+    alone = load_in_process(suite, tmp_path / "c0", helpers=0)
+    helped = load_in_process(suite, tmp_path / "c1", helpers=1)
+    assert len(helped["started"]) == 1 and helped["started"][0][0] < 300
+    assert helped == {**alone, "started": helped["started"]}
+    problems = "\n".join(alone["problems"])
+    for bad in ("t0005.yaml", "t0300.yaml", "t0310.yaml", "t0001"):
+        assert bad in problems
+    assert any("t0320.yaml" in w and "surprise" in w for w in alone["warnings"])
+
+    fixed = {k: v for k, v in ODD.items() if k in (320, 330, 340, 360)}  # loads, with a warning
+    suite = make_big_suite(tmp_path / "s2", fixed)
+    alone = load_in_process(suite, tmp_path / "c2", helpers=0)
+    helped = load_in_process(suite, tmp_path / "c3", helpers=1)
+    assert "suite" in alone and helped == {**alone, "started": helped["started"]}
+    assert "from a file" in alone["suite"] and "2024" in alone["suite"]
+    assert cache_bytes(tmp_path / "c3") == cache_bytes(tmp_path / "c2")
+
+
+@pytest.mark.parametrize("patch", [
+    # killed before it wrote anything
+    "import os, signal\nprefetch._helper = lambda *a: os.kill(os.getpid(), signal.SIGKILL)",
+    # ended early (exit 0) after half of its share: the loader loads the rest itself
+    "real = prefetch._helper\n"
+    "prefetch._helper = lambda f, p, n, lo, hi, fd, parent: real(f, p, n, lo, (lo + hi) // 2, fd, parent)",
+    # fails (exit 1) half way, with a line cut short in its file
+    "import os\nreal = prefetch._write_all\ncount = []\n"
+    "def cut(fd, data):\n"
+    "    count.append(1)\n"
+    "    if len(count) == 3:\n"
+    "        os.write(fd, data[: len(data) // 2]); os._exit(1)\n"
+    "    real(fd, data)\n"
+    "prefetch._write_all = cut",
+], ids=["killed", "ended-early", "cut-short"])
+def test_a_helper_that_fails_only_makes_the_load_slower(good_suite, tmp_path, patch):
+    alone = load_in_process(good_suite, tmp_path / "c0", helpers=0)
+    helped = load_in_process(good_suite, tmp_path / "c1", helpers=1, patch=patch)
+    assert len(helped["started"]) == 1
+    assert helped["suite"] == alone["suite"]
+    assert cache_bytes(tmp_path / "c1") == cache_bytes(tmp_path / "c0")
+
+
+def test_a_file_changed_after_the_helper_read_it_is_read_again(tmp_path):
+    suite = make_big_suite(tmp_path / "s")
+    target = suite.parent / "tasks" / f"t{N - 1:04d}.yaml"
+    # the loader waits for the helper's last line, then the file changes (size and text)
+    patch = (
+        "from pathlib import Path\nreal_take = prefetch.Helpers.take\n"
+        "def take(self, i, cache):\n"
+        "    helper = self._by_file.get(i)\n"
+        "    if helper is not None:\n"
+        "        helper.line(helper.hi - 1)\n"
+        f"        Path({str(target)!r}).write_text('id: changed\\ninputs: {{prompt: new}}\\n"
+        "graders:\\n  - {type: text, name: g, config: {contains: [new]}}\\n')\n"
+        "    real_take(self, i, cache)\n"
+        "prefetch.Helpers.take = take\n")
+    helped = load_in_process(suite, tmp_path / "c1", helpers=1, patch=patch)
+    assert len(helped["started"]) == 1
+    assert "'changed'" in helped["suite"] and "t0619'" not in helped["suite"]
+    alone = load_in_process(suite, tmp_path / "c0", helpers=0)
+    assert helped["suite"] == alone["suite"]
+
+
+def test_no_helper_for_a_small_or_warm_suite_or_when_turned_off(good_suite, tmp_path, make_suite):
+    small = make_suite(EVAL, {f"tasks/t{i}.yaml": TASK.format(i=i) for i in range(prefetch.MIN_FILES - 1)})
+    assert load_in_process(small, tmp_path / "c0", helpers=3)["started"] == []
+    assert load_in_process(good_suite, tmp_path / "c1", helpers=0)["started"] == []
+    assert prefetch.helpers_wanted(10_000, first_load=False) == 0
+
+
+def test_a_bad_helper_count_is_a_usage_error(good_suite, tmp_path):
+    for bad in ("two", "-1", "1.5", "٣"):
+        proc = run_waza("validate", str(good_suite), env={prefetch.ENV: bad, "WAZA_CACHE_DIR": str(tmp_path)})
+        err = proc.stderr.decode()
+        assert proc.returncode == 2, err
+        assert f"{prefetch.ENV} must be a whole number" in err and "Traceback" not in err
+
+
+def test_shares_leave_the_loader_the_head_of_the_list():
+    for helpers in (1, 2, 3):
+        starts = prefetch.shares(20_000, helpers)
+        assert len(starts) == helpers and 0 < starts[0]
+        sizes = [b - a for a, b in zip(starts, [*starts[1:], 20_000], strict=True)]
+        assert max(sizes) - min(sizes) <= 1 and starts[0] < sizes[0]
+
+
+def test_an_interrupt_during_the_load_leaves_no_helper(good_suite, tmp_path):
+    # the helpers would sleep a minute; Ctrl-C reaches the loader right after they start
+    patch = ("import os, signal, sys, time\nreal = prefetch._helper\n"
+             "def slow(*a):\n    time.sleep(60)\n    real(*a)\n"
+             "prefetch._helper = slow\ndriver_start = prefetch.Helpers.start\n"
+             "def interrupted(self, *a):\n    driver_start(self, *a)\n"
+             "    print(' '.join(str(h.pid) for h in self.shares), file=sys.stderr, flush=True)\n"
+             "    os.kill(os.getpid(), signal.SIGINT)\n"
+             "prefetch.Helpers.start = interrupted\n")
+    env = {**os.environ, "WAZA_CACHE_DIR": str(tmp_path / "c"), prefetch.ENV: "1",
+           "WAZA_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    proc = subprocess.Popen([sys.executable, "-c", DRIVER, str(good_suite), patch], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # whatever is left of the test's own group
+        except ProcessLookupError:
+            pass
+    assert "KeyboardInterrupt" in err.decode() and proc.returncode != 0
+    pids = [int(p) for p in err.decode().splitlines()[0].split()]
+    assert len(pids) == 1
+    for pid in pids:  # killed and reaped by the loader before it let the interrupt go
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
