@@ -84,11 +84,25 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int, follow: bool = False
     a file that grows past the limit while it is read is refused too."""
     with open_regular(path, follow=follow, limit=limit) as fh:
         try:
-            data = fh.read(limit + 1)
+            data = _read_up_to(fh, limit + 1)
         except OSError as exc:
             raise UntrustedInput(f"{os.fsdecode(path)}: cannot read: {exc.strerror or exc}") from None
     if len(data) > limit:
         raise UntrustedInput(f"{os.fsdecode(path)}: more than the {limit} bytes allowed")
+    return data
+
+
+def _read_up_to(fh, most: int) -> bytes:
+    """At most ``most`` bytes of ``fh``, read in buffers sized by the file, not by ``most``:
+    ``read(most)`` allocates ``most`` bytes first (1 GiB for the suite cache's limit, which a
+    process under ``ulimit -v`` cannot have), however small the file."""
+    size = os.fstat(fh.fileno()).st_size
+    data = fh.read(min(size + 1, most))
+    while 0 < len(data) < most and len(data) > size:  # the file grew since its stat: read on
+        more = fh.read(min(1 << 20, most - len(data)))
+        if not more:
+            break
+        data += more
     return data
 
 

@@ -134,3 +134,26 @@ def test_the_suite_cache_file_planted_as_a_link_or_fifo(make_suite, tmp_path):
     path.unlink()
     os.mkfifo(path)
     assert run_waza("validate", str(suite), env=env, timeout=30).returncode == 0
+
+
+def test_a_warm_load_needs_no_more_memory_than_the_cache_file(make_suite, tmp_path):
+    """The suite cache file (limit 1 GiB) is read in a buffer of its own size: reading it with
+    ``read(limit + 1)`` asked for 1 GiB first, and under ``ulimit -v`` below that every warm
+    load failed ("an input is too large to be read in the memory available")."""
+    import resource
+    import subprocess
+    import sys
+
+    suite = make_suite(BASIC_EVAL, {"tasks/a.yaml": "id: a\ninputs: {prompt: hi}\n"
+                                    "graders:\n  - {type: text, name: g, config: {contains: [hi]}}\n"})
+    env = {**os.environ, "WAZA_CACHE_DIR": str(tmp_path / "cache"), "WAZA_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    env.pop("WAZA_NO_CACHE", None)
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (900 << 20, 900 << 20))
+
+    for _ in ("cold", "warm"):
+        proc = subprocess.run([sys.executable, "-m", "waza_core", "validate", str(suite)], env=env,
+                              capture_output=True, text=True, timeout=60, preexec_fn=limit)
+        assert proc.returncode == 0, proc.stderr
+    assert list((tmp_path / "cache" / "suites").iterdir())
