@@ -178,6 +178,15 @@ class Registry:
     def names(self, kind: str) -> list[str]:
         return sorted({*self.items[kind], *self.pending[kind]})
 
+    def builtin_module(self, kind: str, name: str) -> str | None:
+        """The module of the built-in plugin that provides ``name`` of ``kind``, loaded or
+        not (nothing is imported); None when a plugin of another source provides it."""
+        info = self.pending[kind].get(name)
+        if info is None:
+            reg = dict.get(self.items[kind], name)  # not the table's own get: that would load it
+            info = next((p for p in self.plugins if reg is not None and p.name == reg.plugin), None)
+        return info.module if info is not None and info.source == "builtin" else None
+
     def load_pending(self, kind: str, name: str) -> bool:
         """Import and register the pending built-in that provides ``name`` of ``kind``;
         False when there is none (already loaded, unknown or not a built-in)."""

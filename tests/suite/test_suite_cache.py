@@ -92,6 +92,57 @@ def test_a_different_plugin_set_misses_the_cache(make_suite, registry, cache):
         load_suite(path, registry)
 
 
+def test_the_key_imports_no_built_in_and_is_the_same_once_they_are_loaded():
+    """The cache key names a built-in grader or executor by its module and the files of its
+    package, not by its class: computing it imports none of them, and a load that imported
+    some first (or all) gets the same key, so a warm load stays warm. In a new process: this
+    one has imported them all already."""
+    import subprocess
+    import sys
+
+    script = (
+        "import json, sys\n"
+        "from waza_core.plugins import build_plugin_manager\n"
+        "from waza_core.suite.cache import fingerprint\n"
+        "fresh = build_plugin_manager()[1]\n"
+        "key = fingerprint(fresh)\n"
+        "imported = sorted(m for m in sys.modules if m.startswith(('waza_graders.', 'waza_adapters.')))\n"
+        "some = build_plugin_manager()[1]\n"
+        "some.get('grader', 'text')\n"
+        "print(json.dumps([imported, key, fingerprint(some), fingerprint(build_plugin_manager()[1].load_all())]))\n")
+    env = {**os.environ, "WAZA_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    imported, key, after_one, after_all = json.loads(proc.stdout)
+    assert imported == []
+    assert key == after_one == after_all
+
+
+def test_the_key_changes_with_a_built_in_package_file(monkeypatch, tmp_path):
+    from waza_core.suite import cache as cache_mod
+
+    monkeypatch.setenv("WAZA_DISABLE_PLUGIN_AUTOLOAD", "1")
+    registry = build_plugin_manager()[1]
+    key = cache_mod.fingerprint(registry)
+    real = cache_mod._package_identity("waza_graders")
+    path, size, mtime = real[1]
+    changed = ("waza_graders", (path, size + 1, mtime), *real[2:])
+    monkeypatch.setattr(cache_mod, "_package_identity",
+                        lambda package: changed if package == "waza_graders" else real)
+    assert cache_mod.fingerprint(registry) != key
+
+
+def test_a_third_party_plugin_with_a_built_in_name_keys_by_its_class(make_suite, cache):
+    """A plugin that is not a built-in is named by its class's file and its schema."""
+    from waza_core.suite import cache as cache_mod
+
+    with_plugin = build_plugin_manager(["tests.fixture_plugins.test_graders"])[1]
+    assert with_plugin.builtin_module("grader", "flip") is None
+    assert with_plugin.builtin_module("grader", "text") == "waza_graders.text"
+    part = cache_mod._plugin_identity(with_plugin, "grader", "flip")
+    assert part[2][0] == "tests.fixture_plugins.test_graders"
+
+
 def test_a_corrupt_cache_is_ignored(make_suite, registry, cache):
     path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
     load_suite(path, registry)
