@@ -159,13 +159,14 @@ def test_a_helper_that_fails_only_makes_the_load_slower(good_suite, tmp_path, pa
 def test_a_file_changed_after_the_helper_read_it_is_read_again(tmp_path):
     suite = make_big_suite(tmp_path / "s")
     target = suite.parent / "tasks" / f"t{N - 1:04d}.yaml"
-    # the loader waits for the helper's last line, then the file changes (size and text)
+    # the loader waits for the helper to end, then the file changes (size and text)
     patch = (
-        "from pathlib import Path\nreal_take = prefetch.Helpers.take\n"
+        "import time\nfrom pathlib import Path\nreal_take = prefetch.Helpers.take\n"
         "def take(self, i, cache):\n"
         "    helper = self._by_file.get(i)\n"
         "    if helper is not None:\n"
-        "        helper.line(helper.hi - 1)\n"
+        "        while not helper._reap():\n"
+        "            time.sleep(0.01)\n"
         f"        Path({str(target)!r}).write_text('id: changed\\ninputs: {{prompt: new}}\\n"
         "graders:\\n  - {type: text, name: g, config: {contains: [new]}}\\n')\n"
         "    real_take(self, i, cache)\n"
@@ -226,3 +227,28 @@ def test_an_interrupt_during_the_load_leaves_no_helper(good_suite, tmp_path):
     for pid in pids:  # killed and reaped by the loader before it let the interrupt go
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_the_example_folder_behaves_as_its_readme_says(tmp_path):
+    maker = Path(__file__).parents[2] / "examples" / "large-suite" / "make_suite.py"
+    made = subprocess.run([sys.executable, str(maker), "600", str(tmp_path / "big")], capture_output=True,
+                          text=True, timeout=60)
+    assert made.returncode == 0 and made.stdout.strip() == f"{tmp_path / 'big' / 'eval.yaml'}: 600 task(s)"
+    suite = str(tmp_path / "big" / "eval.yaml")
+    runs = [({"WAZA_CACHE_DIR": str(tmp_path / "cache")}, "1"), ({"WAZA_CACHE_DIR": str(tmp_path / "cache")}, "2"),
+            ({"WAZA_NO_CACHE": "1", prefetch.ENV: "0"}, "3")]
+    verdicts = []
+    for env, n in runs:
+        proc = run_waza("run", suite, "-q", "-o", str(tmp_path / f"big-{n}.json"), env=env)
+        assert proc.returncode == 0, proc.stderr.decode()
+        results = json.loads((tmp_path / f"big-{n}.json").read_text())
+        verdicts.append([(t["test_id"], t["status"]) for t in results["tasks"]])
+    assert len(verdicts[0]) == 600 and {s for _, s in verdicts[0]} == {"passed"}
+    assert verdicts[0] == verdicts[1] == verdicts[2]
+    for argv in (["600", str(tmp_path / "big")], ["0", str(tmp_path / "new")], ["x", str(tmp_path / "new")]):
+        refused = subprocess.run([sys.executable, str(maker), *argv], capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 2 and refused.stderr
+    bad = run_waza("validate", suite, env={prefetch.ENV: "two"})
+    assert bad.returncode == 2
+    assert ("WAZA_LOAD_HELPERS must be a whole number, 0 or more (0: no helper processes), got 'two'"
+            in bad.stderr.decode())

@@ -108,7 +108,8 @@ class _Helper:
                 return None
             if not self._reap():
                 time.sleep(POLL_SECONDS)
-        return self.lines[k]
+        line, self.lines[k] = self.lines[k], b""  # each is asked for once: not kept twice
+        return line
 
     def _read(self) -> bool:
         chunk = os.pread(self.fd, 1 << 20, self.offset)
