@@ -1,6 +1,7 @@
 """The first run of a suite (cold) against the next ones (warm), with and without the suite cache.
 
     python bench/bench_cold.py [--sizes 2000,20000,100000] [--repeat 3] [--output new|same]
+                               [--load-helpers N]
 
 The suite is bench/bench_scale.py's (mock executor, one ``contains`` check per task). Each
 line is a whole ``waza run`` process, timed from spawn to exit, CPU (user + system) and
@@ -17,6 +18,10 @@ peak RSS from ``os.wait4``:
 CI machine's first run has; ``--output same`` writes one file over and over (what the figures
 before session 9 measured: an existing target makes ``waza run``'s output collision check
 resolve every task file, a new one does not, see docs/architecture.md).
+
+``--load-helpers N`` sets ``WAZA_LOAD_HELPERS`` for every run (``0``: cold and no-cache runs
+on one CPU; unset: as many helpers as waza starts by itself, docs/large-suites.md). The CPU
+column counts the helpers too (``os.wait4`` adds the children a process waited for).
 
 Each line prints the median over ``--repeat`` runs and its ratio to the previous release's
 figure (:data:`PREVIOUS`, per task: issue 15's closing figures, docs/architecture.md) where
@@ -71,9 +76,11 @@ PREVIOUS = {("cold", 20_000): 496.0, ("warm", 2_000): 126.0, ("warm", 20_000): 6
 TARGETS = {("cold", 20_000): (150.0, 200.0), ("warm", 100_000): (40.0, 150.0)}
 
 
-def _env(tmp: Path, mode: str, run: int) -> dict:
+def _env(tmp: Path, mode: str, run: int, helpers: str | None = None) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "WAZA_NO_CACHE",
-                                                            "WAZA_CACHE_DIR", "XDG_CACHE_HOME")}
+                                                            "WAZA_CACHE_DIR", "XDG_CACHE_HOME", "WAZA_LOAD_HELPERS")}
+    if helpers is not None:
+        env["WAZA_LOAD_HELPERS"] = helpers
     home = tmp / f"home-{mode}-{run}"
     if mode == "cold":  # a new HOME, no cache: ~/.cache/waza does not exist yet
         shutil.rmtree(home, ignore_errors=True)
@@ -102,6 +109,7 @@ def main() -> None:
     ap.add_argument("--modes", default="cold,warm,no cache")
     ap.add_argument("--output", choices=("new", "same"), default="new",
                     help="a results file that does not exist yet for every run (new), or one file written over (same)")
+    ap.add_argument("--load-helpers", default=None, help="WAZA_LOAD_HELPERS for every run (default: unset)")
     args = ap.parse_args()
     waza = waza_argv()
     rows = []
@@ -111,11 +119,11 @@ def main() -> None:
             suite = make_suite(tmp / f"s{n}", n)
             run_argv = functools.partial(_run_argv, waza, suite, tmp / f"out{n}", args.output == "new",
                                          itertools.count())
-            measure(run_argv(), _env(tmp, "no cache", 0))  # compiles the modules once
+            measure(run_argv(), _env(tmp, "no cache", 0, args.load_helpers))  # compiles the modules once
             for mode in args.modes.split(","):
                 runs = []
                 for r in range(args.repeat):
-                    env = _env(tmp, mode, 0 if mode == "warm" else r)
+                    env = _env(tmp, mode, 0 if mode == "warm" else r, args.load_helpers)
                     if mode == "warm" and r == 0:
                         measure(run_argv(), env)  # writes the cache the warm runs read
                     wall, cpu, rss, code = measure(run_argv(), env)
@@ -131,7 +139,8 @@ def main() -> None:
                              f"<= {target[0]:.0f} us, <= {target[1]:.0f} MB" if target else ""))
             shutil.rmtree(tmp / f"s{n}")
     print(table(rows, ("suite", "run", "wall/task", "CPU/task", "peak RSS", "wall / previous", "target")))
-    print(f"results file: {args.output}; load average after: {os.getloadavg()[0]:.2f} "
+    helpers = "unset" if args.load_helpers is None else args.load_helpers
+    print(f"results file: {args.output}; WAZA_LOAD_HELPERS {helpers}; load average after: {os.getloadavg()[0]:.2f} "
           "(2 cores; wall time grows with it, CPU less)")
 
 

@@ -4,8 +4,9 @@ Parsing YAML and checking it against the schemas costs ~0.3 ms per task file; a 
 of 2000 tasks spends most of its start-up there. Files that loaded *without any
 problem* are stored as plain JSON, keyed by their path and ``stat`` identity (size,
 mtime, ctime, inode), under a fingerprint of everything that decides validity: the
-cache format, the waza and ruamel.yaml versions, the composed schemas, and each plugin
-class's source file. Any change to a file or a plugin misses the cache; a file with
+cache format, the waza and ruamel.yaml versions, the shipped schemas, each built-in
+grader's and executor's module with the files of its package, and each other plugin's
+class file and schema. Any change to a file or a plugin misses the cache; a file with
 problems is never cached, so error messages are always fresh.
 
 Each suite has one file, ``suites/<sha256 of the eval file's path>.json`` (the name of

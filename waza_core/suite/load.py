@@ -660,7 +660,11 @@ def _load_tasks(paths: list[Path], texts: list[str], registry, problems: Problem
     Path), and the collector's passes over them cost ~10 us per task of a 100,000-task
     load with Python's default thresholds (~1 us with those ``waza run`` sets while
     loading). The first file parsed and checked again (YAML and schema checks do make
-    cyclic garbage) turns it back on."""
+    cyclic garbage) turns it back on.
+
+    On a first load of a big suite, helper processes parse and check the tail of the list
+    (:mod:`waza_core.suite.prefetch`); their cache lines reach ``cache`` just before each of
+    their files loads here, so the loop is the same with or without them."""
     tasks = []
     cwd = os.getcwd()
     shared: dict[str, str] = {}
