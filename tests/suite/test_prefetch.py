@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -57,8 +58,8 @@ from waza_core.suite.load import load_suite
 
 started = []
 real_start = prefetch.Helpers.start
-def start(self, *args):
-    real_start(self, *args)
+def start(self, *args, **kwargs):
+    real_start(self, *args, **kwargs)
     started.append([h.lo for h in self.shares])
 prefetch.Helpers.start = start
 exec(sys.argv[2])  # what a test changes in the helpers
@@ -178,6 +179,32 @@ def test_a_file_changed_after_the_helper_read_it_is_read_again(tmp_path):
     assert helped["suite"] == alone["suite"]
 
 
+def test_a_cache_whose_files_all_changed_their_stat_gets_helpers_after_the_probe(tmp_path):
+    """A cache restored onto a new checkout, or every file touched: the first files all
+    miss, so helpers start for the files after them; the suite and the rewritten cache are
+    what a load without helpers gives. A load whose first files hit starts none."""
+    import shutil
+
+    suite = make_big_suite(tmp_path / "s")
+    load_in_process(suite, tmp_path / "c0", helpers=0)
+    shutil.copytree(tmp_path / "c0", tmp_path / "c1")
+    tasks = sorted((suite.parent / "tasks").glob("*.yaml"))
+    later = time.time() + 10
+    for task in tasks:
+        os.utime(task, (later, later))
+    alone = load_in_process(suite, tmp_path / "c0", helpers=0)
+    helped = load_in_process(suite, tmp_path / "c1", helpers=1)
+    assert alone["started"] == [] and len(helped["started"]) == 1
+    assert helped["started"][0][0] > prefetch.PROBE_FILES
+    assert helped["suite"] == alone["suite"]
+    assert cache_bytes(tmp_path / "c1") == cache_bytes(tmp_path / "c0")
+
+    shutil.copytree(tmp_path / "c0", tmp_path / "c2")
+    for task in tasks[prefetch.PROBE_FILES // 2:]:  # the first files still hit
+        os.utime(task, (later + 10, later + 10))
+    assert load_in_process(suite, tmp_path / "c2", helpers=1)["started"] == []
+
+
 def test_no_helper_for_a_small_or_warm_suite_or_when_turned_off(good_suite, tmp_path, make_suite):
     small = make_suite(EVAL, {f"tasks/t{i}.yaml": TASK.format(i=i) for i in range(prefetch.MIN_FILES - 1)})
     assert load_in_process(small, tmp_path / "c0", helpers=3)["started"] == []
@@ -206,7 +233,7 @@ def test_an_interrupt_during_the_load_leaves_no_helper(good_suite, tmp_path):
     patch = ("import os, signal, sys, time\nreal = prefetch._helper\n"
              "def slow(*a):\n    time.sleep(60)\n    real(*a)\n"
              "prefetch._helper = slow\ndriver_start = prefetch.Helpers.start\n"
-             "def interrupted(self, *a):\n    driver_start(self, *a)\n"
+             "def interrupted(self, *a, **k):\n    driver_start(self, *a, **k)\n"
              "    print(' '.join(str(h.pid) for h in self.shares), file=sys.stderr, flush=True)\n"
              "    os.kill(os.getpid(), signal.SIGINT)\n"
              "prefetch.Helpers.start = interrupted\n")

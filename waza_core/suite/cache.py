@@ -257,6 +257,8 @@ class SuiteCache:
         self._visits = array("q")
         self._new: list[bytes] = []
         self._reordered = False
+        #: how many lookups found nothing
+        self.misses = 0
         #: (file, kind) -> (stat key, cache line, document JSON) from helper processes
         self._adopted: dict[tuple[str, str], tuple[list, bytes, bytes]] = {}
         #: called when a lookup finds nothing (the file is then parsed and checked again)
@@ -289,8 +291,10 @@ class SuiteCache:
         data = self._take_adopted(file, kind, key) if self._adopted else None
         if data is None:
             data = self._get(file, kind, key)
-        if data is None and self.on_miss is not None:
-            self.on_miss()
+        if data is None:
+            self.misses += 1
+            if self.on_miss is not None:
+                self.on_miss()
         return data
 
     def _get(self, file: str, kind: str, key: list[int]) -> Any | None:
@@ -413,6 +417,8 @@ class SuiteCache:
             return None
         _, line, blob = found
         data = _decode(blob)
+        if self._buf and self._line_head(self._pos) == (file, kind):  # this file's old line: passed
+            self._pos = self._buf.find(b"\n", self._pos) + 1
         if self.dir is None:
             self.last_blob = blob
         else:

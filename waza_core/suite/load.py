@@ -670,6 +670,7 @@ def _load_tasks(paths: list[Path], texts: list[str], registry, problems: Problem
     shared: dict[str, str] = {}
     helpers = prefetch.Helpers()
     wanted = prefetch.helpers_wanted(len(paths), first_load=cache.holds_nothing)
+    missed = cache.misses
     was_enabled = gc.isenabled()
     if was_enabled:
         gc.disable()
@@ -680,6 +681,10 @@ def _load_tasks(paths: list[Path], texts: list[str], registry, problems: Problem
         for i, (tf, name) in enumerate(zip(paths, texts, strict=True)):
             if helpers.shares:
                 helpers.take(i, cache)
+            elif i == prefetch.PROBE_FILES and cache.misses - missed == i:  # none found so far: all stale
+                more = prefetch.helpers_wanted(len(paths) - i, first_load=True)
+                if more:
+                    helpers.start(_check_for_helper(registry), paths, texts, more, done=i)
             task = _load_task(tf, registry, problems, cache, name, cwd, shared)
             if task is not None:
                 tasks.append(task)

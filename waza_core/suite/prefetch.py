@@ -1,28 +1,30 @@
 """The first load of a big suite, on more than one core: helper processes parse task files.
 
 Why: a suite's first load (no suite cache yet: a CI machine, a new clone, a new waza)
-parses and checks every task file, about 157 us a file against 29 us for a file found in
-the cache (20,000 tasks, one core): nearly all of a cold ``waza run``'s extra time. The
+parses and checks every task file, about 130 us of wall a file against 29 us for a file
+found in the cache (20,000 tasks, one core): nearly all of a cold ``waza run``'s extra time. The
 work of one file does not depend on any other, so on a machine with a free core a forked
 helper does the tail of the file list while the loading process does the head.
 
 What a helper does is exactly what the loader does for a file not in the cache
-(``_load_checked``, the same code), except that it keeps nothing: each file that loads
-without any problem or warning becomes a line of the suite cache's format (see
-:mod:`waza_core.suite.cache`), written to an unlinked temporary file. When the loader
-reaches the first file of a helper's share, it waits for that helper and hands its lines
-to :meth:`SuiteCache.adopt`; from then on each of those files loads as a cache hit would
-(decoded, built into its task), provided its ``stat`` still matches. A file with a
-problem or a warning is not in the lines, so the loader reads and checks it itself, and
-its messages are the loader's own, in the usual order. A helper that fails or is killed
-gives no lines: its files are then loaded in the loading process, only more slowly. So
-the result of a load is the same with or without helpers; only its wall time differs.
+(``_load_checked``, the same code), except that it keeps nothing: for each file of its
+share it writes one line to a file of no name (:func:`_scratch_file`), every
+:data:`BATCH` files: the file's suite-cache line (see :mod:`waza_core.suite.cache`) when it loaded without any
+problem or warning and its document is cacheable, else an empty line. From the first file
+of a helper's share on, the loader reads that helper's lines as they come (waiting only
+when the next one is not written yet) and hands each to :meth:`SuiteCache.adopt` just
+before loading its file, which then loads as a cache hit would (decoded, built into its
+task) if its ``stat`` still matches. Any other file (an empty line, a file changed since,
+a helper that failed, was killed or ended early) the loader reads and checks itself, so
+every message is the loader's own, in the usual order, and the result of a load is the
+same with or without helpers; only its wall time differs.
 
 When: only on Linux (``fork``), only when the suite cache holds nothing for the suite
-(its first load, a new waza, ``WAZA_NO_CACHE=1``: a partly cached suite loads as
-before), only with at least :data:`MIN_FILES` task files, only in a process with a single
-thread (``fork`` copies no other thread), and with at most one helper per other CPU this
-process may run on (``os.sched_getaffinity``), at most :data:`MAX_HELPERS`.
+(its first load, a new waza, ``WAZA_NO_CACHE=1``) or none of the first
+:data:`PROBE_FILES` task files was found in it (then for the files after them; a partly
+cached suite loads as before), only with at least :data:`MIN_FILES` task files, only in a
+process with a single thread (``fork`` copies no other thread), and with at most one helper
+per other CPU this process may run on (``os.sched_getaffinity``), at most :data:`MAX_HELPERS`.
 ``WAZA_LOAD_HELPERS=N`` sets the most helpers (``0``: none).
 """
 
@@ -41,6 +43,10 @@ from waza_core.suite.cache import cache_line
 
 #: below this many task files a helper saves less than starting it costs
 MIN_FILES = 500
+#: a load that found none of its first this many task files in the cache (every file
+#: touched, a cache restored onto a new checkout: each ``stat`` differs) starts helpers
+#: for the rest as a first load does
+PROBE_FILES = 64
 MAX_HELPERS = 3
 ENV = "WAZA_LOAD_HELPERS"
 #: a helper writes its lines every this many files
@@ -66,13 +72,24 @@ def helpers_wanted(n_files: int, first_load: bool) -> int:
     most = int(raw) if raw else MAX_HELPERS
     if not first_load or most == 0 or n_files < MIN_FILES or not sys.platform.startswith("linux"):
         return 0
-    if threading.active_count() != 1:
+    if not _one_thread():
         return 0
     try:
         cpus = len(os.sched_getaffinity(0))
     except OSError:  # pragma: no cover - Linux always answers
         return 0
     return max(0, min(most, cpus - 1, n_files // MIN_FILES))
+
+
+def _one_thread() -> bool:
+    """Whether this process runs one thread: Python's, and also none started by an
+    extension module, which ``threading`` does not see (the kernel's list of them)."""
+    if threading.active_count() != 1:
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:  # no /proc mounted: Python's own count is all there is
+        return True
 
 
 def shares(n_files: int, helpers: int) -> list[int]:
@@ -149,20 +166,18 @@ class Helpers:
         self._current: _Helper | None = None
 
     def start(self, load_one: Callable[[Path, str, object], None], paths: Sequence[Path], names: Sequence[str],
-              helpers: int) -> None:
-        starts = shares(len(paths), helpers)
+              helpers: int, done: int = 0) -> None:
+        """Fork ``helpers`` helpers for the files after the first ``done`` (already loaded)."""
+        starts = [done + start for start in shares(len(paths) - done, helpers)]
         ends = [*starts[1:], len(paths)]
         parent = os.getpid()
         sys.stdout.flush()
         sys.stderr.flush()
-        import tempfile  # deferred: ~4 ms of a start-up that loads no big cold suite
-
         for lo, hi in zip(starts, ends, strict=True):
             try:
-                with tempfile.TemporaryFile(prefix="waza-load-") as out:
-                    fd = os.dup(out.fileno())
+                fd = _scratch_file()
             except OSError:
-                return  # no temporary folder: the loader does the rest itself
+                return  # no memory file and no temporary folder: the loader does the rest itself
             try:
                 pid = os.fork()
             except OSError:  # no memory or too many processes: the loader does the rest itself
@@ -188,6 +203,20 @@ class Helpers:
         for helper in self.shares:
             helper.stop()
         self.shares.clear()
+
+
+def _scratch_file() -> int:
+    """A file of no name for a helper's lines: a memory file (Linux), else an unlinked file
+    in the temporary folder."""
+    if hasattr(os, "memfd_create"):
+        try:
+            return os.memfd_create("waza-load-lines", getattr(os, "MFD_CLOEXEC", 0))
+        except OSError:
+            pass
+    import tempfile  # deferred: ~4 ms of a start-up that loads no big cold suite
+
+    with tempfile.TemporaryFile(prefix="waza-load-") as out:
+        return os.dup(out.fileno())
 
 
 class _Lines:
