@@ -98,12 +98,16 @@ def _read_up_to(fh, most: int) -> bytes:
     process under ``ulimit -v`` cannot have), however small the file."""
     size = os.fstat(fh.fileno()).st_size
     data = fh.read(min(size + 1, most))
-    while 0 < len(data) < most and len(data) > size:  # the file grew since its stat: read on
-        more = fh.read(min(1 << 20, most - len(data)))
+    if not 0 < len(data) < most or len(data) <= size:
+        return data
+    chunks, got = [data], len(data)  # the file grew since its stat (or says 0 bytes): read on
+    while got < most:
+        more = fh.read(min(1 << 20, most - got))
         if not more:
             break
-        data += more
-    return data
+        chunks.append(more)
+        got += len(more)
+    return b"".join(chunks)
 
 
 def _refuse_constant(name: str) -> Any:

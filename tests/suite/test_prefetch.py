@@ -47,45 +47,58 @@ ODD = {
          "graders:\n  - {type: text, name: g, config: {contains: [x]}}\n",
 }
 
-#: loads a suite in a process of its own; prints how many helpers started, the suite or its problems
+#: loads a suite in a process of its own; prints how many helpers started, how many files the
+#: loader parsed itself, the kind of each task's kept document, and the suite or its problems
 DRIVER = r"""
-import json, sys
+import collections, json, os, signal, sys
 from pathlib import Path
 from waza_core.errors import SuiteError
 from waza_core.plugins import build_plugin_manager
-from waza_core.suite import prefetch
-from waza_core.suite.load import load_suite
+from waza_core.suite import load as loader, prefetch
 
-started = []
+started, parsed, me = [], [], os.getpid()
 real_start = prefetch.Helpers.start
 def start(self, *args, **kwargs):
     real_start(self, *args, **kwargs)
     started.append([h.lo for h in self.shares])
 prefetch.Helpers.start = start
+real_read = loader.read_yaml
+def read_yaml(*args, **kwargs):
+    if os.getpid() == me:  # the loader's own parses, not a helper's
+        parsed.append(1)
+    return real_read(*args, **kwargs)
+loader.read_yaml = read_yaml
 exec(sys.argv[2])  # what a test changes in the helpers
 try:
-    suite = load_suite(Path(sys.argv[1]), build_plugin_manager()[1])
-    out = {"suite": repr(suite), "warnings": list(suite.warnings)}
+    suite = load_suite_result = loader.load_suite(Path(sys.argv[1]), build_plugin_manager()[1])
+    out = {"suite": repr(suite), "warnings": list(suite.warnings),
+           "raw": dict(collections.Counter(type(t._raw).__name__ for t in suite.tasks))}
 except SuiteError as exc:
     out = {"problems": exc.problems, "warnings": exc.warnings}
-print(json.dumps({"started": started, **out}))
+print(json.dumps({"started": started, "parsed": len(parsed),
+                  "sigchld_ignored": signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN,
+                  **out}))
 """
 
 
-def make_big_suite(root: Path, odd: dict[int, str] | None = None) -> Path:
+def make_big_suite(root: Path, odd: dict[int, str] | None = None, n: int = N) -> Path:
     (root / "tasks").mkdir(parents=True)
     (root / "eval.yaml").write_text(EVAL)
     (root / "tasks" / "p.md").write_text("from a file")
-    for i in range(N):
+    for i in range(n):
         text = (odd or {}).get(i, TASK.format(i=i))
         (root / "tasks" / f"t{i:04d}.yaml").write_text(text)
     return root / "eval.yaml"
 
 
-def load_in_process(eval_file: Path, cache: Path, helpers: int, patch: str = "") -> dict:
-    env = {**os.environ, "WAZA_CACHE_DIR": str(cache), prefetch.ENV: str(helpers),
-           "WAZA_DISABLE_PLUGIN_AUTOLOAD": "1"}
+def load_in_process(eval_file: Path, cache: Path | None, helpers: int, patch: str = "") -> dict:
+    """``cache`` None: ``WAZA_NO_CACHE=1``."""
+    env = {**os.environ, prefetch.ENV: str(helpers), "WAZA_DISABLE_PLUGIN_AUTOLOAD": "1"}
     env.pop("WAZA_NO_CACHE", None)
+    if cache is None:
+        env["WAZA_NO_CACHE"] = "1"
+    else:
+        env["WAZA_CACHE_DIR"] = str(cache)
     proc = subprocess.run([sys.executable, "-c", DRIVER, str(eval_file), patch], env=env, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -108,10 +121,53 @@ def test_a_first_load_with_a_helper_gives_the_same_suite_and_cache(good_suite, t
     assert alone["started"] == [] and len(helped["started"]) == 1
     (lo,) = helped["started"][0]
     assert 0 < lo < N // 2  # the helper has the larger share: the loader also builds its tasks
-    assert helped["suite"] == alone["suite"]
+    assert helped["suite"] == alone["suite"] and helped["raw"] == alone["raw"] == {"bytes": N}
     assert cache_bytes(tmp_path / "c1") == cache_bytes(tmp_path / "c0")
+    assert alone["parsed"] == N + 1 and helped["parsed"] == lo + 1  # the eval, then its share only
     again = load_in_process(good_suite, tmp_path / "c1", helpers=1)  # warm: no helper
-    assert again["started"] == [] and again["suite"] == alone["suite"]
+    assert again["started"] == [] and again["suite"] == alone["suite"] and again["parsed"] == 0
+
+
+def test_without_a_cache_helpers_give_the_same_tasks_and_documents(good_suite):
+    alone = load_in_process(good_suite, None, helpers=0)
+    helped = load_in_process(good_suite, None, helpers=1)
+    assert len(helped["started"]) == 1 and helped["parsed"] < N // 2
+    assert helped["suite"] == alone["suite"] and helped["raw"] == alone["raw"] == {"dict": N}
+
+
+def test_three_helpers_give_the_same_suite_and_cache(tmp_path):
+    suite = make_big_suite(tmp_path / "s", ODD, n=3 * prefetch.MIN_FILES + 100)
+    patch = "os.sched_getaffinity = lambda pid: set(range(4))\n"  # three other CPUs on any machine
+    alone = load_in_process(suite, tmp_path / "c0", helpers=0, patch=patch)
+    helped = load_in_process(suite, tmp_path / "c1", helpers=3, patch=patch)
+    assert len(helped["started"]) == 1 and len(helped["started"][0]) == 3
+    assert helped == {**alone, "started": helped["started"], "parsed": helped["parsed"]}
+    assert helped["parsed"] < alone["parsed"] // 3
+    fixed = {k: v for k, v in ODD.items() if k in (320, 330, 340, 360)}
+    suite = make_big_suite(tmp_path / "s2", fixed, n=3 * prefetch.MIN_FILES + 100)
+    alone = load_in_process(suite, tmp_path / "c2", helpers=0, patch=patch)
+    helped = load_in_process(suite, tmp_path / "c3", helpers=3, patch=patch)
+    assert len(helped["started"][0]) == 3 and helped["suite"] == alone["suite"]
+    assert cache_bytes(tmp_path / "c3") == cache_bytes(tmp_path / "c2")
+
+
+def test_a_load_with_sigchld_ignored_gives_the_same_suite_and_gives_it_back(good_suite, tmp_path):
+    """Inherited "ignore SIGCHLD" makes the kernel reap children itself; the loader keeps
+    the default while its helpers run (so it reaps them) and gives the setting back."""
+    patch = ("signal.signal(signal.SIGCHLD, signal.SIG_IGN)\nreal = prefetch._helper\n"
+             "prefetch._helper = lambda f, p, n, lo, hi, *rest: real(f, p, n, lo, (lo + hi) // 2, *rest)\n")
+    alone = load_in_process(good_suite, tmp_path / "c0", helpers=0)
+    helped = load_in_process(good_suite, tmp_path / "c1", helpers=1, patch=patch)
+    assert len(helped["started"]) == 1 and helped["sigchld_ignored"] is True
+    assert helped["suite"] == alone["suite"]
+
+
+def test_a_load_with_stdout_and_stderr_closed(good_suite, tmp_path):
+    env = {**os.environ, "WAZA_NO_CACHE": "1", prefetch.ENV: "1", "WAZA_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    for closed in (">&-", "2>&-"):
+        proc = subprocess.run(["sh", "-c", f'exec "$@" {closed}', "sh", sys.executable, "-m", "waza_core",
+                               "validate", str(good_suite)], env=env, capture_output=True, timeout=120)
+        assert proc.returncode == 0, (closed, proc.stderr)
 
 
 def test_problems_warnings_and_uncacheable_files_come_out_the_same(tmp_path):
@@ -119,7 +175,7 @@ def test_problems_warnings_and_uncacheable_files_come_out_the_same(tmp_path):
     alone = load_in_process(suite, tmp_path / "c0", helpers=0)
     helped = load_in_process(suite, tmp_path / "c1", helpers=1)
     assert len(helped["started"]) == 1 and helped["started"][0][0] < 300
-    assert helped == {**alone, "started": helped["started"]}
+    assert helped == {**alone, "started": helped["started"], "parsed": helped["parsed"]}
     problems = "\n".join(alone["problems"])
     for bad in ("t0005.yaml", "t0300.yaml", "t0310.yaml", "t0001"):
         assert bad in problems
@@ -129,7 +185,8 @@ def test_problems_warnings_and_uncacheable_files_come_out_the_same(tmp_path):
     suite = make_big_suite(tmp_path / "s2", fixed)
     alone = load_in_process(suite, tmp_path / "c2", helpers=0)
     helped = load_in_process(suite, tmp_path / "c3", helpers=1)
-    assert "suite" in alone and helped == {**alone, "started": helped["started"]}
+    assert "suite" in alone and helped == {**alone, "started": helped["started"], "parsed": helped["parsed"]}
+    assert helped["parsed"] < alone["parsed"] // 2
     assert "from a file" in alone["suite"] and "2024" in alone["suite"]
     assert cache_bytes(tmp_path / "c3") == cache_bytes(tmp_path / "c2")
 
@@ -139,7 +196,7 @@ def test_problems_warnings_and_uncacheable_files_come_out_the_same(tmp_path):
     "import os, signal\nprefetch._helper = lambda *a: os.kill(os.getpid(), signal.SIGKILL)",
     # ended early (exit 0) after half of its share: the loader loads the rest itself
     "real = prefetch._helper\n"
-    "prefetch._helper = lambda f, p, n, lo, hi, fd, parent: real(f, p, n, lo, (lo + hi) // 2, fd, parent)",
+    "prefetch._helper = lambda f, p, n, lo, hi, *rest: real(f, p, n, lo, (lo + hi) // 2, *rest)",
     # fails (exit 1) half way, with a line cut short in its file
     "import os\nreal = prefetch._write_all\ncount = []\n"
     "def cut(fd, data):\n"
@@ -162,16 +219,17 @@ def test_a_file_changed_after_the_helper_read_it_is_read_again(tmp_path):
     target = suite.parent / "tasks" / f"t{N - 1:04d}.yaml"
     # the loader waits for the helper to end, then the file changes (size and text)
     patch = (
-        "import time\nfrom pathlib import Path\nreal_take = prefetch.Helpers.take\n"
-        "def take(self, i, cache):\n"
-        "    helper = self._by_file.get(i)\n"
-        "    if helper is not None:\n"
+        "import time\nfrom pathlib import Path\nreal_line = prefetch.Helpers.line\nchanged = []\n"
+        "def line(self):\n"
+        "    helper = self.shares[0]\n"
+        "    if not changed and self._index >= helper.lo:\n"
+        "        changed.append(1)\n"
         "        while not helper._reap():\n"
         "            time.sleep(0.01)\n"
         f"        Path({str(target)!r}).write_text('id: changed\\ninputs: {{prompt: new}}\\n"
         "graders:\\n  - {type: text, name: g, config: {contains: [new]}}\\n')\n"
-        "    real_take(self, i, cache)\n"
-        "prefetch.Helpers.take = take\n")
+        "    return real_line(self)\n"
+        "prefetch.Helpers.line = line\n")
     helped = load_in_process(suite, tmp_path / "c1", helpers=1, patch=patch)
     assert len(helped["started"]) == 1
     assert "'changed'" in helped["suite"] and "t0619'" not in helped["suite"]
@@ -205,11 +263,26 @@ def test_a_cache_whose_files_all_changed_their_stat_gets_helpers_after_the_probe
     assert load_in_process(suite, tmp_path / "c2", helpers=1)["started"] == []
 
 
+def test_first_files_never_cached_start_no_helpers(tmp_path):
+    """Files with a warning are never cached, so they miss on every load: that is no sign
+    that the rest changed, and a warm load must stay warm (no helpers, no rewrite)."""
+    warn = ("id: t{i:04d}\nsurprise: 1\ninputs: {{prompt: x}}\n"
+            "graders:\n  - {{type: text, name: g, config: {{contains: [x]}}}}\n")
+    suite = make_big_suite(tmp_path / "s", {i: warn.format(i=i) for i in range(prefetch.PROBE_FILES + 6)})
+    first = load_in_process(suite, tmp_path / "c", helpers=1)
+    assert len(first["started"]) == 1  # a first load
+    before = (tmp_path / "c" / "suites").iterdir().__next__().stat().st_mtime_ns
+    again = load_in_process(suite, tmp_path / "c", helpers=1)
+    assert again["started"] == [] and again["parsed"] == prefetch.PROBE_FILES + 6
+    assert next((tmp_path / "c" / "suites").iterdir()).stat().st_mtime_ns == before  # not rewritten
+    assert again["suite"] == first["suite"]
+
+
 def test_no_helper_for_a_small_or_warm_suite_or_when_turned_off(good_suite, tmp_path, make_suite):
     small = make_suite(EVAL, {f"tasks/t{i}.yaml": TASK.format(i=i) for i in range(prefetch.MIN_FILES - 1)})
     assert load_in_process(small, tmp_path / "c0", helpers=3)["started"] == []
     assert load_in_process(good_suite, tmp_path / "c1", helpers=0)["started"] == []
-    assert prefetch.helpers_wanted(10_000, first_load=False) == 0
+    assert prefetch.helpers_wanted(10_000, 0) == 0
 
 
 def test_a_bad_helper_count_is_a_usage_error(good_suite, tmp_path):
@@ -230,13 +303,20 @@ def test_shares_leave_the_loader_the_head_of_the_list():
 
 def test_an_interrupt_during_the_load_leaves_no_helper(good_suite, tmp_path):
     # the helpers would sleep a minute; Ctrl-C reaches the loader right after they start
-    patch = ("import os, signal, sys, time\nreal = prefetch._helper\n"
+    # (Python's own SIGINT handler even when this test runs under a shell that ignores SIGINT)
+    patch = ("import os, signal, sys, time\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+             "real = prefetch._helper\n"
              "def slow(*a):\n    time.sleep(60)\n    real(*a)\n"
              "prefetch._helper = slow\ndriver_start = prefetch.Helpers.start\n"
              "def interrupted(self, *a, **k):\n    driver_start(self, *a, **k)\n"
              "    print(' '.join(str(h.pid) for h in self.shares), file=sys.stderr, flush=True)\n"
              "    os.kill(os.getpid(), signal.SIGINT)\n"
-             "prefetch.Helpers.start = interrupted\n")
+             "prefetch.Helpers.start = interrupted\ndriver_stop = prefetch.Helpers.stop\n"
+             "def stopped(self):\n    pids = [h.pid for h in self.shares]\n    driver_stop(self)\n"
+             "    for pid in pids:\n"
+             "        try:\n            os.waitpid(pid, os.WNOHANG)\n"
+             "        except ChildProcessError:\n            print('reaped', pid, file=sys.stderr, flush=True)\n"
+             "prefetch.Helpers.stop = stopped\n")
     env = {**os.environ, "WAZA_CACHE_DIR": str(tmp_path / "c"), prefetch.ENV: "1",
            "WAZA_DISABLE_PLUGIN_AUTOLOAD": "1"}
     proc = subprocess.Popen([sys.executable, "-c", DRIVER, str(good_suite), patch], env=env,
@@ -249,11 +329,11 @@ def test_an_interrupt_during_the_load_leaves_no_helper(good_suite, tmp_path):
         except ProcessLookupError:
             pass
     assert "KeyboardInterrupt" in err.decode() and proc.returncode != 0
-    pids = [int(p) for p in err.decode().splitlines()[0].split()]
+    lines = err.decode().splitlines()
+    pids = [int(p) for p in lines[0].split()]
     assert len(pids) == 1
     for pid in pids:  # killed and reaped by the loader before it let the interrupt go
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)
+        assert f"reaped {pid}" in lines[1:]
 
 
 def test_the_example_folder_behaves_as_its_readme_says(tmp_path):

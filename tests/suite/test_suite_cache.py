@@ -139,8 +139,26 @@ def test_a_third_party_plugin_with_a_built_in_name_keys_by_its_class(make_suite,
     with_plugin = build_plugin_manager(["tests.fixture_plugins.test_graders"])[1]
     assert with_plugin.builtin_module("grader", "flip") is None
     assert with_plugin.builtin_module("grader", "text") == "waza_graders.text"
-    part = cache_mod._plugin_identity(with_plugin, "grader", "flip")
+    part = cache_mod._plugin_identity(with_plugin, "grader", "flip", {})
     assert part[2][0] == "tests.fixture_plugins.test_graders"
+    # a built-in whose package files cannot be named (a zip or sourceless install) keys by class
+    part = cache_mod._plugin_identity(with_plugin, "grader", "text", {"waza_graders": None})
+    assert part[2][:2] == ["waza_graders.text", "TextGrader"] and part[3] is not None
+
+
+def test_a_package_is_named_by_its_source_files(tmp_path, monkeypatch):
+    from waza_core.suite import cache as cache_mod
+
+    pkg = tmp_path / "wazatestpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "grader.py").write_text("SCHEMA = {}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    first = cache_mod._package_identity("wazatestpkg")
+    assert first is not None and [f[0] for f in first[1:]] == [str(pkg / "__init__.py"), str(pkg / "grader.py")]
+    (pkg / "grader.py").write_text("SCHEMA = {'type': 'object'}\n")
+    assert cache_mod._package_identity("wazatestpkg") != first
+    assert cache_mod._package_identity("no_such_package_here") is None
 
 
 def test_a_corrupt_cache_is_ignored(make_suite, registry, cache):

@@ -152,8 +152,11 @@ def test_a_warm_load_needs_no_more_memory_than_the_cache_file(make_suite, tmp_pa
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (900 << 20, 900 << 20))
 
+    written = []
     for _ in ("cold", "warm"):
         proc = subprocess.run([sys.executable, "-m", "waza_core", "validate", str(suite)], env=env,
                               capture_output=True, text=True, timeout=60, preexec_fn=limit)
         assert proc.returncode == 0, proc.stderr
-    assert list((tmp_path / "cache" / "suites").iterdir())
+        (cache_file,) = (tmp_path / "cache" / "suites").iterdir()
+        written.append(cache_file.stat().st_mtime_ns)
+    assert written[0] == written[1]  # the warm load read the cache (a failed read would rewrite it)

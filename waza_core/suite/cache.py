@@ -40,7 +40,6 @@ loading faster, never different.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import inspect
 import json
@@ -131,13 +130,14 @@ def _class_identity(cls) -> list:
         return [cls.__module__, cls.__qualname__, None, 0, 0]
 
 
-@functools.lru_cache(maxsize=None)
-def _package_identity(package: str) -> tuple:
+def _package_identity(package: str) -> tuple | None:
     """The source files of a built-in plugin package (``waza_graders``, ``waza_adapters``),
-    each with its size and time, found without importing the package. A built-in's schemas
-    and classes are in these files, so this names them as :func:`_class_identity` and the
-    composed schemas would, without importing every grader and executor (~25 ms of a warm
-    ``waza validate``: each module and the attrs classes it creates)."""
+    each with its size and time, found without importing the package; None when its
+    folder holds no ``.py`` file to name (a zip, a sourceless or frozen install). A
+    built-in's schemas and classes are in these files, so this names them as
+    :func:`_class_identity` and the composed schemas would, without importing every grader
+    and executor (~25 ms of a warm ``waza validate``: each module and the attrs classes it
+    creates)."""
     # deferred: importlib.util adds ~0.4 ms to importing this module
     import importlib.util
 
@@ -145,26 +145,31 @@ def _package_identity(package: str) -> tuple:
         spec = importlib.util.find_spec(package)
         folders = list(spec.submodule_search_locations or ()) if spec else []
     except (ImportError, ValueError):
-        folders = []
+        return None
     files = []
     for folder in folders:
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:
-                    if entry.name.endswith(".py"):
+                    if entry.name.endswith(".py") and entry.is_file():
                         st = entry.stat()
                         files.append((entry.path, st.st_size, st.st_mtime_ns))
         except OSError:
-            files.append((folder, -1, -1))
-    return (package, *sorted(files)) if files else (package, None)
+            return None
+    return (package, *sorted(files)) if files else None
 
 
-def _plugin_identity(registry, kind: str, name: str) -> list:
+def _plugin_identity(registry, kind: str, name: str, packages: dict[str, tuple | None]) -> list:
     """What decides how ``name`` of ``kind`` checks a document: for a built-in, its module and
-    the files of its package; for any other plugin, its class's source file and its schema."""
+    the files of its package (``packages``: those found so far); for any other plugin, or a
+    built-in whose package files cannot be named, its class's source file and its schema."""
     module = registry.builtin_module(kind, name)
     if module is not None:
-        return [kind, name, module, _package_identity(module.partition(".")[0])]
+        package = module.partition(".")[0]
+        if package not in packages:
+            packages[package] = _package_identity(package)
+        if packages[package] is not None:
+            return [kind, name, module, packages[package]]
     cls = registry.get(kind, name)
     return [kind, name, _class_identity(cls), getattr(cls, "config_schema", None), getattr(cls, "config_key", None)]
 
@@ -190,8 +195,9 @@ def fingerprint(registry) -> str:
     cache format, waza's and the parser's versions, the shipped schemas, and every grader and
     executor (see :func:`_plugin_identity`; the names are those the composed schemas list)."""
     parts: list[Any] = [FORMAT, __version__, _parser_identity(), schema.load("eval"), schema.load("task")]
+    packages: dict[str, tuple | None] = {}
     for kind in ("grader", "executor"):
-        parts.extend(_plugin_identity(registry, kind, n) for n in registry.names(kind))
+        parts.extend(_plugin_identity(registry, kind, n, packages) for n in registry.names(kind))
     blob = json.dumps(parts, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()
 
@@ -257,10 +263,10 @@ class SuiteCache:
         self._visits = array("q")
         self._new: list[bytes] = []
         self._reordered = False
-        #: how many lookups found nothing
-        self.misses = 0
-        #: (file, kind) -> (stat key, cache line, document JSON) from helper processes
-        self._adopted: dict[tuple[str, str], tuple[list, bytes, bytes]] = {}
+        #: lookups that found the file's line with another ``stat`` (the file changed since)
+        self.stale = 0
+        #: the line a helper process wrote for the file being looked up (see :meth:`_from_helper`)
+        self.helper_line: Callable[[], bytes | None] | None = None
         #: called when a lookup finds nothing (the file is then parsed and checked again)
         self.on_miss: Callable[[], object] | None = None
         #: the compact JSON of the document the last ``get`` returned or ``put`` stored,
@@ -288,13 +294,27 @@ class SuiteCache:
         """The document stored for ``file`` (a path string) when ``kind`` and its
         ``stat_key`` still match, else None."""
         self.last_blob = None
-        data = self._take_adopted(file, kind, key) if self._adopted else None
-        if data is None:
-            data = self._get(file, kind, key)
-        if data is None:
-            self.misses += 1
-            if self.on_miss is not None:
-                self.on_miss()
+        data = self._get(file, kind, key)
+        if data is None and self.helper_line is not None:
+            data = self._from_helper(file, kind, key)
+        if data is None and self.on_miss is not None:
+            self.on_miss()
+        return data
+
+    def _from_helper(self, file: str, kind: str, key: list[int]) -> Any | None:
+        """The document of the line a helper process wrote for ``file`` after parsing and
+        checking it (:mod:`waza_core.suite.prefetch`), taken as :meth:`put` would store it,
+        when its ``stat`` is still ``key``; else None (the file changed since, or the helper
+        stored nothing for it)."""
+        line = self.helper_line() if self.helper_line is not None else None
+        if not line:
+            return None
+        head, tab, blob = line.partition(b"\t")
+        if not tab or head != _head(file, kind, key):
+            return None
+        data = _decode(blob)
+        if self.dir is not None:  # as put: without a cache the task keeps its document
+            self._add(line + b"\n", blob)
         return data
 
     def _get(self, file: str, kind: str, key: list[int]) -> Any | None:
@@ -310,10 +330,14 @@ class SuiteCache:
             return self._document(head, pos, end + 1, kind)
         if self._line_head(pos) == (file, kind):  # the next line, of this file before it changed
             self._pos = buf.find(b"\n", pos) + 1
+            self.stale += 1
             return None
         span = self._lookup(file, kind)
-        if span is None or not _line_of(buf, head, span[0]):
-            return None  # not cached, or changed since
+        if span is None:
+            return None  # not cached
+        if not _line_of(buf, head, span[0]):
+            self.stale += 1
+            return None  # changed since
         self._pos = span[1]  # the next files are most likely the ones after it
         self._reordered = True
         return self._document(head, *span, kind)
@@ -399,31 +423,6 @@ class SuiteCache:
         self._visits.append(0)
         self._new.append(line)
         self.dirty = True
-
-    def adopt(self, line: bytes) -> None:
-        """Take a cache line (without its newline) that a helper process wrote for a file
-        it parsed and checked (:mod:`waza_core.suite.prefetch`): :meth:`get` answers from it
-        as from a hit when the file's ``stat`` still matches, and it is saved as if just stored."""
-        head, tab, blob = line.partition(b"\t")
-        try:
-            file, kind, *key = _decode_head(head)
-        except ValueError:  # pragma: no cover - a helper writes what _head writes
-            return
-        self._adopted[(file, kind)] = (key, line + b"\n", blob)
-
-    def _take_adopted(self, file: str, kind: str, key: list[int]) -> Any | None:
-        found = self._adopted.pop((file, kind), None)
-        if found is None or found[0] != key:
-            return None
-        _, line, blob = found
-        data = _decode(blob)
-        if self._buf and self._line_head(self._pos) == (file, kind):  # this file's old line: passed
-            self._pos = self._buf.find(b"\n", self._pos) + 1
-        if self.dir is None:
-            self.last_blob = blob
-        else:
-            self._add(line, blob)
-        return data
 
     def save(self) -> None:
         """Write the lines of the files this load visited, in its order, when a file

@@ -429,6 +429,7 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
     With ``strict=True`` warnings are errors too (``waza validate --strict``).
     """
     registry.check_conflicts()
+    most_helpers = prefetch.most_helpers()  # a bad WAZA_LOAD_HELPERS is exit 2 for every load
 
     project_config.load()  # a .waza.yaml that is a folder or unreadable is exit 2 for every command
     file = Path(path).absolute()
@@ -462,7 +463,7 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
             patterns = data.get("tasks")
             patterns = [g for g in patterns if isinstance(g, str) and g] if isinstance(patterns, list) else []
             paths, texts = _expand_globs(file, None, patterns, problems)
-            tasks = _load_tasks(paths, texts, registry, problems, cache)
+            tasks = _load_tasks(paths, texts, registry, problems, cache, most_helpers)
     triggers = _load_trigger_tests(file, problems)
     _check_unique_ids(tasks, problems)
     _check_grader_names(graders, tasks, file, problems)
@@ -652,7 +653,8 @@ def _check_task(file: Path, data: dict, text: str, registry, problems: Problems)
                           ("checkpoints", i, "after_turn"))
 
 
-def _load_tasks(paths: list[Path], texts: list[str], registry, problems: Problems, cache) -> list[TaskSpec]:
+def _load_tasks(paths: list[Path], texts: list[str], registry, problems: Problems, cache,
+                most_helpers: int = 0) -> list[TaskSpec]:
     """The task files' specs, in order.
 
     The cyclic collector is paused while every file comes from the suite cache: a warm
@@ -663,14 +665,15 @@ def _load_tasks(paths: list[Path], texts: list[str], registry, problems: Problem
     cyclic garbage) turns it back on.
 
     On a first load of a big suite, helper processes parse and check the tail of the list
-    (:mod:`waza_core.suite.prefetch`); their cache lines reach ``cache`` just before each of
-    their files loads here, so the loop is the same with or without them."""
+    (:mod:`waza_core.suite.prefetch`, at most ``most_helpers``); ``cache`` asks for a
+    helper's line only when a file is not in the cache file, so the loop is the same with or
+    without them."""
     tasks = []
     cwd = os.getcwd()
     shared: dict[str, str] = {}
     helpers = prefetch.Helpers()
-    wanted = prefetch.helpers_wanted(len(paths), first_load=cache.holds_nothing)
-    missed = cache.misses
+    wanted = prefetch.helpers_wanted(len(paths), most_helpers) if cache.holds_nothing else 0  # a first load
+    stale = cache.stale
     was_enabled = gc.isenabled()
     if was_enabled:
         gc.disable()
@@ -679,16 +682,20 @@ def _load_tasks(paths: list[Path], texts: list[str], registry, problems: Problem
         if wanted:
             helpers.start(_check_for_helper(registry), paths, texts, wanted)
         for i, (tf, name) in enumerate(zip(paths, texts, strict=True)):
-            if helpers.shares:
-                helpers.take(i, cache)
-            elif i == prefetch.PROBE_FILES and cache.misses - missed == i:  # none found so far: all stale
-                more = prefetch.helpers_wanted(len(paths) - i, first_load=True)
+            if i == prefetch.PROBE_FILES and not helpers.shares and cache.stale - stale == i:
+                # every file so far had a line of another stat: a cache restored onto a new
+                # checkout, or every file touched; the rest most likely too
+                more = prefetch.helpers_wanted(len(paths) - i, most_helpers)
                 if more:
                     helpers.start(_check_for_helper(registry), paths, texts, more, done=i)
+            if helpers.shares:
+                helpers.at(i)
+                cache.helper_line = helpers.line
             task = _load_task(tf, registry, problems, cache, name, cwd, shared)
             if task is not None:
                 tasks.append(task)
     finally:
+        cache.helper_line = None
         helpers.stop()
         cache.on_miss = None
         if was_enabled:

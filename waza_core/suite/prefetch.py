@@ -2,29 +2,29 @@
 
 Why: a suite's first load (no suite cache yet: a CI machine, a new clone, a new waza)
 parses and checks every task file, about 130 us of wall a file against 29 us for a file
-found in the cache (20,000 tasks, one core): nearly all of a cold ``waza run``'s extra time. The
-work of one file does not depend on any other, so on a machine with a free core a forked
+found in the cache (20,000 tasks, one core): nearly all of a cold ``waza run``'s extra
+time. The work of one file does not depend on any other, so on a machine with a free core a forked
 helper does the tail of the file list while the loading process does the head.
 
 What a helper does is exactly what the loader does for a file not in the cache
 (``_load_checked``, the same code), except that it keeps nothing: for each file of its
 share it writes one line to a file of no name (:func:`_scratch_file`), every
-:data:`BATCH` files: the file's suite-cache line (see :mod:`waza_core.suite.cache`) when it loaded without any
-problem or warning and its document is cacheable, else an empty line. From the first file
-of a helper's share on, the loader reads that helper's lines as they come (waiting only
-when the next one is not written yet) and hands each to :meth:`SuiteCache.adopt` just
-before loading its file, which then loads as a cache hit would (decoded, built into its
-task) if its ``stat`` still matches. Any other file (an empty line, a file changed since,
-a helper that failed, was killed or ended early) the loader reads and checks itself, so
-every message is the loader's own, in the usual order, and the result of a load is the
-same with or without helpers; only its wall time differs.
+:data:`BATCH` files: the file's suite-cache line (see :mod:`waza_core.suite.cache`) when
+it loaded without any problem or warning and its document is cacheable, else an empty
+line. When the loader looks a file of a helper's share up and the cache file does not
+have it, the cache asks :meth:`Helpers.line` for the helper's line (waiting only when it
+is not written yet) and takes it as :meth:`SuiteCache.put` would have stored it, if the
+file's ``stat`` is still the one the helper saw. Any other file (an empty line, a file
+changed since, a helper that failed, was killed or ended early) the loader reads and
+checks itself, so every message is the loader's own, in the usual order, and the loaded
+suite and the cache file are the same with or without helpers; only the wall time differs.
 
 When: only on Linux (``fork``), only when the suite cache holds nothing for the suite
-(its first load, a new waza, ``WAZA_NO_CACHE=1``) or none of the first
-:data:`PROBE_FILES` task files was found in it (then for the files after them; a partly
-cached suite loads as before), only with at least :data:`MIN_FILES` task files, only in a
-process with a single thread (``fork`` copies no other thread), and with at most one helper
-per other CPU this process may run on (``os.sched_getaffinity``), at most :data:`MAX_HELPERS`.
+(its first load, a new waza, ``WAZA_NO_CACHE=1``) or each of the first
+:data:`PROBE_FILES` task files had a line there of another ``stat`` (then for the files
+after them), only with at least :data:`MIN_FILES` task files, only in a process with a
+single thread (``fork`` copies no other thread), and with at most one helper per other
+CPU this process may run on (``os.sched_getaffinity``), at most :data:`MAX_HELPERS`.
 ``WAZA_LOAD_HELPERS=N`` sets the most helpers (``0``: none).
 """
 
@@ -43,9 +43,9 @@ from waza_core.suite.cache import cache_line
 
 #: below this many task files a helper saves less than starting it costs
 MIN_FILES = 500
-#: a load that found none of its first this many task files in the cache (every file
-#: touched, a cache restored onto a new checkout: each ``stat`` differs) starts helpers
-#: for the rest as a first load does
+#: a load whose first this many task files each had a cache line of another ``stat``
+#: (every file touched, a cache restored onto a new checkout) starts helpers for the rest
+#: as a first load does; files never cached (a warning, an error, a new file) do not count
 PROBE_FILES = 64
 MAX_HELPERS = 3
 ENV = "WAZA_LOAD_HELPERS"
@@ -62,15 +62,18 @@ LOADER_COLD, HELPER_COLD, LOADER_ADOPT = 130.0, 105.0, 29.0
 POLL_SECONDS = 0.002
 
 
-def helpers_wanted(n_files: int, first_load: bool) -> int:
-    """How many helpers to start for a load of ``n_files`` task files; ``first_load``:
-    the suite cache holds nothing for the suite. A bad ``WAZA_LOAD_HELPERS`` is an error
-    on every load, not only on those that would start helpers."""
+def most_helpers() -> int:
+    """The most helpers a load may start: ``WAZA_LOAD_HELPERS``, else :data:`MAX_HELPERS`.
+    A bad value is an error of every load (exit 2), not only of those that would start one."""
     raw = os.environ.get(ENV, "").strip()
     if raw and not (raw.isascii() and raw.isdigit()):
         raise WazaError(f"{ENV} must be a whole number, 0 or more (0: no helper processes), got {raw!r}")
-    most = int(raw) if raw else MAX_HELPERS
-    if not first_load or most == 0 or n_files < MIN_FILES or not sys.platform.startswith("linux"):
+    return int(raw) if raw else MAX_HELPERS
+
+
+def helpers_wanted(n_files: int, most: int) -> int:
+    """How many helpers to start for ``n_files`` task files none of which the cache holds."""
+    if most == 0 or n_files < MIN_FILES or not sys.platform.startswith("linux"):
         return 0
     if not _one_thread():
         return 0
@@ -103,6 +106,11 @@ def shares(n_files: int, helpers: int) -> list[int]:
     return [first + size * i for i in range(helpers)]
 
 
+#: the signals that stop a load: blocked while a helper is forked or the helpers are stopped,
+#: so no helper is left untracked or unreaped by a signal in between
+_STOPS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT}
+
+
 class _Helper:
     """One helper process and the lines it has written so far, one per file of its share
     (an empty line: the file had a problem or a warning, or could not be cached)."""
@@ -112,7 +120,8 @@ class _Helper:
         self.lines: list[bytes] = []
         self.offset = 0
         self.rest = b""  # a line not ended yet
-        self.ended: int | None = None  # its exit code, once reaped
+        self.ended = False  # reaped
+        self.taken = 0  # lines before this one were asked for or passed over: dropped
 
     def line(self, i: int) -> bytes | None:
         """The line of file ``i``, waiting for it if needed; None when the helper ended
@@ -121,11 +130,14 @@ class _Helper:
         while k >= len(self.lines):
             if self._read():
                 continue
-            if self.ended is not None:  # reaped, and all it wrote is read
+            if self.ended:  # reaped, and all it wrote is read
                 return None
             if not self._reap():
                 time.sleep(POLL_SECONDS)
-        line, self.lines[k] = self.lines[k], b""  # each is asked for once: not kept twice
+        line = self.lines[k]
+        for j in range(self.taken, k + 1):  # asked for once, or never (a file found in the cache)
+            self.lines[j] = b""
+        self.taken = k + 1
         return line
 
     def _read(self) -> bool:
@@ -138,32 +150,39 @@ class _Helper:
         return True
 
     def _reap(self) -> bool:
-        if self.ended is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid == 0:
-                return False
-            self.ended = os.waitstatus_to_exitcode(status)
-        return True
+        """Whether the helper has ended (reaped now or before)."""
+        if not self.ended:
+            try:
+                pid, _ = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # pragma: no cover - SIGCHLD is kept at its default while helpers run
+                pid = self.pid
+            self.ended = pid != 0
+        return self.ended
 
     def stop(self) -> None:
         try:
-            if self.ended is None:
+            if not self._reap():  # still this process's child: its pid cannot have been reused
                 os.kill(self.pid, signal.SIGKILL)
                 os.waitpid(self.pid, 0)
-                self.ended = -signal.SIGKILL
-        except (ChildProcessError, ProcessLookupError):
-            pass
+                self.ended = True
+        except (ChildProcessError, ProcessLookupError):  # pragma: no cover - see _reap
+            self.ended = True
         finally:
             os.close(self.fd)
 
 
 class Helpers:
-    """The helpers of one load, by the index of the first file of their share."""
+    """The helpers of one load, by the index of the first file of their share. The loader
+    says which file it loads (:meth:`at`); the suite cache asks for that file's line only
+    when the file is not in the cache file (:meth:`line`), so a file found there never
+    waits for a helper."""
 
     def __init__(self) -> None:
         self.shares: list[_Helper] = []
         self._by_file: dict[int, _Helper] = {}
         self._current: _Helper | None = None
+        self._index = -1
+        self._sigchld: object = None  # SIGCHLD's disposition to restore, when it was "ignore"
 
     def start(self, load_one: Callable[[Path, str, object], None], paths: Sequence[Path], names: Sequence[str],
               helpers: int, done: int = 0) -> None:
@@ -171,38 +190,60 @@ class Helpers:
         starts = [done + start for start in shares(len(paths) - done, helpers)]
         ends = [*starts[1:], len(paths)]
         parent = os.getpid()
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):  # what a helper inherits must not be written twice
+            try:
+                if stream is not None:
+                    stream.flush()
+            except (OSError, ValueError):
+                pass
+        if signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN:  # the kernel would reap them itself
+            self._sigchld = signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         for lo, hi in zip(starts, ends, strict=True):
             try:
                 fd = _scratch_file()
             except OSError:
                 return  # no memory file and no temporary folder: the loader does the rest itself
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
             try:
                 pid = os.fork()
+                if pid == 0:  # pragma: no cover - runs in the helper (checked by its lines)
+                    _helper(load_one, paths, names, lo, hi, fd, parent, blocked)
+                self.shares.append(_Helper(pid, fd, lo, hi))
+                self._by_file[lo] = self.shares[-1]
             except OSError:  # no memory or too many processes: the loader does the rest itself
                 os.close(fd)
                 return
-            if pid == 0:  # pragma: no cover - runs in the helper (checked by its lines)
-                _helper(load_one, paths, names, lo, hi, fd, parent)
-            self.shares.append(_Helper(pid, fd, lo, hi))
-            self._by_file[lo] = self.shares[-1]
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
-    def take(self, i: int, cache) -> None:
-        """Before the loader loads file ``i``: give ``cache`` the line a helper wrote for it."""
-        helper = self._by_file.get(i, self._current)
+    def at(self, i: int) -> None:
+        """The loader is about to load file ``i``."""
+        self._index = i
+
+    def line(self) -> bytes | None:
+        """The line a helper wrote for the file being loaded (waiting for it if needed);
+        None when no helper has that file, or its helper ended without writing it."""
+        i, helper = self._index, self._current
         if helper is None or not helper.lo <= i < helper.hi:
-            return
-        self._current = helper
-        line = helper.line(i)
-        if line:
-            cache.adopt(line)
+            helper = self._current = self._by_file.get(i) or next(
+                (h for h in self.shares if h.lo <= i < h.hi), None)
+            if helper is None:
+                return None
+        return helper.line(i)
 
     def stop(self) -> None:
-        """End and reap every helper (still running only when the load stopped early)."""
-        for helper in self.shares:
-            helper.stop()
-        self.shares.clear()
+        """End and reap every helper (still running only when the load stopped early),
+        with the stop signals held until all are gone."""
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+        try:
+            for helper in self.shares:
+                helper.stop()
+            self.shares.clear()
+            if self._sigchld is not None:
+                signal.signal(signal.SIGCHLD, self._sigchld)
+                self._sigchld = None
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def _scratch_file() -> int:
@@ -236,15 +277,21 @@ class _Lines:
         self.line = cache_line(file, kind, key, data) or b"\n"
 
 
-def _helper(load_one, paths, names, lo: int, hi: int, fd: int, parent: int) -> None:  # pragma: no cover
+def _helper(load_one, paths, names, lo: int, hi: int, fd: int, parent: int,
+            blocked) -> None:  # pragma: no cover - runs in the helper
     """The helper's whole life: its share, then ``os._exit`` (no exit hooks, no buffers of
     the loader's flushed twice). Its own messages would repeat the loader's: they go
     nowhere. One line per file, written every :data:`BATCH` files so the loader can start
-    on them."""
+    on them. The stop signals end it (a signal the loader's parent set to be ignored stays
+    ignored), and they are blocked until it is ready to die of them."""
     code = 1
     try:
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
-            signal.signal(sig, signal.SIG_DFL)
+        try:
+            for sig in _STOPS:
+                if signal.getsignal(sig) != signal.SIG_IGN:
+                    signal.signal(sig, signal.SIG_DFL)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         sink = os.open(os.devnull, os.O_WRONLY)
         os.dup2(sink, 1)
         os.dup2(sink, 2)
