@@ -52,3 +52,11 @@ BUILTIN_PLUGINS: dict[str, dict[str, tuple[str, ...]]] = {
     "waza_events.cursor_stream_json": {"event_format": ("cursor-stream-json",)},
     "waza_events.copilot_cli_json": {"event_format": ("copilot-cli-json",)},
 }
+
+#: built-in executor -> the ``config`` key of its options (empty: it takes none), so the
+#: suite cache's check of a cached eval needs only the executors whose key the eval uses
+#: (importing the others, ``cli`` and ``copilot-sdk`` among them, was ~11 ms of a warm
+#: ``waza validate``); ``tests/api/test_plugin_index.py`` keeps it equal to the classes
+EXECUTOR_CONFIG_KEYS: dict[str, str] = {
+    "mock": "", "echo": "", "null": "", "cli": "cli", "copilot-sdk": "copilot",
+}

@@ -177,3 +177,36 @@ def test_the_faster_hook_lookup_answers_as_pluggy_does():
             assert got == theirs.parse_hookimpl_opts(module, name), (module.__name__, name)
             found += got is not None
     assert found >= len(BUILTIN_PLUGINS) + 3
+
+
+def test_the_executor_config_keys_equal_the_classes():
+    from waza_core.plugin_index import EXECUTOR_CONFIG_KEYS
+
+    registry = build_plugin_manager()[1].load_all()
+    builtins = [n for n in registry.names("executor") if registry.builtin_module("executor", n)]
+    classes = {n: registry.get("executor", n).config_key for n in builtins}
+    assert EXECUTOR_CONFIG_KEYS == classes, f"update EXECUTOR_CONFIG_KEYS in waza_core/plugin_index.py: {classes}"
+
+
+def test_a_warm_load_imports_only_the_executors_its_eval_names(tmp_path):
+    """The cached eval is checked again with its schema; the options schemas of executors
+    whose key the eval does not use are not needed, so those executors are not imported."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    script = ("import json, sys\nfrom pathlib import Path\n"
+              "from waza_core.plugins import build_plugin_manager\nfrom waza_core.suite.load import load_suite\n"
+              "load_suite(Path(sys.argv[1]), build_plugin_manager()[1])\n"
+              "print(json.dumps(sorted(m for m in sys.modules if m.startswith('waza_adapters.'))))\n")
+    env = {**os.environ, "WAZA_CACHE_DIR": str(tmp_path), "WAZA_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    env.pop("WAZA_NO_CACHE", None)
+    suite = str(REPO / "examples" / "quickstart" / "eval.yaml")
+    runs = [subprocess.run([sys.executable, "-c", script, suite], env=env, capture_output=True, text=True,
+                           timeout=60) for _ in ("cold", "warm")]
+    assert all(r.returncode == 0 for r in runs), [r.stderr for r in runs]
+    warm = json.loads(runs[1].stdout)
+    assert "waza_adapters.cli_agent" not in warm and "waza_adapters.copilot_sdk" not in warm, warm

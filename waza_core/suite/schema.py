@@ -17,6 +17,7 @@ import json
 from importlib import resources
 from typing import Any
 
+from waza_core import plugin_index
 from waza_core.suite import fastschema
 
 #: keys that waza (Go) defines and that waza for Python parses but does not support yet,
@@ -52,12 +53,15 @@ def _grader_def(registry) -> dict[str, Any]:
     return {"allOf": cases} if cases else {}
 
 
-def composed(kind: str, registry, grader_configs: bool = True) -> dict[str, Any]:
+def composed(kind: str, registry, grader_configs: bool = True,
+             config_keys: frozenset[str] | None = None) -> dict[str, Any]:
     """The ``eval`` or ``task`` schema completed with the registered plugins.
 
     With ``grader_configs=False`` each grader's ``config`` is left as a plain object:
     the loader checks configs one by one with :func:`config_errors`, which is several
-    times faster than an if/then chain over every grader type.
+    times faster than an if/then chain over every grader type. ``config_keys``: the keys
+    of the one eval ``config`` the schema will check; a built-in executor whose options
+    key is not among them is not imported, and its key accepts anything (it is absent).
     """
     schema = copy.deepcopy(load(kind))
     grader = schema["$defs"]["grader"]
@@ -67,6 +71,12 @@ def composed(kind: str, registry, grader_configs: bool = True) -> dict[str, Any]
     if kind == "eval":
         cfg = schema["properties"]["config"]["properties"]
         for name in registry.names("executor"):
+            key = _indexed_config_key(registry, name) if config_keys is not None else None
+            if key is not None:
+                if key and key not in config_keys:
+                    cfg[key] = {}
+                if not key or key not in config_keys:
+                    continue
             cls = registry.get("executor", name)
             if cls.config_key:
                 cfg[cls.config_key] = cls.config_schema
@@ -99,9 +109,17 @@ def _config_fast(cls):
     return fastschema.checker(cls.config_schema or {"type": "object"})
 
 
+def _indexed_config_key(registry, name: str) -> str | None:
+    """A built-in executor's options key from :mod:`waza_core.plugin_index` (without
+    importing it), or None for any other executor."""
+    if registry.builtin_module("executor", name) is None:
+        return None
+    return plugin_index.EXECUTOR_CONFIG_KEYS.get(name)
+
+
 @functools.lru_cache(maxsize=None)
-def _fast_for(kind: str, registry: Any):
-    return fastschema.checker(composed(kind, registry, grader_configs=False))
+def _fast_for(kind: str, registry: Any, config_keys: frozenset[str] | None = None):
+    return fastschema.checker(composed(kind, registry, grader_configs=False, config_keys=config_keys))
 
 
 def config_errors(cls, config) -> list:
@@ -259,7 +277,9 @@ def _short(value) -> str:
 
 def iter_errors(kind: str, registry, instance) -> list:
     """All schema errors, deepest first within each branch, without if/then noise."""
-    if _fast_for(kind, registry)(instance):  # valid by the fast check: jsonschema would find nothing
+    config = instance.get("config") if kind == "eval" and isinstance(instance, dict) else None
+    keys = frozenset(k for k in config if isinstance(k, str)) if isinstance(config, dict) else frozenset()
+    if _fast_for(kind, registry, keys if kind == "eval" else None)(instance):  # valid: jsonschema would find nothing
         return []
     errors = []
     for err in validator(kind, registry).iter_errors(instance):
