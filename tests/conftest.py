@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -16,6 +17,15 @@ import pytest
 import tests.depth  # noqa: F401  (the hypothesis profiles, registered before --hypothesis-profile is read)
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config):
+    """Children start with SIGINT at its default even when pytest was started ignoring it (a
+    background job of a shell without job control ignores SIGINT, and that is inherited
+    across exec): the Ctrl-C tests send SIGINT to a waza that, rightly, keeps an inherited
+    "ignore". Python's handler is replaced by the default in the children it starts."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 #: interpreter names that examples and test suites start by name (``python3 judge.py``)
