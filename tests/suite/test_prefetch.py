@@ -56,7 +56,7 @@ from waza_core.errors import SuiteError
 from waza_core.plugins import build_plugin_manager
 from waza_core.suite import load as loader, prefetch
 
-started, parsed, me = [], [], os.getpid()
+started, parsed, notes, me = [], [], [], os.getpid()  # notes: what a test's patch records
 real_start = prefetch.Helpers.start
 def start(self, *args, **kwargs):
     real_start(self, *args, **kwargs)
@@ -75,7 +75,7 @@ try:
            "raw": dict(collections.Counter(type(t._raw).__name__ for t in suite.tasks))}
 except SuiteError as exc:
     out = {"problems": exc.problems, "warnings": exc.warnings}
-print(json.dumps({"started": started, "parsed": len(parsed),
+print(json.dumps({"started": started, "parsed": len(parsed), "notes": notes,
                   "sigchld_ignored": signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN,
                   **out}))
 """
@@ -155,11 +155,55 @@ def test_a_load_with_sigchld_ignored_gives_the_same_suite_and_gives_it_back(good
     """Inherited "ignore SIGCHLD" makes the kernel reap children itself; the loader keeps
     the default while its helpers run (so it reaps them) and gives the setting back."""
     patch = ("signal.signal(signal.SIGCHLD, signal.SIG_IGN)\nreal = prefetch._helper\n"
-             "prefetch._helper = lambda f, p, n, lo, hi, *rest: real(f, p, n, lo, (lo + hi) // 2, *rest)\n")
+             "prefetch._helper = lambda f, p, n, lo, hi, *rest: real(f, p, n, lo, (lo + hi) // 2, *rest)\n"
+             "real_line = prefetch._Helper.line\n"
+             "def line(self, i):\n"
+             "    notes.append(signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN)\n"
+             "    return real_line(self, i)\n"
+             "prefetch._Helper.line = line\n")
     alone = load_in_process(good_suite, tmp_path / "c0", helpers=0)
     helped = load_in_process(good_suite, tmp_path / "c1", helpers=1, patch=patch)
-    assert len(helped["started"]) == 1 and helped["sigchld_ignored"] is True
+    assert len(helped["started"]) == 1 and helped["sigchld_ignored"] is True  # given back
+    assert helped["notes"] and not any(helped["notes"])  # the default while the helper ran
     assert helped["suite"] == alone["suite"]
+
+
+def test_a_helper_whose_loader_died_exits(good_suite, tmp_path):
+    """A loader killed by SIGKILL runs no clean-up; its helper sees it is gone at its next
+    batch of lines and exits instead of parsing on for nobody."""
+    patch = ("import time\nreal_check = loader._check_for_helper\n"
+             "def slow_check(registry):\n    check = real_check(registry)\n"
+             "    def each(*a):\n        time.sleep(0.02)\n        check(*a)\n    return each\n"
+             "loader._check_for_helper = slow_check\ndriver_start = prefetch.Helpers.start\n"
+             "def killed(self, *a, **k):\n    driver_start(self, *a, **k)\n"
+             "    print(' '.join(str(h.pid) for h in self.shares), file=sys.stderr, flush=True)\n"
+             "    os.kill(os.getpid(), signal.SIGKILL)\n"
+             "prefetch.Helpers.start = killed\n")
+    env = {**os.environ, "WAZA_NO_CACHE": "1", prefetch.ENV: "1", "WAZA_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    proc = subprocess.Popen([sys.executable, "-c", DRIVER, str(good_suite), patch], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=60)
+        (pid,) = [int(p) for p in err.decode().splitlines()[0].split()]
+        # its share is some 390 files of 20 ms (~8 s); the check comes every BATCH files (~1.3 s)
+        deadline = time.monotonic() + 5
+        while _alive(pid):
+            assert time.monotonic() < deadline, "the helper parsed on after its loader died"
+            time.sleep(0.05)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie nobody reaped yet has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_a_load_with_stdout_and_stderr_closed(good_suite, tmp_path):

@@ -221,7 +221,11 @@ def cacheable(data: Any, size: int) -> bytes | None:
 def cache_line(file: str, kind: str, key: list[int], data: Any) -> bytes | None:
     """The line of the cache file that stores ``data`` for ``file``, or None (see :func:`cacheable`)."""
     blob = cacheable(data, key[0])
-    return None if blob is None else b"%b\t%b\n" % (_head(file, kind, key), blob)
+    return None if blob is None else _line(file, kind, key, blob)
+
+
+def _line(file: str, kind: str, key: list[int], blob: bytes) -> bytes:
+    return b"%b\t%b\n" % (_head(file, kind, key), blob)
 
 
 def _head(file: str, kind: str, key: list[int]) -> bytes:
@@ -296,17 +300,16 @@ class SuiteCache:
         self.last_blob = None
         data = self._get(file, kind, key)
         if data is None and self.helper_line is not None:
-            data = self._from_helper(file, kind, key)
+            data = self._from_helper(self.helper_line(), file, kind, key)
         if data is None and self.on_miss is not None:
             self.on_miss()
         return data
 
-    def _from_helper(self, file: str, kind: str, key: list[int]) -> Any | None:
-        """The document of the line a helper process wrote for ``file`` after parsing and
+    def _from_helper(self, line: bytes | None, file: str, kind: str, key: list[int]) -> Any | None:
+        """The document of ``line``, the line a helper process wrote for ``file`` after parsing and
         checking it (:mod:`waza_core.suite.prefetch`), taken as :meth:`put` would store it,
         when its ``stat`` is still ``key``; else None (the file changed since, or the helper
         stored nothing for it)."""
-        line = self.helper_line() if self.helper_line is not None else None
         if not line:
             return None
         head, tab, blob = line.partition(b"\t")
@@ -415,7 +418,7 @@ class SuiteCache:
             return
         blob = cacheable(data, key[0])
         if blob is not None:
-            self._add(b"%b\t%b\n" % (_head(file, kind, key), blob), blob)
+            self._add(_line(file, kind, key, blob), blob)
 
     def _add(self, line: bytes, blob: bytes) -> None:
         self.last_blob = blob

@@ -678,6 +678,7 @@ def _load_tasks(paths: list[Path], texts: list[str], registry, problems: Problem
     if was_enabled:
         gc.disable()
         cache.on_miss = gc.enable
+    cache.helper_line = helpers.line  # answers None while no helper runs
     try:
         if wanted:
             helpers.start(_check_for_helper(registry), paths, texts, wanted)
@@ -688,9 +689,7 @@ def _load_tasks(paths: list[Path], texts: list[str], registry, problems: Problem
                 more = prefetch.helpers_wanted(len(paths) - i, most_helpers)
                 if more:
                     helpers.start(_check_for_helper(registry), paths, texts, more, done=i)
-            if helpers.shares:
-                helpers.at(i)
-                cache.helper_line = helpers.line
+            helpers.at(i)
             task = _load_task(tf, registry, problems, cache, name, cwd, shared)
             if task is not None:
                 tasks.append(task)

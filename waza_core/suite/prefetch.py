@@ -172,14 +172,13 @@ class _Helper:
 
 
 class Helpers:
-    """The helpers of one load, by the index of the first file of their share. The loader
+    """The helpers of one load, each with its share of the file list. The loader
     says which file it loads (:meth:`at`); the suite cache asks for that file's line only
     when the file is not in the cache file (:meth:`line`), so a file found there never
     waits for a helper."""
 
     def __init__(self) -> None:
         self.shares: list[_Helper] = []
-        self._by_file: dict[int, _Helper] = {}
         self._current: _Helper | None = None
         self._index = -1
         self._sigchld: object = None  # SIGCHLD's disposition to restore, when it was "ignore"
@@ -209,7 +208,6 @@ class Helpers:
                 if pid == 0:  # pragma: no cover - runs in the helper (checked by its lines)
                     _helper(load_one, paths, names, lo, hi, fd, parent, blocked)
                 self.shares.append(_Helper(pid, fd, lo, hi))
-                self._by_file[lo] = self.shares[-1]
             except OSError:  # no memory or too many processes: the loader does the rest itself
                 os.close(fd)
                 return
@@ -225,8 +223,7 @@ class Helpers:
         None when no helper has that file, or its helper ended without writing it."""
         i, helper = self._index, self._current
         if helper is None or not helper.lo <= i < helper.hi:
-            helper = self._current = self._by_file.get(i) or next(
-                (h for h in self.shares if h.lo <= i < h.hi), None)
+            helper = self._current = next((h for h in self.shares if h.lo <= i < h.hi), None)
             if helper is None:
                 return None
         return helper.line(i)

@@ -71,11 +71,12 @@ def composed(kind: str, registry, grader_configs: bool = True,
     if kind == "eval":
         cfg = schema["properties"]["config"]["properties"]
         for name in registry.names("executor"):
-            key = _indexed_config_key(registry, name) if config_keys is not None else None
-            if key is not None:
-                if key and key not in config_keys:
-                    cfg[key] = {}
-                if not key or key not in config_keys:
+            if config_keys is not None:
+                key = _indexed_config_key(registry, name)
+                if key == "":  # a built-in that takes no options
+                    continue
+                if key is not None and key not in config_keys:
+                    cfg[key] = {}  # absent from this eval: any schema accepts it
                     continue
             cls = registry.get("executor", name)
             if cls.config_key:
@@ -275,11 +276,18 @@ def _short(value) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def _config_keys(kind: str, instance) -> frozenset[str] | None:
+    """The keys of an eval's ``config`` (None for another kind): which executors' options
+    schemas its check needs (see :func:`composed`)."""
+    if kind != "eval":
+        return None
+    config = instance.get("config") if isinstance(instance, dict) else None
+    return frozenset(k for k in config if isinstance(k, str)) if isinstance(config, dict) else frozenset()
+
+
 def iter_errors(kind: str, registry, instance) -> list:
     """All schema errors, deepest first within each branch, without if/then noise."""
-    config = instance.get("config") if kind == "eval" and isinstance(instance, dict) else None
-    keys = frozenset(k for k in config if isinstance(k, str)) if isinstance(config, dict) else frozenset()
-    if _fast_for(kind, registry, keys if kind == "eval" else None)(instance):  # valid: jsonschema would find nothing
+    if _fast_for(kind, registry, _config_keys(kind, instance))(instance):  # valid: jsonschema would find nothing
         return []
     errors = []
     for err in validator(kind, registry).iter_errors(instance):
