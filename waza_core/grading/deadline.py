@@ -29,7 +29,6 @@ grading call in progress, so busy graders stop at once.
 
 from __future__ import annotations
 
-import ctypes
 import queue
 import threading
 import time
@@ -81,10 +80,16 @@ def _inject(call: _Call, exc: type[BaseException]) -> None:
     call.last = time.monotonic()
     if call.cancel is not None:
         call.cancel.set()
+    import ctypes  # deferred: imported when the watchdog started, a lookup here
+
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(call.thread_id), ctypes.py_object(exc))
 
 
 def _watch() -> None:
+    # ctypes is imported here, once, and not with this module: a command that grades nothing
+    # (``waza validate``) does not pay its ~1.5 ms, and no import happens under ``_lock``
+    import ctypes  # noqa: F401  deferred: see above
+
     while True:
         time.sleep(TICK_SECONDS)
         now = time.monotonic()  # before the copy: see _unregister
@@ -135,6 +140,8 @@ _monotonic = time.monotonic
 
 def _clear_pending() -> None:
     """Drop an exception injected into this thread that has not fired yet."""
+    import ctypes  # deferred: the watchdog imported it before it could inject
+
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(threading.get_ident()), ctypes.py_object())
 
 
