@@ -40,7 +40,7 @@ from waza_core.results.jsonbytes import PRETTY_MAX_RUNS
 from waza_core.results.model import ResultsDocument, TaskResult, exit_code
 from waza_core.results.reports import RunReports, machine_stdout, plan_for_run
 from waza_core.results.writer import StreamingResultsWriter, write_results
-from waza_core.run import audit, baseline, multimodel, stored_baseline
+from waza_core.run import baseline, multimodel
 from waza_core.run import journal as journal_mod
 from waza_core.run.backends import check_backend
 from waza_core.run.budget import Budget
@@ -49,11 +49,14 @@ from waza_core.run.finish import console_report
 from waza_core.run.plan import RunOptions, select_tasks
 from waza_core.run.prices import PriceTable
 from waza_core.run.prices import resolve as resolve_prices
-from waza_core.run.result_cache import RunCache
-from waza_core.run.stored_baseline import StoredBaseline
 from waza_core.run.targets import OutputTargets
 from waza_core.suite.load import load_suite
 from waza_core.suite.project_config import run_default
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # imported where a run asks for them (--baseline-from, --cache): ~8 ms of every start
+    from waza_core.run.result_cache import RunCache
+    from waza_core.run.stored_baseline import StoredBaseline
 
 
 @attrs.frozen
@@ -237,6 +240,8 @@ def plan_models(suite, targets: OutputTargets, flags: RunFlags,
     targets.check_output_dir_name(suite.name)
     stored = load_stored_baseline(flags.baseline_from, suite.name, flags.skip_graders)
     if stored is not None:  # the tasks this run selects, before the audit or any engine
+        from waza_core.run import stored_baseline  # deferred: only with --baseline-from (~8 ms)
+
         stored_baseline.check_tasks(stored, [t.id for t in select_tasks(suite, RunOptions(
             task_globs=list(flags.task), tag_globs=list(flags.tags)))])
     models = multimodel.models_to_run(flags.models, suite)
@@ -252,6 +257,8 @@ def load_stored_baseline(path: Path | None, suite_name: str, skip_graders: bool 
     if skip_graders:
         raise WazaError("--baseline-from compares graded runs, and --skip-graders grades none: run without "
                         "--skip-graders (or grade the results with `waza grade`, then `waza compare` them)")
+    from waza_core.run import stored_baseline  # deferred: only with --baseline-from (~8 ms)
+
     stored = stored_baseline.load(path)
     stored_baseline.check_suite(stored, suite_name, _print_warning)
     return stored
@@ -362,6 +369,8 @@ def finish_model(targets: OutputTargets, doc: ResultsDocument, finished: Finishe
 def run_audit(suite, registry, flags: RunFlags, plugins: list[str]) -> dict:
     """``--audit``: the suite's tasks of this run, once each against the do-nothing agent
     (the code of ``waza audit``); no paid call, nothing of this run touched."""
+    from waza_core.run import audit  # deferred: only with --audit
+
     args: list[str] = []
     for glob in flags.task:
         args += ["--task", glob]
@@ -396,6 +405,8 @@ def run_model(suite, registry, reporter, model: str, settings: PassSettings,
         engine, finished = build_engine(the_suite, registry, reporter, model, settings, skills_off)
         passes.append((engine, finished))
         if stored is not None:  # before anything runs: refuse a meaningless comparison
+            from waza_core.run import stored_baseline  # deferred: only with --baseline-from
+
             stored_warnings[:] = stored_baseline.check_plan(stored, engine.plan, _print_warning)
         journal.attach(engine, baseline=skills_off)
         reporter.start(the_suite, engine)
@@ -417,6 +428,8 @@ def run_model(suite, registry, reporter, model: str, settings: PassSettings,
 
     try:
         if stored is not None:
+            from waza_core.run import stored_baseline  # deferred: only with --baseline-from
+
             doc = stored_baseline.merge(run_pass(suite, False), stored, stored_warnings, _print_warning)
         elif settings.ab_run:
             doc = baseline.run_baseline(run_pass, suite, _print_warning)
@@ -461,6 +474,8 @@ def attach_cache(request: CacheRequest, engine: Engine) -> RunCache | None:
     """``--cache``: put the result cache in front of the backend (or say why it stays off)."""
     if not request.on:
         return None
+    from waza_core.run.result_cache import RunCache  # deferred: only with --cache
+
     cache = RunCache(engine.prepared, request.directory, lambda m: sys.stderr.write(f"waza: warning: {m}\n"))
     if not cache.active:
         sys.stderr.write(f"waza: warning: {cache.off_reason}\n")
