@@ -698,8 +698,25 @@ def _load_tasks(paths: list[Path], texts: list[str], registry, problems: Problem
         helpers.stop()
         cache.on_miss = None
         if was_enabled:
+            if not gc.isenabled():
+                _promote_without_a_pass()
             gc.enable()
     return tasks
+
+
+def _promote_without_a_pass() -> None:
+    """Move every object the collector tracks into its oldest generation, without a pass.
+
+    After a load where every file came from the suite cache, the collector was paused while
+    the suite's objects were made: turned back on as they are, its next young-generation pass
+    walks all of them (~70 ms for 100,000 tasks, for nothing: a warm load makes no cyclic
+    garbage). ``gc.freeze()`` moves every tracked object out of the generations and resets the
+    young count, ``gc.unfreeze()`` puts them back into the oldest one; nothing stays frozen.
+    Skipped when something else froze objects (a program preparing to fork): unfreezing
+    would hand its objects back too."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
 
 
 def _check_for_helper(registry):
