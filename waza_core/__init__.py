@@ -83,7 +83,7 @@ _EXPORTS: dict[str, str] = {
     "run_process": "waza_core.procs",
     "ProcessResult": "waza_core.procs",
     "ProcessStartError": "waza_core.procs",
-    "CancelEvent": "waza_core.procs",
+    "CancelEvent": "waza_core.cancel",
     # small shared helpers
     "display_path": "waza_core.paths",
     "resolve_inside": "waza_core.paths",
@@ -236,7 +236,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from waza_core.paths import resolve_inside as resolve_inside
     from waza_core.plugins import find_registered as find_registered
     from waza_core.plugins import registered_names as registered_names
-    from waza_core.procs import CancelEvent as CancelEvent
+    from waza_core.cancel import CancelEvent as CancelEvent
     from waza_core.procs import ProcessStartError as ProcessStartError
     from waza_core.procs import ProcResult as ProcessResult
     from waza_core.procs import run as run_process

@@ -66,6 +66,7 @@ from typing import Any
 
 import attrs
 
+from waza_core.cancel import CancelEvent
 from waza_core.signals import MAIN_WAIT_SECONDS
 
 __all__ = ["DEFAULT_MAX_OUTPUT", "CancelEvent", "ProcResult", "ProcessStartError", "end", "run", "start"]
@@ -87,46 +88,6 @@ class ProcessStartError(Exception):
         self.reason = reason
         self.errno = os_error.errno if os_error is not None else None
         super().__init__(f"cannot start {argv0!r}: {reason}")
-
-
-class CancelEvent(threading.Event):
-    """A ``threading.Event`` whose :meth:`set` also wakes every :func:`run` using it.
-
-    Share one per suite run: setting it (e.g. on Ctrl-C) kills every running child
-    group at once. A plain ``threading.Event`` works too, but is only checked
-    every 0.1 s.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._callbacks: dict[int, Callable[[], None]] = {}
-        self._cb_lock = threading.Lock()
-        self._next = 0
-
-    def set(self) -> None:
-        super().set()
-        with self._cb_lock:
-            callbacks = list(self._callbacks.values())
-            for callback in callbacks:
-                try:
-                    callback()
-                except Exception:  # pragma: no cover - callbacks only write to a pipe
-                    pass
-
-    def _subscribe(self, callback: Callable[[], None]) -> int:
-        with self._cb_lock:
-            self._next += 1
-            self._callbacks[self._next] = callback
-            token = self._next
-        if self.is_set():
-            callback()
-        return token
-
-    def _unsubscribe(self, token: int) -> None:
-        # Holding the lock guarantees no callback of ours is still running once
-        # this returns, so the caller may close the pipe the callback writes to.
-        with self._cb_lock:
-            self._callbacks.pop(token, None)
 
 
 @attrs.frozen

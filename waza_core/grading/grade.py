@@ -20,7 +20,7 @@ from waza_core.grading import deadline
 from waza_core.grading.base import Grader, GradingContext
 from waza_core.limits import DEFAULT_GRADER_TIMEOUT_SECONDS
 from waza_core.model import GraderResult
-from waza_core.procs import CancelEvent
+from waza_core.cancel import CancelEvent
 
 
 def grade_run(graders: Sequence[Grader], ctx: GradingContext) -> tuple[dict[str, GraderResult], str, str | None]:

@@ -25,6 +25,7 @@ from typing import Any
 
 import attrs
 
+from waza_core.cancel import CancelEvent
 from waza_core.errors import WazaError
 from waza_core.grading.base import Grader, GraderSetup
 from waza_core.grading.build import build_grader, close_graders, executor_factory, grader_class, start_graders
@@ -116,9 +117,6 @@ class PreparedSuite:
     """Executor, graders, inputs and run preparers of one suite run, in one process."""
 
     def __init__(self, suite: Suite, registry, settings: UnitSettings, tasks: list[TaskSpec]) -> None:
-        # deferred: waza_core.procs adds ~7.2 ms to importing this module
-        from waza_core.procs import CancelEvent
-
         self.suite = suite
         self.registry = registry
         self.settings = settings
