@@ -58,8 +58,10 @@ def _interpreters_without_a_dispatcher(tmp_path_factory):
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory):
-    """Keep the suite cache of every test (and every waza subprocess) out of $HOME."""
+    """Keep the suite cache of every test (and every waza subprocess) out of $HOME, and the
+    key that seals its eval lines (waza_core/suite/seal.py, under $XDG_STATE_HOME) too."""
     os.environ["WAZA_CACHE_DIR"] = str(tmp_path_factory.mktemp("waza-cache"))
+    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("xdg-state"))
 
 
 def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:

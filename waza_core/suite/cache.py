@@ -11,8 +11,9 @@ problems is never cached, so error messages are always fresh.
 
 Each suite has one file, ``suites/<sha256 of the eval file's path>.json`` (the name of
 format 1, so an older file is replaced, not left behind). Format 2 is not one JSON
-document but a header line ``{"fingerprint": ...}`` and then one line per checked file,
-in the order the last load visited them::
+document but a header line ``{"fingerprint": ..., "eval_seal": ...}`` (the seal, when there is
+a key: :mod:`waza_core.suite.seal`) and then one line per checked file, in the order the last
+load visited them::
 
     ["/abs/tasks/a.yaml","task",SIZE,MTIME_NS,CTIME_NS,INODE]<TAB>{...the document...}
 
@@ -54,7 +55,7 @@ import msgspec
 from waza_core import untrusted
 from waza_core._version import __version__
 from waza_core.safe_write import replace_entry
-from waza_core.suite import cache_checks, schema
+from waza_core.suite import cache_checks, schema, seal
 
 FORMAT = 2
 #: a checked document is cached only if its JSON is at most this many times the size
@@ -277,17 +278,34 @@ class SuiteCache:
         #: None after a miss or a document not stored: a task keeps it as its ``raw``
         #: (a few hundred bytes instead of a tree of dicts; docs/architecture.md)
         self.last_blob: bytes | None = None
+        self._start = 0  # where the first file's line starts (after the header line)
+        self._seal: object = None  # the header's "eval_seal", as read (anything: checked when used)
+        self._eval_line: bytes | None = None  # the eval's line as this load stored or found it
         if self.dir is None:
             return
         self.path = self.dir / "suites" / (hashlib.sha256(os.fsencode(eval_file)).hexdigest() + ".json")
         self.fp = fingerprint(registry)
-        self._header = _encode({"fingerprint": self.fp}) + b"\n"
         try:  # a link, a FIFO or a huge file planted in the cache folder is not read
             buf = untrusted.read_bytes(self.path, limit=MAX_FILE_BYTES)
         except (OSError, untrusted.UntrustedInput):
             return
-        if buf.startswith(self._header):
-            self._buf, self._pos, self._view = buf, len(self._header), memoryview(buf)
+        header = self._read_header(buf)
+        if header is not None:
+            self._seal = header.get("eval_seal")
+            self._buf, self._view = buf, memoryview(buf)
+            self._pos = self._start = buf.find(b"\n") + 1
+
+    def _read_header(self, buf: bytes) -> dict | None:
+        """The header line of ``buf`` when it is this fingerprint's: ``{"fingerprint": ...}``,
+        and ``"eval_seal"`` when waza sealed the eval line (:mod:`waza_core.suite.seal`)."""
+        if not buf.startswith(b'{"fingerprint":"%s"' % self.fp.encode()):
+            return None
+        end = buf.find(b"\n")
+        try:
+            header = _decode(memoryview(buf)[:end]) if end > 0 else None
+        except (msgspec.DecodeError, ValueError):
+            return None
+        return header if isinstance(header, dict) and header.get("fingerprint") == self.fp else None
 
     @property
     def holds_nothing(self) -> bool:
@@ -353,12 +371,32 @@ class SuiteCache:
         except (msgspec.DecodeError, ValueError):
             return None
         blob = bytes(blob)
-        if not (isinstance(data, dict) and self._trusted(kind, data, blob)):
+        if not isinstance(data, dict):
+            return None
+        if kind == "eval":
+            if not self._eval_trusted(data, blob, self._buf[start:end]):
+                return None
+        elif not self._trusted(kind, data, blob):
             return None
         self.last_blob = blob
         self._visits.append(start)
         self._visits.append(end)
         return data
+
+    def _eval_trusted(self, data: dict, blob: bytes, line: bytes) -> bool:
+        """The eval line's check: none when the header's seal says waza wrote this very line
+        here after checking it (:mod:`waza_core.suite.seal`), else :meth:`_trusted`; a line that
+        passes without a good seal gets one when the cache is written (``dirty``)."""
+        secret = seal.key()
+        if secret is not None and seal.matches(secret, self.fp, line, self._seal):
+            self._eval_line = line
+            return True
+        if not self._trusted("eval", data, blob):
+            return False
+        self._eval_line = line
+        if seal.key(create=True) is not None:
+            self.dirty = True  # written again with the seal: the next loads skip this check
+        return True
 
     def _trusted(self, kind: str, data: dict, blob: bytes) -> bool:
         """Whether a cached document may be used as if it had just been checked. The cache
@@ -400,7 +438,7 @@ class SuiteCache:
         all lines are read once, the first time a file is not where the last load had it."""
         if self._index is None:
             self._index = {}
-            buf, pos = self._buf, len(self._header)
+            buf, pos = self._buf, self._start
             while pos < len(buf):
                 end = buf.find(b"\n", pos)
                 if end < 0:
@@ -418,7 +456,10 @@ class SuiteCache:
             return
         blob = cacheable(data, key[0])
         if blob is not None:
-            self._add(_line(file, kind, key, blob), blob)
+            line = _line(file, kind, key, blob)
+            if kind == "eval":
+                self._eval_line = line
+            self._add(line, blob)
 
     def _add(self, line: bytes, blob: bytes) -> None:
         self.last_blob = blob
@@ -426,6 +467,15 @@ class SuiteCache:
         self._visits.append(0)
         self._new.append(line)
         self.dirty = True
+
+    def _header(self) -> bytes:
+        """The header line this load writes: the fingerprint, and the eval line's seal when
+        there is a key and an eval line (a suite cache without one is checked as before)."""
+        header: dict[str, str] = {"fingerprint": self.fp}
+        secret = seal.key(create=True) if self._eval_line is not None else None
+        if secret is not None and self._eval_line is not None:
+            header["eval_seal"] = seal.seal(secret, self.fp, self._eval_line)
+        return _encode(header) + b"\n"
 
     def save(self) -> None:
         """Write the lines of the files this load visited, in its order, when a file
@@ -442,7 +492,7 @@ class SuiteCache:
                     os.chmod(folder, 0o700)  # what waza makes is private whatever the umask
                 except FileExistsError:
                     pass
-            out = bytearray(self._header)
+            out = bytearray(self._header())
             view, visits = self._view, self._visits
             for i in range(0, len(visits), 2):
                 start = visits[i]

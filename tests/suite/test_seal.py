@@ -1,0 +1,165 @@
+"""The seal of the suite cache's eval line (waza_core/suite/seal.py): a line waza wrote here after
+checking it is not checked again; any other line is, exactly as before."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.conftest import BASIC_EVAL
+from waza_core.suite import schema, seal
+from waza_core.suite.cache import read_entries
+from waza_core.suite.load import load_suite
+
+TASK = "id: t1\ninputs: {prompt: hello}\ngraders:\n  - {type: text, name: g, config: {contains: [x]}}\n"
+
+
+@pytest.fixture
+def state(tmp_path, monkeypatch):
+    """A private cache folder and key folder, and no key remembered from another test."""
+    monkeypatch.setenv("WAZA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("WAZA_NO_CACHE", raising=False)
+    monkeypatch.setattr(seal, "_loaded", [])
+    return tmp_path
+
+
+@pytest.fixture
+def eval_checks(monkeypatch):
+    """How many times the eval document was checked against its schema."""
+    calls = []
+    real = schema.iter_errors
+
+    def counting(kind, registry, data):
+        if kind == "eval":
+            calls.append(data)
+        return real(kind, registry, data)
+
+    monkeypatch.setattr(schema, "iter_errors", counting)
+    return calls
+
+
+def cache_file(state):
+    (f,) = list((state / "cache" / "suites").iterdir())
+    return f
+
+
+def header_and_rest(state):
+    data = cache_file(state).read_bytes()
+    end = data.index(b"\n")
+    return data[:end], data[end + 1:]
+
+
+def test_a_sealed_eval_line_is_not_checked_again_and_loads_the_same(make_suite, registry, state, eval_checks):
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
+    first = load_suite(path, registry)
+    head, _ = header_and_rest(state)
+    assert b'"eval_seal":"' in head
+    key = state / "state" / "waza" / seal.KEY_NAME
+    assert key.stat().st_mode & 0o777 == 0o600 and key.stat().st_size == seal.KEY_BYTES
+    assert key.parent.stat().st_mode & 0o777 == 0o700
+    checked = len(eval_checks)
+    second = load_suite(path, registry)
+    assert len(eval_checks) == checked  # not checked again
+    assert second == first and second.config == first.config
+
+
+def _replace_eval_document(state, old: bytes, new: bytes) -> None:
+    f = cache_file(state)
+    data = f.read_bytes()
+    assert data.count(old) == 1
+    f.write_bytes(data.replace(old, new))
+
+
+def test_a_changed_eval_line_under_the_old_seal_is_checked_and_refused(make_suite, registry, state, eval_checks):
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
+    load_suite(path, registry)
+    # the same stat, so the header of the line still matches; a value the schema refuses
+    _replace_eval_document(state, b'"trials_per_task":1', b'"trials_per_task":"many"')
+    checked = len(eval_checks)
+    suite = load_suite(path, registry)
+    assert len(eval_checks) > checked
+    assert suite.config.trials_per_task == 1  # read from eval.yaml again, not the forged line
+
+
+def test_a_forged_or_foreign_seal_means_the_check(make_suite, registry, state, eval_checks):
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
+    first = load_suite(path, registry)
+    head, rest = header_and_rest(state)
+    fp = head.split(b'"fingerprint":"')[1].split(b'"')[0].decode()
+    eval_line = next(line for line in rest.split(b"\n") if b'","eval",' in line) + b"\n"
+    secret = seal.key()
+    assert secret is not None and seal.matches(secret, fp, eval_line, head.split(b'"eval_seal":"')[1][:64].decode())
+    for forged in ("0" * 64, seal.seal(secret, "another fingerprint", eval_line), seal.seal(b"k" * 32, fp, eval_line)):
+        cache_file(state).write_bytes(b'{"fingerprint":"%s","eval_seal":"%s"}\n' % (fp.encode(), forged.encode()) + rest)
+        checked = len(eval_checks)
+        assert load_suite(path, registry) == first
+        assert len(eval_checks) == checked + 1
+        # checked, then written again with the right seal: the next load skips the check
+        assert seal.matches(secret, fp, eval_line, header_and_rest(state)[0].split(b'"eval_seal":"')[1][:64].decode())
+        assert load_suite(path, registry) == first and len(eval_checks) == checked + 1
+
+
+def test_a_cache_written_without_a_seal_is_checked_then_sealed(make_suite, registry, state, eval_checks):
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
+    first = load_suite(path, registry)
+    head, rest = header_and_rest(state)
+    unsealed = head.split(b',"eval_seal"')[0] + b"}"
+    cache_file(state).write_bytes(unsealed + b"\n" + rest)
+    checked = len(eval_checks)
+    assert load_suite(path, registry) == first and len(eval_checks) == checked + 1
+    assert b'"eval_seal":"' in header_and_rest(state)[0]
+    assert set(read_entries(cache_file(state))) == {str(path), str(path.parent / "tasks" / "a.yaml")}
+
+
+@pytest.mark.parametrize("spoil", ["readable by others", "a link", "short", "a folder"])
+def test_a_key_that_is_not_private_is_not_used(make_suite, registry, state, eval_checks, spoil, monkeypatch):
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
+    load_suite(path, registry)
+    key = state / "state" / "waza" / seal.KEY_NAME
+    if spoil == "readable by others":
+        key.chmod(0o644)
+    elif spoil == "a link":
+        elsewhere = state / "elsewhere.key"
+        elsewhere.write_bytes(key.read_bytes())
+        elsewhere.chmod(0o600)
+        key.unlink()
+        key.symlink_to(elsewhere)
+    elif spoil == "short":
+        key.write_bytes(b"short")
+    else:
+        key.unlink()
+        key.mkdir()
+    monkeypatch.setattr(seal, "_loaded", [])
+    for _ in range(2):
+        checked = len(eval_checks)
+        load_suite(path, registry)
+        assert len(eval_checks) == checked + 1  # no usable key: every load checks
+    assert seal.key(create=True) is None  # and no new key is made over it
+    assert key.is_symlink() or key.is_dir() or key.stat().st_size in (5, seal.KEY_BYTES)
+
+
+def test_no_place_for_a_key_is_no_error(make_suite, registry, state, eval_checks, monkeypatch):
+    blocker = state / "not-a-folder"
+    blocker.write_text("a file where the state folder would go")
+    monkeypatch.setenv("XDG_STATE_HOME", str(blocker))
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
+    first = load_suite(path, registry)
+    assert b"eval_seal" not in header_and_rest(state)[0]
+    checked = len(eval_checks)
+    assert load_suite(path, registry) == first and len(eval_checks) == checked + 1
+
+
+def test_the_key_is_made_once_and_kept(state):
+    first = seal.key(create=True)
+    seal._loaded.clear()
+    assert first is not None and len(first) == seal.KEY_BYTES and seal.key() == first
+    assert not [p for p in (state / "state" / "waza").iterdir() if p.name != seal.KEY_NAME]  # no temp file left
+    assert os.stat(state / "state" / "waza" / seal.KEY_NAME).st_uid == os.geteuid()
+
+
+def test_a_relative_state_home_is_ignored(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_STATE_HOME", "relative/state")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert seal.state_dir() == tmp_path / ".local" / "state" / "waza"

@@ -1,0 +1,110 @@
+"""A secret of this user that tells the suite cache's eval line waza wrote here from one it did not.
+
+Why: the suite cache lives in a folder others may write (a CI cache restored from a shared
+store, docs/safety.md), so each line is checked again before it is used: a task line by its
+shape (a few microseconds), the eval line against the eval schema with jsonschema-rs, which
+costs ~10 ms of every warm command (importing it, compiling the composed schema): a tenth of a
+warm ``waza validate``. A line that waza itself wrote after checking it needs no second check,
+provided waza can tell so. The cache file's header carries ``eval_seal``: an HMAC-SHA256, under
+a key only this user can read, of the cache's fingerprint and the exact bytes of the eval line.
+A line whose seal matches is used as checked; any other line is checked as before (and sealed
+when the cache is written next).
+
+The key: 32 random bytes in ``$XDG_STATE_HOME/waza/suite-cache.key`` (``~/.local/state/waza``
+when unset), not in the cache folder: whoever can write that folder must not be able to read
+the key. The folder is made 0700, the file 0600, once, atomically (a complete file linked into
+place, so a reader never sees half a key). It is used only when it is a regular file (opened
+without following a link) of this user, with no permission for anyone else, of 32 bytes; else
+there is no key, nothing is sealed and every line is checked, as without this module.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import stat
+from pathlib import Path
+
+KEY_BYTES = 32
+KEY_NAME = "suite-cache.key"
+
+_loaded: list[bytes | None] = []
+
+
+def state_dir() -> Path | None:
+    """Where the key lives: ``$XDG_STATE_HOME/waza``, else ``~/.local/state/waza``."""
+    base = os.environ.get("XDG_STATE_HOME")
+    if base and os.path.isabs(base):
+        return Path(base) / "waza"
+    try:
+        return Path.home() / ".local" / "state" / "waza"
+    except RuntimeError:  # no home folder to be found
+        return None
+
+
+def key(create: bool = False) -> bytes | None:
+    """This user's key, read once per process; made first when ``create`` and there is none.
+    None when it cannot be read or made, or is not private (see the module's docstring)."""
+    if _loaded and (_loaded[0] is not None or not create):
+        return _loaded[0]
+    folder = state_dir()
+    found = None if folder is None else _read(folder / KEY_NAME)
+    if found is None and create and folder is not None:
+        found = _make(folder)
+    _loaded[:] = [found]
+    return found
+
+
+def seal(secret: bytes, fingerprint: str, line: bytes) -> str:
+    """The seal of the eval ``line`` of a cache of ``fingerprint`` (hex HMAC-SHA256)."""
+    return hmac.new(secret, fingerprint.encode() + b"\n" + line, "sha256").hexdigest()
+
+
+def matches(secret: bytes, fingerprint: str, line: bytes, claimed: object) -> bool:
+    """Whether ``claimed`` (from the cache file: anything) is the seal of ``line``."""
+    return isinstance(claimed, str) and hmac.compare_digest(seal(secret, fingerprint, line), claimed)
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if (not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077
+                or st.st_size != KEY_BYTES):
+            return None
+        data = os.read(fd, KEY_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data if len(data) == KEY_BYTES else None
+
+
+def _make(folder: Path) -> bytes | None:
+    """A new key in ``folder``, or the one another process put there first."""
+    path = folder / KEY_NAME
+    tmp = folder / f".{KEY_NAME}.{os.getpid()}.tmp"
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            os.fchmod(fd, 0o600)
+            os.write(fd, os.urandom(KEY_BYTES))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)  # never replaces a key already there
+        except FileExistsError:
+            pass
+    except OSError:
+        return None
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+    return _read(path)
