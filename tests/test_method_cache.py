@@ -72,7 +72,8 @@ CHILD = textwrap.dedent("""
 def _child(tmp_path: Path, **env: str) -> dict:
     script = tmp_path / "child.py"
     script.write_text(CHILD, encoding="utf-8")
-    full = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "WAZA_NO_METHOD_CACHE")}
+    full = {k: v for k, v in os.environ.items()
+            if k not in ("PYTHONDONTWRITEBYTECODE", "WAZA_NO_METHOD_CACHE", "PYTHONHASHSEED")}
     full.update(PYTHONPATH=str(REPO), PYTHONPYCACHEPREFIX=str(tmp_path / "pycache"), **env)
     out = subprocess.run([sys.executable, str(script)], env=full, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
@@ -154,6 +155,45 @@ def test_the_hash_number_is_left_out_of_the_key():
     assert cache.new == 1
 
 
+def test_the_number_of_a_cached_hash_is_left_out_too():
+    """``cache_hash=True``: attrs writes the number inside another expression."""
+    cache = method_cache.MethodCache(None, 0)
+    one = ("def __hash__(self):\n        if self._attrs_cached_hash is None:\n"
+           "            object.__setattr__(self, '_attrs_cached_hash', _cache_wrapper(hash((\n"
+           "                    1185295497855966427,\n                    self.x,\n                ))))\n")
+    cache.compile(one, "<attrs generated methods m.Q>", "exec")
+    cache.compile(one.replace("1185295497855966427", "99"), "<attrs generated methods m.Q>", "exec")
+    assert cache.new == 1
+
+
+def test_no_cache_under_a_fixed_hash_seed(tmp_path):
+    """A fixed PYTHONHASHSEED asks for the same hashes in every run: a cached __hash__ would
+    carry another process's number."""
+    result = _child(tmp_path, PYTHONHASHSEED="0")
+    assert result["installed"] is False and result["hash_equal"] and result["hash_apart"]
+    assert _child(tmp_path, PYTHONHASHSEED="random")["installed"] is True
+
+
+def test_the_last_collection_still_finalizes_young_cycles():
+    """What main() does last: a young garbage cycle is still collected (its __del__ runs)."""
+    from waza_core.cli import _spare_the_last_collection
+
+    ran = []
+
+    class Cycle:
+        def __del__(self):
+            ran.append(True)
+
+    c = Cycle()
+    c.me = c
+    del c
+    try:
+        _spare_the_last_collection()
+        assert ran == [True] and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()  # this test process goes on
+
+
 def test_an_unwritable_folder_is_no_error(tmp_path):
     folder = tmp_path / "ro"
     folder.mkdir()
@@ -164,10 +204,10 @@ def test_an_unwritable_folder_is_no_error(tmp_path):
     assert cache.new == 1  # not written, and no exception
 
 
-def test_the_cli_writes_the_file_and_a_second_run_uses_it(tmp_path):
+def test_the_cli_writes_the_file_and_a_second_run_uses_it(tmp_path, monkeypatch):
     env = {"PYTHONPYCACHEPREFIX": str(tmp_path / "pycache")}
     suite = REPO / "examples" / "quickstart" / "eval.yaml"
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     first = run_waza("validate", str(suite), "-q", env=env)
     assert first.returncode == 0, first.stderr
     files = list((tmp_path / "pycache").rglob("attrs-methods.*.bin"))

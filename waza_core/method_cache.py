@@ -1,11 +1,13 @@
-"""The methods attrs writes for waza's classes, compiled once and kept beside waza's bytecode.
+"""The methods attrs writes for the classes of a waza command, compiled once and kept beside
+waza's bytecode.
 
 attrs builds each class's ``__init__``, ``__repr__``, ``__eq__``, ``__hash__`` (and more) as
 Python source and compiles it when the class is created, in every process: about 150
 ``compile`` calls and ~25 ms of a ``waza run``'s ~90 ms of imports (measured with a timer
 around ``compile``). Python keeps the bytecode of modules in ``__pycache__``; this keeps the
 bytecode of attrs' generated methods there too, in one file, so a command compiles them only
-when attrs writes a method it has not seen.
+when attrs writes a method it has not seen. It holds every attrs class made in a command after
+:func:`install`: waza's and its libraries' (``referencing``, ``jsonschema``), ~5.6 KB each.
 
 How: :func:`install` puts :meth:`MethodCache.compile` in ``attr._make``'s namespace, where it
 shadows the built-in ``compile`` that attrs calls with ``(script, filename, "exec")``. The key is
@@ -13,6 +15,13 @@ the source itself, its file name, the compiler flags attrs' module would pass on
 ``__future__`` imports) and the optimization level, so the same source always gives the code
 the built-in would have compiled; anything else (another call shape, a source not seen) goes
 to the built-in. If attrs stops calling ``compile`` there, nothing changes but the speed.
+
+The one difference: attrs writes into each ``__hash__`` a number, ``hash()`` of the class's
+name, which string hashing makes different in every process; a cached ``__hash__`` keeps the
+number of the process that compiled it. Hashes stay consistent within a process (which is all
+Python promises), but a run with a fixed ``PYTHONHASHSEED`` would not get the hashes (and set
+orders) that seed gives, so the cache is off when ``PYTHONHASHSEED`` is set to anything but
+``random``.
 
 Where: ``__pycache__/attrs-methods.<cache tag>.bin`` beside this module (under
 ``sys.pycache_prefix`` when set), written at exit only when a method was compiled, atomically
@@ -36,10 +45,11 @@ from typing import Any
 
 #: the number attrs writes into each class's ``__hash__``: ``hash()`` of the class's name, which
 #: differs from process to process (string hashing is salted), so it is left out of the key
-_HASH_SALT = re.compile(r"^(\s*return hash\(\(\n\s*)-?\d+,$", re.MULTILINE)
+#: (``return hash((``, or ``... = _cache_wrapper(hash((`` of a class with ``cache_hash=True``)
+_HASH_SALT = re.compile(r"(hash\(\(\n[ \t]*)-?\d+,$", re.MULTILINE)
 #: the header of the file: this Python's bytecode magic number, then a name
 _MARK = b"waza-attrs-methods\n"
-#: a larger file is not read (the usual one is ~100 KB)
+#: a larger file is not read (a checkout's, after the whole test suite: ~430 KB)
 _MAX_BYTES = 8 << 20
 #: more entries than this (old attrs versions, changed classes): keep only those used this time
 #: (waza's commands together use ~250)
@@ -57,7 +67,7 @@ class MethodCache:
     """Compiled attrs methods by source; loaded from ``path``, saved there at exit if new ones came.
 
     The file is a marshalled mapping of key to the marshalled code: loading it copies bytes,
-    and only the code attrs asks for is unmarshalled (~3 KB each)."""
+    and only the code attrs asks for is unmarshalled."""
 
     def __init__(self, path: str | None, inherited_flags: int) -> None:
         self.path = path
@@ -71,7 +81,7 @@ class MethodCache:
         """``compile`` as attrs calls it; other calls go to the built-in unchanged."""
         if rest or options or mode != "exec" or type(source) is not str or type(filename) is not str:
             return builtins.compile(source, filename, mode, *rest, **options)
-        key = f"{self.flags}:{sys.flags.optimize}:{filename}\0{_HASH_SALT.sub(_SALT_MARK, source, 1)}"
+        key = f"{self.flags}:{sys.flags.optimize}:{filename}\0{_HASH_SALT.sub(_SALT_MARK, source)}"
         self.used.add(key)
         blob = self.blobs.get(key)
         if blob is not None:
@@ -133,8 +143,8 @@ def cache_path() -> str | None:
     name = f"attrs-methods.{sys.implementation.cache_tag}.bin"
     if sys.implementation.cache_tag is None:
         return None
-    if sys.pycache_prefix:
-        return os.path.join(sys.pycache_prefix, here.lstrip(os.sep), name)
+    if sys.pycache_prefix:  # as Python places bytecode there: the folder's path without its drive
+        return os.path.join(sys.pycache_prefix, os.path.splitdrive(here)[1].lstrip(os.sep), name)
     return os.path.join(here, "__pycache__", name)
 
 
@@ -157,6 +167,10 @@ def install() -> MethodCache | None:
     if _installed:
         return _installed[0]
     if os.environ.get("WAZA_NO_METHOD_CACHE", "") not in ("", "0"):
+        return None
+    if os.environ.get("PYTHONHASHSEED", "random") != "random":
+        # a fixed seed asks for the same hashes in every run; a cached __hash__ carries the
+        # number of the process that compiled it (hash() of the class's name under its seed)
         return None
     try:
         from attr import _make  # deferred: install() is called once attrs is wanted anyway

@@ -80,16 +80,12 @@ def _inject(call: _Call, exc: type[BaseException]) -> None:
     call.last = time.monotonic()
     if call.cancel is not None:
         call.cancel.set()
-    import ctypes  # deferred: imported when the watchdog started, a lookup here
+    import ctypes  # deferred: imported before the watchdog started (_ensure_watchdog), a lookup here
 
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(call.thread_id), ctypes.py_object(exc))
 
 
 def _watch() -> None:
-    # ctypes is imported here, once, and not with this module: a command that grades nothing
-    # (``waza validate``) does not pay its ~1.5 ms, and no import happens under ``_lock``
-    import ctypes  # noqa: F401  deferred: see above
-
     while True:
         time.sleep(TICK_SECONDS)
         now = time.monotonic()  # before the copy: see _unregister
@@ -101,6 +97,10 @@ def _watch() -> None:
 
 def _ensure_watchdog() -> None:
     if not _watchdog:
+        # deferred: ctypes (~1.5 ms) only once something is graded (not by `waza validate`); here,
+        # in the caller's thread, so a failure is the caller's error and _inject finds it imported
+        import ctypes  # noqa: F401
+
         with _lock:
             if not _watchdog:
                 t = threading.Thread(target=_watch, name="waza-grading-watchdog", daemon=True)
@@ -140,7 +140,7 @@ _monotonic = time.monotonic
 
 def _clear_pending() -> None:
     """Drop an exception injected into this thread that has not fired yet."""
-    import ctypes  # deferred: the watchdog imported it before it could inject
+    import ctypes  # deferred: imported before the watchdog started, which must inject first
 
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(threading.get_ident()), ctypes.py_object())
 

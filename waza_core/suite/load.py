@@ -698,10 +698,15 @@ def _load_tasks(paths: list[Path], texts: list[str], registry, problems: Problem
         helpers.stop()
         cache.on_miss = None
         if was_enabled:
-            if not gc.isenabled():
+            if not gc.isenabled() and len(tasks) >= PROMOTE_MIN_TASKS:
                 _promote_without_a_pass()
             gc.enable()
     return tasks
+
+
+#: a warm load of fewer tasks leaves the collector as it is (its young pass costs ~1 ms per
+#: 1,500 tasks); see :func:`_promote_without_a_pass`
+PROMOTE_MIN_TASKS = 5000
 
 
 def _promote_without_a_pass() -> None:
@@ -712,8 +717,11 @@ def _promote_without_a_pass() -> None:
     walks all of them (~70 ms for 100,000 tasks, for nothing: a warm load makes no cyclic
     garbage). ``gc.freeze()`` moves every tracked object out of the generations and resets the
     young count, ``gc.unfreeze()`` puts them back into the oldest one; nothing stays frozen.
-    Skipped when something else froze objects (a program preparing to fork): unfreezing
-    would hand its objects back too."""
+    Skipped when something else froze objects (a program preparing to fork, a ``waza run``
+    whose engine is built): unfreezing would hand its objects back too. A side effect for a
+    program that loads suites as a library: its own young garbage goes to the oldest
+    generation with the suite, so it is collected at the next full pass, not the next young
+    one; hence only for suites of :data:`PROMOTE_MIN_TASKS` or more."""
     if gc.get_freeze_count() == 0:
         gc.freeze()
         gc.unfreeze()

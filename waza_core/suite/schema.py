@@ -33,14 +33,14 @@ _SCHEMA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 def load(name: str) -> dict[str, Any]:
     """A shipped schema by name (``eval``, ``task``, ``results``, ``optimizer-report-1.0`` ...).
 
-    Read from the package folder; through ``importlib.resources`` only when that is not a
-    folder of files (a zip install): importing it (and the zipfile module it brings) is ~2.5
-    ms of a ~100 ms ``waza validate``."""
+    Read from the package folder; through ``importlib.resources`` only when the file is not
+    there (a package not installed as files): importing it (and the zipfile module it brings)
+    is ~2.5 ms of a ~100 ms ``waza validate``."""
     try:
         with open(os.path.join(_SCHEMA_DIR, f"{name}.schema.json"), encoding="utf-8") as f:
             text = f.read()
     except (FileNotFoundError, NotADirectoryError):
-        from importlib import resources  # deferred: see above, only for a zip install
+        from importlib import resources  # deferred: see above, only when the file is not in the folder
 
         text = resources.files("waza_core.schemas").joinpath(f"{name}.schema.json").read_text("utf-8")
     return json.loads(text)
