@@ -1,14 +1,17 @@
-"""The seal of the suite cache's eval line (waza_core/suite/seal.py): a line waza wrote here after
-checking it is not checked again; any other line is, exactly as before."""
+"""The seal of the suite cache (waza_core/suite/seal.py): lines waza wrote here, each after
+checking it, are not checked again; a file without the right seal has every line checked, exactly
+as before."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
 
 from tests.conftest import BASIC_EVAL
-from waza_core.suite import schema, seal
+from waza_core.suite import cache as cache_mod
+from waza_core.suite import seal
 from waza_core.suite.cache import read_entries
 from waza_core.suite.load import load_suite
 
@@ -26,17 +29,16 @@ def state(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def eval_checks(monkeypatch):
-    """How many times the eval document was checked against its schema."""
+def checks(monkeypatch):
+    """The kinds of the cache lines checked again (eval schema, task shape)."""
     calls = []
-    real = schema.iter_errors
+    real = cache_mod.SuiteCache._trusted
 
-    def counting(kind, registry, data):
-        if kind == "eval":
-            calls.append(data)
-        return real(kind, registry, data)
+    def counting(self, kind, data, blob):
+        calls.append(kind)
+        return real(self, kind, data, blob)
 
-    monkeypatch.setattr(schema, "iter_errors", counting)
+    monkeypatch.setattr(cache_mod.SuiteCache, "_trusted", counting)
     return calls
 
 
@@ -51,18 +53,18 @@ def header_and_rest(state):
     return data[:end], data[end + 1:]
 
 
-def test_a_sealed_eval_line_is_not_checked_again_and_loads_the_same(make_suite, registry, state, eval_checks):
+def test_a_sealed_cache_is_not_checked_again_and_loads_the_same(make_suite, registry, state, checks):
     path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
     first = load_suite(path, registry)
     head, _ = header_and_rest(state)
-    assert b'"eval_seal":"' in head
+    assert b'"seal":"' in head
     key = state / "state" / "waza" / seal.KEY_NAME
     assert key.stat().st_mode & 0o777 == 0o600 and key.stat().st_size == seal.KEY_BYTES
     assert key.parent.stat().st_mode & 0o777 == 0o700
-    checked = len(eval_checks)
+    checked = len(checks)
     second = load_suite(path, registry)
-    assert len(eval_checks) == checked  # not checked again
-    assert second == first and second.config == first.config
+    assert len(checks) == checked  # no line checked again
+    assert second == first and second.config == first.config and second.tasks[0].raw == first.tasks[0].raw
 
 
 def _replace_eval_document(state, old: bytes, new: bytes) -> None:
@@ -72,49 +74,59 @@ def _replace_eval_document(state, old: bytes, new: bytes) -> None:
     f.write_bytes(data.replace(old, new))
 
 
-def test_a_changed_eval_line_under_the_old_seal_is_checked_and_refused(make_suite, registry, state, eval_checks):
+def test_a_changed_eval_line_under_the_old_seal_is_checked_and_refused(make_suite, registry, state, checks):
     path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
     load_suite(path, registry)
     # the same stat, so the header of the line still matches; a value the schema refuses
     _replace_eval_document(state, b'"trials_per_task":1', b'"trials_per_task":"many"')
-    checked = len(eval_checks)
+    checked = len(checks)
     suite = load_suite(path, registry)
-    assert len(eval_checks) > checked
+    assert "eval" in checks[checked:]
     assert suite.config.trials_per_task == 1  # read from eval.yaml again, not the forged line
 
 
-def test_a_forged_or_foreign_seal_means_the_check(make_suite, registry, state, eval_checks):
+def test_a_changed_task_line_under_the_old_seal_is_checked_and_refused(make_suite, registry, state, checks):
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
+    load_suite(path, registry)
+    _replace_eval_document(state, b'"prompt":"hello"', b'"prompt":["not","text"]')
+    checked = len(checks)
+    suite = load_suite(path, registry)
+    assert checks[checked:].count("task") == 1
+    assert suite.tasks[0].prompt == "hello"  # read from the task file again
+
+
+def test_a_forged_or_foreign_seal_means_the_check(make_suite, registry, state, checks):
     path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
     first = load_suite(path, registry)
     head, rest = header_and_rest(state)
     fp = head.split(b'"fingerprint":"')[1].split(b'"')[0].decode()
-    eval_line = next(line for line in rest.split(b"\n") if b'","eval",' in line) + b"\n"
     secret = seal.key()
-    assert secret is not None and seal.matches(secret, fp, eval_line, head.split(b'"eval_seal":"')[1][:64].decode())
-    for forged in ("0" * 64, seal.seal(secret, "another fingerprint", eval_line), seal.seal(b"k" * 32, fp, eval_line)):
-        cache_file(state).write_bytes(b'{"fingerprint":"%s","eval_seal":"%s"}\n' % (fp.encode(), forged.encode()) + rest)
-        checked = len(eval_checks)
+    assert secret is not None and seal.matches(secret, fp, rest, head.split(b'"seal":"')[1][:64].decode())
+    for forged in ("0" * 64, seal.seal(secret, "another fingerprint", rest), seal.seal(b"k" * 32, fp, rest), 7):
+        cache_file(state).write_bytes(b'{"fingerprint":"%s","seal":%s}\n' % (fp.encode(), json.dumps(forged).encode())
+                                      + rest)
+        checked = len(checks)
         assert load_suite(path, registry) == first
-        assert len(eval_checks) == checked + 1
-        # checked, then written again with the right seal: the next load skips the check
-        assert seal.matches(secret, fp, eval_line, header_and_rest(state)[0].split(b'"eval_seal":"')[1][:64].decode())
-        assert load_suite(path, registry) == first and len(eval_checks) == checked + 1
+        assert sorted(checks[checked:]) == ["eval", "task"]
+        # checked, then written again with the right seal: the next load checks nothing
+        assert seal.matches(secret, fp, header_and_rest(state)[1], header_and_rest(state)[0].split(b'"seal":"')[1][:64].decode())
+        assert load_suite(path, registry) == first and len(checks) == checked + 2
 
 
-def test_a_cache_written_without_a_seal_is_checked_then_sealed(make_suite, registry, state, eval_checks):
+def test_a_cache_written_without_a_seal_is_checked_then_sealed(make_suite, registry, state, checks):
     path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
     first = load_suite(path, registry)
     head, rest = header_and_rest(state)
-    unsealed = head.split(b',"eval_seal"')[0] + b"}"
+    unsealed = head.split(b',"seal"')[0] + b"}"
     cache_file(state).write_bytes(unsealed + b"\n" + rest)
-    checked = len(eval_checks)
-    assert load_suite(path, registry) == first and len(eval_checks) == checked + 1
-    assert b'"eval_seal":"' in header_and_rest(state)[0]
+    checked = len(checks)
+    assert load_suite(path, registry) == first and len(checks) == checked + 2
+    assert b'"seal":"' in header_and_rest(state)[0]
     assert set(read_entries(cache_file(state))) == {str(path), str(path.parent / "tasks" / "a.yaml")}
 
 
 @pytest.mark.parametrize("spoil", ["readable by others", "a link", "short", "a folder"])
-def test_a_key_that_is_not_private_is_not_used(make_suite, registry, state, eval_checks, spoil, monkeypatch):
+def test_a_key_that_is_not_private_is_not_used(make_suite, registry, state, checks, spoil, monkeypatch):
     path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
     load_suite(path, registry)
     key = state / "state" / "waza" / seal.KEY_NAME
@@ -133,22 +145,22 @@ def test_a_key_that_is_not_private_is_not_used(make_suite, registry, state, eval
         key.mkdir()
     monkeypatch.setattr(seal, "_loaded", [])
     for _ in range(2):
-        checked = len(eval_checks)
+        checked = len(checks)
         load_suite(path, registry)
-        assert len(eval_checks) == checked + 1  # no usable key: every load checks
+        assert len(checks) == checked + 2  # no usable key: every load checks every line
     assert seal.key(create=True) is None  # and no new key is made over it
     assert key.is_symlink() or key.is_dir() or key.stat().st_size in (5, seal.KEY_BYTES)
 
 
-def test_no_place_for_a_key_is_no_error(make_suite, registry, state, eval_checks, monkeypatch):
+def test_no_place_for_a_key_is_no_error(make_suite, registry, state, checks, monkeypatch):
     blocker = state / "not-a-folder"
     blocker.write_text("a file where the state folder would go")
     monkeypatch.setenv("XDG_STATE_HOME", str(blocker))
     path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
     first = load_suite(path, registry)
-    assert b"eval_seal" not in header_and_rest(state)[0]
-    checked = len(eval_checks)
-    assert load_suite(path, registry) == first and len(eval_checks) == checked + 1
+    assert b'"seal"' not in header_and_rest(state)[0]
+    checked = len(checks)
+    assert load_suite(path, registry) == first and len(checks) == checked + 2
 
 
 def test_the_key_is_made_once_and_kept(state):

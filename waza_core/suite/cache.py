@@ -11,9 +11,9 @@ problems is never cached, so error messages are always fresh.
 
 Each suite has one file, ``suites/<sha256 of the eval file's path>.json`` (the name of
 format 1, so an older file is replaced, not left behind). Format 2 is not one JSON
-document but a header line ``{"fingerprint": ..., "eval_seal": ...}`` (the seal, when there is
-a key: :mod:`waza_core.suite.seal`) and then one line per checked file, in the order the last
-load visited them::
+document but a header line ``{"fingerprint": ..., "seal": ...}`` (the seal of all the lines
+after it, when there is a key: :mod:`waza_core.suite.seal`) and then one line per checked file,
+in the order the last load visited them::
 
     ["/abs/tasks/a.yaml","task",SIZE,MTIME_NS,CTIME_NS,INODE]<TAB>{...the document...}
 
@@ -279,8 +279,10 @@ class SuiteCache:
         #: (a few hundred bytes instead of a tree of dicts; docs/architecture.md)
         self.last_blob: bytes | None = None
         self._start = 0  # where the first file's line starts (after the header line)
-        self._seal: object = None  # the header's "eval_seal", as read (anything: checked when used)
-        self._eval_line: bytes | None = None  # the eval's line as this load stored or found it
+        #: whether the header's seal proves waza wrote every line after it here, after checking
+        #: each (:mod:`waza_core.suite.seal`): then no line is checked again
+        self.sealed = False
+        self._reseal: bool | None = None  # whether a checked line should get the file sealed (once)
         if self.dir is None:
             return
         self.path = self.dir / "suites" / (hashlib.sha256(os.fsencode(eval_file)).hexdigest() + ".json")
@@ -291,13 +293,15 @@ class SuiteCache:
             return
         header = self._read_header(buf)
         if header is not None:
-            self._seal = header.get("eval_seal")
             self._buf, self._view = buf, memoryview(buf)
             self._pos = self._start = buf.find(b"\n") + 1
+            secret = seal.key()
+            self.sealed = secret is not None and seal.matches(secret, self.fp, self._view[self._start:],
+                                                              header.get("seal"))
 
     def _read_header(self, buf: bytes) -> dict | None:
         """The header line of ``buf`` when it is this fingerprint's: ``{"fingerprint": ...}``,
-        and ``"eval_seal"`` when waza sealed the eval line (:mod:`waza_core.suite.seal`)."""
+        and ``"seal"`` when waza sealed the lines (:mod:`waza_core.suite.seal`)."""
         if not buf.startswith(b'{"fingerprint":"%s"' % self.fp.encode()):
             return None
         end = buf.find(b"\n")
@@ -371,31 +375,23 @@ class SuiteCache:
         except (msgspec.DecodeError, ValueError):
             return None
         blob = bytes(blob)
-        if not isinstance(data, dict):
-            return None
-        if kind == "eval":
-            if not self._eval_trusted(data, blob, self._buf[start:end]):
-                return None
-        elif not self._trusted(kind, data, blob):
+        if not isinstance(data, dict) or not (self.sealed or self._checked(kind, data, blob)):
             return None
         self.last_blob = blob
         self._visits.append(start)
         self._visits.append(end)
         return data
 
-    def _eval_trusted(self, data: dict, blob: bytes, line: bytes) -> bool:
-        """The eval line's check: none when the header's seal says waza wrote this very line
-        here after checking it (:mod:`waza_core.suite.seal`), else :meth:`_trusted`; a line that
-        passes without a good seal gets one when the cache is written (``dirty``)."""
-        secret = seal.key()
-        if secret is not None and seal.matches(secret, self.fp, line, self._seal):
-            self._eval_line = line
-            return True
-        if not self._trusted("eval", data, blob):
+    def _checked(self, kind: str, data: dict, blob: bytes) -> bool:
+        """:meth:`_trusted`, for a line of a file waza did not seal (or sealed under another key);
+        the first line that passes has the file written again, sealed, when there is a key, so
+        the next loads check nothing."""
+        if not self._trusted(kind, data, blob):
             return False
-        self._eval_line = line
-        if seal.key(create=True) is not None:
-            self.dirty = True  # written again with the seal: the next loads skip this check
+        if self._reseal is None:
+            self._reseal = seal.key(create=True) is not None
+            if self._reseal:
+                self.dirty = True
         return True
 
     def _trusted(self, kind: str, data: dict, blob: bytes) -> bool:
@@ -456,10 +452,7 @@ class SuiteCache:
             return
         blob = cacheable(data, key[0])
         if blob is not None:
-            line = _line(file, kind, key, blob)
-            if kind == "eval":
-                self._eval_line = line
-            self._add(line, blob)
+            self._add(_line(file, kind, key, blob), blob)
 
     def _add(self, line: bytes, blob: bytes) -> None:
         self.last_blob = blob
@@ -468,13 +461,9 @@ class SuiteCache:
         self._new.append(line)
         self.dirty = True
 
-    def _header(self) -> bytes:
-        """The header line this load writes: the fingerprint, and the eval line's seal when
-        there is a key and an eval line (a suite cache without one is checked as before)."""
-        header: dict[str, str] = {"fingerprint": self.fp}
-        secret = seal.key(create=True) if self._eval_line is not None else None
-        if secret is not None and self._eval_line is not None:
-            header["eval_seal"] = seal.seal(secret, self.fp, self._eval_line)
+    def _header(self, sealed: str | None) -> bytes:
+        """The header line: the fingerprint, and the seal of the lines after it when there is a key."""
+        header = {"fingerprint": self.fp} if sealed is None else {"fingerprint": self.fp, "seal": sealed}
         return _encode(header) + b"\n"
 
     def save(self) -> None:
@@ -492,11 +481,17 @@ class SuiteCache:
                     os.chmod(folder, 0o700)  # what waza makes is private whatever the umask
                 except FileExistsError:
                     pass
-            out = bytearray(self._header())
+            secret = seal.key(create=True)
+            # the header's length is known before the lines are: written last, over a placeholder
+            header_len = len(self._header("0" * 64 if secret is not None else None))
+            out = bytearray(header_len)
             view, visits = self._view, self._visits
             for i in range(0, len(visits), 2):
                 start = visits[i]
                 out += view[start:visits[i + 1]] if start >= 0 else self._new[-1 - start]
+            body = memoryview(out)[header_len:]
+            out[:header_len] = self._header(None if secret is None else seal.seal(secret, self.fp, body))
+            body.release()
             replace_entry(self.path, bytes(out), 0o600)  # a planted link is replaced, not followed
         except Exception:  # a cache that cannot be written is only a slower next load
             pass

@@ -1,14 +1,15 @@
-"""A secret of this user that tells the suite cache's eval line waza wrote here from one it did not.
+"""A secret of this user that tells a suite cache waza wrote here from one it did not.
 
 Why: the suite cache lives in a folder others may write (a CI cache restored from a shared
-store, docs/safety.md), so each line is checked again before it is used: a task line by its
-shape (a few microseconds), the eval line against the eval schema with jsonschema-rs, which
-costs ~10 ms of every warm command (importing it, compiling the composed schema): a tenth of a
-warm ``waza validate``. A line that waza itself wrote after checking it needs no second check,
-provided waza can tell so. The cache file's header carries ``eval_seal``: an HMAC-SHA256, under
-a key only this user can read, of the cache's fingerprint and the exact bytes of the eval line.
-A line whose seal matches is used as checked; any other line is checked as before (and sealed
-when the cache is written next).
+store, docs/safety.md), so each line is checked again before it is used: the eval line against
+the eval schema with jsonschema-rs, ~10 ms of every warm command (importing it, compiling the
+composed schema: a tenth of a warm ``waza validate``), and each task line by its shape, ~2.8 us
+(0.28 s of a warm 100,000-task run). Lines that waza itself wrote, each after checking it, need
+no second check, provided waza can tell so. The cache file's header carries ``seal``: an
+HMAC-SHA256, under a key only this user can read, of the cache's fingerprint and the exact bytes
+of every line after the header (~50 ms for the 24 MB of 100,000 tasks). When it matches, no line
+is checked again; when it does not (no seal, another key, one byte changed), every line is
+checked as before, and the file is written again, sealed.
 
 The key: 32 random bytes in ``$XDG_STATE_HOME/waza/suite-cache.key`` (``~/.local/state/waza``
 when unset), not in the cache folder: whoever can write that folder must not be able to read
@@ -55,14 +56,16 @@ def key(create: bool = False) -> bytes | None:
     return found
 
 
-def seal(secret: bytes, fingerprint: str, line: bytes) -> str:
-    """The seal of the eval ``line`` of a cache of ``fingerprint`` (hex HMAC-SHA256)."""
-    return hmac.new(secret, fingerprint.encode() + b"\n" + line, "sha256").hexdigest()
+def seal(secret: bytes, fingerprint: str, lines: bytes | memoryview) -> str:
+    """The seal of the ``lines`` of a cache of ``fingerprint`` (hex HMAC-SHA256)."""
+    mac = hmac.new(secret, fingerprint.encode() + b"\n", "sha256")
+    mac.update(lines)
+    return mac.hexdigest()
 
 
-def matches(secret: bytes, fingerprint: str, line: bytes, claimed: object) -> bool:
-    """Whether ``claimed`` (from the cache file: anything) is the seal of ``line``."""
-    return isinstance(claimed, str) and hmac.compare_digest(seal(secret, fingerprint, line), claimed)
+def matches(secret: bytes, fingerprint: str, lines: bytes | memoryview, claimed: object) -> bool:
+    """Whether ``claimed`` (from the cache file: anything) is the seal of ``lines``."""
+    return isinstance(claimed, str) and hmac.compare_digest(seal(secret, fingerprint, lines), claimed)
 
 
 def _read(path: Path) -> bytes | None:
