@@ -67,32 +67,27 @@ def test_a_sealed_cache_is_not_checked_again_and_loads_the_same(make_suite, regi
     assert second == first and second.config == first.config and second.tasks[0].raw == first.tasks[0].raw
 
 
-def _replace_eval_document(state, old: bytes, new: bytes) -> None:
+def _replace_in_cache(state, old: bytes, new: bytes) -> None:
     f = cache_file(state)
     data = f.read_bytes()
     assert data.count(old) == 1
     f.write_bytes(data.replace(old, new))
 
 
-def test_a_changed_eval_line_under_the_old_seal_is_checked_and_refused(make_suite, registry, state, checks):
+@pytest.mark.parametrize(("old", "new", "kind"), [
+    (b'"trials_per_task":1', b'"trials_per_task":"many"', "eval"),  # a value the eval schema refuses
+    (b'"prompt":"hello"', b'"prompt":["not","text"]', "task"),  # a shape the loader cannot read
+])
+def test_a_changed_line_under_the_old_seal_is_checked_and_refused(make_suite, registry, state, checks, old, new,
+                                                                  kind):
     path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
-    load_suite(path, registry)
-    # the same stat, so the header of the line still matches; a value the schema refuses
-    _replace_eval_document(state, b'"trials_per_task":1', b'"trials_per_task":"many"')
+    first = load_suite(path, registry)
+    # the same stat, so the header of the line still matches
+    _replace_in_cache(state, old, new)
     checked = len(checks)
     suite = load_suite(path, registry)
-    assert "eval" in checks[checked:]
-    assert suite.config.trials_per_task == 1  # read from eval.yaml again, not the forged line
-
-
-def test_a_changed_task_line_under_the_old_seal_is_checked_and_refused(make_suite, registry, state, checks):
-    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
-    load_suite(path, registry)
-    _replace_eval_document(state, b'"prompt":"hello"', b'"prompt":["not","text"]')
-    checked = len(checks)
-    suite = load_suite(path, registry)
-    assert checks[checked:].count("task") == 1
-    assert suite.tasks[0].prompt == "hello"  # read from the task file again
+    assert checks[checked:].count(kind) == 1
+    assert suite == first  # read from the file again, not the changed line
 
 
 def test_a_forged_or_foreign_seal_means_the_check(make_suite, registry, state, checks):
