@@ -7,8 +7,6 @@ escapes what comes from outside and never raises on a closed or full stream.
 
 from __future__ import annotations
 
-import logging
-
 from waza_core.results.console import escape, get_console
 
 _LOG_SETTINGS = {"format": "console", "quiet": False}
@@ -47,6 +45,7 @@ def get_logger():
     if _LOGGER:
         return _LOGGER[0]
     import structlog  # here, not at the top: ~90 ms (it pulls in rich), paid only by a command that logs
+    import logging  # deferred: only its level numbers, and structlog has imported it (~3 ms of a plain run)
 
     processors = [structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso")]
     if _LOG_SETTINGS["format"] == "json":

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 from waza_core.run.backend import Backend, BackendJob, CompletedRun
 from waza_core.run.plan import RunUnit
 from waza_core.run.unit import LOCAL_WORKER, run_unit
 from waza_core.signals import MAIN_WAIT_SECONDS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # concurrent.futures is imported by a parallel run only (see LocalBackend)
+    from concurrent.futures import Future
 
 
 class LocalBackend(Backend):
@@ -37,8 +40,13 @@ class LocalBackend(Backend):
         #: runs handed to the pool at once: enough to keep every thread busy, few enough that
         #: a 100,000-run plan does not become 100,000 futures
         self.window = 2 * job.workers + 4
-        self.pool = (ThreadPoolExecutor(max_workers=job.workers, thread_name_prefix="waza-run")
-                     if self.threaded else None)
+        self.pool = None
+        if self.threaded:
+            # deferred: concurrent.futures (and the logging module it imports, ~4 ms of every
+            # start) for a parallel run only
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.pool = ThreadPoolExecutor(max_workers=job.workers, thread_name_prefix="waza-run")
 
     def submit(self, units: Iterable[RunUnit]) -> None:
         self.todo = itertools.chain(self.todo, units)
@@ -61,6 +69,8 @@ class LocalBackend(Backend):
             self.pending[pool.submit(run_unit, prepared, unit, LOCAL_WORKER)] = unit
 
     def _threaded(self) -> Iterator[CompletedRun]:
+        from concurrent.futures import FIRST_COMPLETED, wait  # deferred: imported with the pool (__init__)
+
         pool = self.pool
         assert pool is not None
         try:

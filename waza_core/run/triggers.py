@@ -23,7 +23,6 @@ After the tasks of a suite run, the prompts of ``trigger_tests.yaml`` (see
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -90,6 +89,9 @@ def run_prompts(prepared: PreparedSuite, spec: dict, model: str, workers: int) -
 
     if not items:
         return []
+    # deferred: concurrent.futures (and logging) only for a suite with trigger tests (~4 ms of every start)
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(items))), thread_name_prefix="waza-trigger") as pool:
         return list(pool.map(one, range(len(items))))
 
