@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import BASIC_EVAL
 from waza_core.suite import cache as cache_mod
 from waza_core.suite import seal
-from waza_core.suite.cache import read_entries
+from waza_core.suite.cache import SuiteCache, read_entries
 from waza_core.suite.load import load_suite
 
 TASK = "id: t1\ninputs: {prompt: hello}\ngraders:\n  - {type: text, name: g, config: {contains: [x]}}\n"
@@ -95,16 +95,20 @@ def test_a_forged_or_foreign_seal_means_the_check(make_suite, registry, state, c
     first = load_suite(path, registry)
     head, rest = header_and_rest(state)
     fp = head.split(b'"fingerprint":"')[1].split(b'"')[0].decode()
+    name = f"{fp}\n{cache_file(state).name}"  # what the seal binds: the fingerprint and the file's name
     secret = seal.key()
-    assert secret is not None and seal.matches(secret, fp, rest, head.split(b'"seal":"')[1][:64].decode())
-    for forged in ("0" * 64, seal.seal(secret, "another fingerprint", rest), seal.seal(b"k" * 32, fp, rest), 7):
+    assert secret is not None and seal.matches(secret, name, rest, head.split(b'"seal":"')[1][:64].decode())
+    for forged in ("0" * 64, seal.seal(secret, f"another fingerprint\n{cache_file(state).name}", rest),
+                   seal.seal(secret, f"{fp}\nanother-suite.json", rest), seal.seal(b"k" * 32, name, rest), 7,
+                   "é" * 64, "A" * 63):
         cache_file(state).write_bytes(b'{"fingerprint":"%s","seal":%s}\n' % (fp.encode(), json.dumps(forged).encode())
                                       + rest)
         checked = len(checks)
         assert load_suite(path, registry) == first
         assert sorted(checks[checked:]) == ["eval", "task"]
         # checked, then written again with the right seal: the next load checks nothing
-        assert seal.matches(secret, fp, header_and_rest(state)[1], header_and_rest(state)[0].split(b'"seal":"')[1][:64].decode())
+        assert seal.matches(secret, name, header_and_rest(state)[1],
+                            header_and_rest(state)[0].split(b'"seal":"')[1][:64].decode())
         assert load_suite(path, registry) == first and len(checks) == checked + 2
 
 
@@ -120,7 +124,8 @@ def test_a_cache_written_without_a_seal_is_checked_then_sealed(make_suite, regis
     assert set(read_entries(cache_file(state))) == {str(path), str(path.parent / "tasks" / "a.yaml")}
 
 
-@pytest.mark.parametrize("spoil", ["readable by others", "a link", "short", "a folder"])
+@pytest.mark.parametrize("spoil", ["readable by others", "a link", "short", "a folder", "folder writable by others",
+                                   "folder a link"])
 def test_a_key_that_is_not_private_is_not_used(make_suite, registry, state, checks, spoil, monkeypatch):
     path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
     load_suite(path, registry)
@@ -135,9 +140,15 @@ def test_a_key_that_is_not_private_is_not_used(make_suite, registry, state, chec
         key.symlink_to(elsewhere)
     elif spoil == "short":
         key.write_bytes(b"short")
-    else:
+    elif spoil == "a folder":
         key.unlink()
         key.mkdir()
+    elif spoil == "folder writable by others":
+        key.parent.chmod(0o777)
+    else:
+        real = state / "real-state"
+        key.parent.rename(real)
+        key.parent.symlink_to(real)
     monkeypatch.setattr(seal, "_loaded", [])
     for _ in range(2):
         checked = len(checks)
@@ -145,6 +156,54 @@ def test_a_key_that_is_not_private_is_not_used(make_suite, registry, state, chec
         assert len(checks) == checked + 2  # no usable key: every load checks every line
     assert seal.key(create=True) is None  # and no new key is made over it
     assert key.is_symlink() or key.is_dir() or key.stat().st_size in (5, seal.KEY_BYTES)
+
+
+def test_a_header_nested_too_deeply_is_ignored_not_a_crash(make_suite, registry, state):
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
+    first = load_suite(path, registry)
+    head, rest = header_and_rest(state)
+    deep = head[:-1] + b',"x":' + b"[" * 5000 + b"]" * 5000 + b"}"
+    cache_file(state).write_bytes(deep + b"\n" + rest)
+    assert load_suite(path, registry) == first
+    assert b'"x"' not in header_and_rest(state)[0]  # ignored, and written again
+
+
+def test_lines_nested_too_deeply_are_refused_not_a_crash(make_suite, registry, state):
+    """A document, or a line's head read when a file is looked up out of order."""
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK, "tasks/b.yaml": TASK.replace("t1", "t2")})
+    first = load_suite(path, registry)
+    head, rest = header_and_rest(state)
+    lines = rest.split(b"\n")
+    deep = b"[" * 5000 + b"]" * 5000
+    task_line = next(i for i, line in enumerate(lines) if b"a.yaml" in line)
+    lines[task_line] = lines[task_line].split(b"\t")[0] + b"\t" + deep  # its document
+    lines.insert(1, deep + b"\t{}")  # a head, read by the lookup of a file out of order
+    cache_file(state).write_bytes(head + b"\n" + b"\n".join(lines))
+    assert load_suite(path, registry) == first
+
+
+def test_a_key_kept_with_the_cache_is_no_secret(make_suite, registry, state, checks, monkeypatch):
+    """A key inside the cache folder (or a cache inside the key's) would be restored with it."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(state / "cache" / "state"))
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
+    first = load_suite(path, registry)
+    assert b'"seal"' not in header_and_rest(state)[0]
+    checked = len(checks)
+    assert load_suite(path, registry) == first and len(checks) == checked + 2
+    assert not (state / "cache" / "state" / "waza" / seal.KEY_NAME).exists()
+
+
+def test_a_sealed_file_copied_under_another_suites_name_is_not_sealed_there(make_suite, registry, state, tmp_path):
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
+    load_suite(path, registry)
+    sealed_bytes = cache_file(state).read_bytes()
+    other = tmp_path / "other" / "eval.yaml"
+    other.parent.mkdir()
+    other.write_text(BASIC_EVAL)
+    assert SuiteCache(path, registry).sealed
+    copy = SuiteCache(other, registry).path
+    copy.write_bytes(sealed_bytes)
+    assert SuiteCache(path, registry).sealed and not SuiteCache(other, registry).sealed
 
 
 def test_no_place_for_a_key_is_no_error(make_suite, registry, state, checks, monkeypatch):
@@ -170,3 +229,5 @@ def test_a_relative_state_home_is_ignored(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_STATE_HOME", "relative/state")
     monkeypatch.setenv("HOME", str(tmp_path))
     assert seal.state_dir() == tmp_path / ".local" / "state" / "waza"
+    monkeypatch.setenv("HOME", "relative-home")
+    assert seal.state_dir() is None  # never a key under the current folder

@@ -4,9 +4,9 @@ Parsing YAML and checking it against the schemas costs ~0.3 ms per task file; a 
 of 2000 tasks spends most of its start-up there. Files that loaded *without any
 problem* are stored as plain JSON, keyed by their path and ``stat`` identity (size,
 mtime, ctime, inode), under a fingerprint of everything that decides validity: the
-cache format, the waza and ruamel.yaml versions, the shipped schemas, each built-in
-grader's and executor's module with the files of its package, and each other plugin's
-class file and schema. Any change to a file or a plugin misses the cache; a file with
+cache format, the waza and ruamel.yaml versions, the shipped schemas, the loader's own files
+(``waza_core/suite``), each built-in grader's and executor's module with the files of its
+package, and each other plugin's class file and schema. Any change to a file or a plugin misses the cache; a file with
 problems is never cached, so error messages are always fresh.
 
 Each suite has one file, ``suites/<sha256 of the eval file's path>.json`` (the name of
@@ -195,7 +195,10 @@ def fingerprint(registry) -> str:
     """The key of everything that decides whether a checked document is still valid: the
     cache format, waza's and the parser's versions, the shipped schemas, and every grader and
     executor (see :func:`_plugin_identity`; the names are those the composed schemas list)."""
-    parts: list[Any] = [FORMAT, __version__, _parser_identity(), schema.load("eval"), schema.load("task")]
+    # the loader's own files too: the checks a sealed line passed are the code of this package
+    # (TASK_SHAPE, cache_checks, load.py), which an editable install changes without a new version
+    parts: list[Any] = [FORMAT, __version__, _parser_identity(), schema.load("eval"), schema.load("task"),
+                        _package_identity("waza_core.suite")]
     packages: dict[str, tuple | None] = {}
     for kind in ("grader", "executor"):
         parts.extend(_plugin_identity(registry, kind, n, packages) for n in registry.names(kind))
@@ -295,9 +298,14 @@ class SuiteCache:
         if header is not None:
             self._buf, self._view = buf, memoryview(buf)
             self._pos = self._start = buf.find(b"\n") + 1
-            secret = seal.key()
-            self.sealed = secret is not None and seal.matches(secret, self.fp, self._view[self._start:],
-                                                              header.get("seal"))
+            secret = seal.key(apart_from=self.dir)
+            lines = self._view[self._start:]
+            self.sealed = secret is not None and seal.matches(secret, self._sealed_name(), lines, header.get("seal"))
+
+    def _sealed_name(self) -> str:
+        """What the seal binds the lines to besides their bytes: the fingerprint and this cache
+        file's name (another suite's sealed file copied here is not sealed here)."""
+        return f"{self.fp}\n{os.fsdecode(self.path.name)}"
 
     def _read_header(self, buf: bytes) -> dict | None:
         """The header line of ``buf`` when it is this fingerprint's: ``{"fingerprint": ...}``,
@@ -307,7 +315,7 @@ class SuiteCache:
         end = buf.find(b"\n")
         try:
             header = _decode(memoryview(buf)[:end]) if end > 0 else None
-        except (msgspec.DecodeError, ValueError):
+        except (msgspec.DecodeError, ValueError, RecursionError):  # nested too deeply: not ours
             return None
         return header if isinstance(header, dict) and header.get("fingerprint") == self.fp else None
 
@@ -372,7 +380,7 @@ class SuiteCache:
         blob = self._view[start + len(head) + 1:end - 1]
         try:
             data = _decode(blob)
-        except (msgspec.DecodeError, ValueError):
+        except (msgspec.DecodeError, ValueError, RecursionError):
             return None
         blob = bytes(blob)
         if not isinstance(data, dict) or not (self.sealed or self._checked(kind, data, blob)):
@@ -389,7 +397,7 @@ class SuiteCache:
         if not self._trusted(kind, data, blob):
             return False
         if self._reseal is None:
-            self._reseal = seal.key(create=True) is not None
+            self._reseal = seal.key(create=True, apart_from=self.dir) is not None
             if self._reseal:
                 self.dirty = True
         return True
@@ -423,7 +431,7 @@ class SuiteCache:
             return None
         try:
             head = _decode_head(self._view[pos:tab])
-        except ValueError:  # msgspec.DecodeError and json.JSONDecodeError are ValueErrors
+        except (ValueError, RecursionError):  # msgspec.DecodeError and json.JSONDecodeError are ValueErrors
             return None
         if isinstance(head, list) and len(head) == 6 and isinstance(head[0], str) and isinstance(head[1], str):
             return head[0], head[1]
@@ -481,7 +489,7 @@ class SuiteCache:
                     os.chmod(folder, 0o700)  # what waza makes is private whatever the umask
                 except FileExistsError:
                     pass
-            secret = seal.key(create=True)
+            secret = seal.key(create=True, apart_from=self.dir)
             # the header's length is known before the lines are: written last, over a placeholder
             header_len = len(self._header("0" * 64 if secret is not None else None))
             out = bytearray(header_len)
@@ -490,7 +498,7 @@ class SuiteCache:
                 start = visits[i]
                 out += view[start:visits[i + 1]] if start >= 0 else self._new[-1 - start]
             body = memoryview(out)[header_len:]
-            out[:header_len] = self._header(None if secret is None else seal.seal(secret, self.fp, body))
+            out[:header_len] = self._header(None if secret is None else seal.seal(secret, self._sealed_name(), body))
             body.release()
             replace_entry(self.path, bytes(out), 0o600)  # a planted link is replaced, not followed
         except Exception:  # a cache that cannot be written is only a slower next load

@@ -15,8 +15,14 @@ The key: 32 random bytes in ``$XDG_STATE_HOME/waza/suite-cache.key`` (``~/.local
 when unset), not in the cache folder: whoever can write that folder must not be able to read
 the key. The folder is made 0700, the file 0600, once, atomically (a complete file linked into
 place, so a reader never sees half a key). It is used only when it is a regular file (opened
-without following a link) of this user, with no permission for anyone else, of 32 bytes; else
-there is no key, nothing is sealed and every line is checked, as without this module.
+without following a link) of this user, with no permission for anyone else, of 32 bytes, in a
+folder of this user's (not a link) that nobody else can write, and when that folder and the
+cache folder are not one inside the other; else there is no key, nothing is sealed and every
+line is checked, as without this module. The seal also names the cache file (its fingerprint
+and file name), so one suite's sealed file copied under another's name is not sealed there.
+
+A key is only as secret as its folder: a CI job must not restore ``$XDG_STATE_HOME/waza`` (or
+all of ``~/.local``) from a cache others can write, or a key they chose would seal their lines.
 """
 
 from __future__ import annotations
@@ -33,44 +39,68 @@ _loaded: list[bytes | None] = []
 
 
 def state_dir() -> Path | None:
-    """Where the key lives: ``$XDG_STATE_HOME/waza``, else ``~/.local/state/waza``."""
+    """Where the key lives: ``$XDG_STATE_HOME/waza``, else ``~/.local/state/waza``; None when
+    that is not an absolute path (a relative ``XDG_STATE_HOME`` or ``HOME`` would put the key
+    under the current folder: a checkout, or a folder a CI job caches)."""
     base = os.environ.get("XDG_STATE_HOME")
     if base and os.path.isabs(base):
         return Path(base) / "waza"
     try:
-        return Path.home() / ".local" / "state" / "waza"
+        home = Path.home()
     except RuntimeError:  # no home folder to be found
         return None
+    return home / ".local" / "state" / "waza" if home.is_absolute() else None
 
 
-def key(create: bool = False) -> bytes | None:
+def key(create: bool = False, apart_from: Path | None = None) -> bytes | None:
     """This user's key, read once per process; made first when ``create`` and there is none.
-    None when it cannot be read or made, or is not private (see the module's docstring)."""
+    None when it cannot be read or made, is not private (see the module's docstring), or its
+    folder and ``apart_from`` (the cache folder) lie one inside the other: a key kept with the
+    cache, or cached with it, is no secret from whoever writes the cache."""
+    folder = state_dir()
+    if folder is None or (apart_from is not None and _overlap(folder, apart_from)):
+        return None
     if _loaded and (_loaded[0] is not None or not create):
         return _loaded[0]
-    folder = state_dir()
-    found = None if folder is None else _read(folder / KEY_NAME)
-    if found is None and create and folder is not None:
+    found = _read(folder) if _private_folder(folder) else None
+    if found is None and create:
         found = _make(folder)
     _loaded[:] = [found]
     return found
 
 
-def seal(secret: bytes, fingerprint: str, lines: bytes | memoryview) -> str:
-    """The seal of the ``lines`` of a cache of ``fingerprint`` (hex HMAC-SHA256)."""
-    mac = hmac.new(secret, fingerprint.encode() + b"\n", "sha256")
+def seal(secret: bytes, name: str, lines: bytes | memoryview) -> str:
+    """The seal of the ``lines`` of a cache file named by ``name`` (its fingerprint and file
+    name): hex HMAC-SHA256."""
+    mac = hmac.new(secret, name.encode("utf-8", "surrogateescape") + b"\n", "sha256")
     mac.update(lines)
     return mac.hexdigest()
 
 
-def matches(secret: bytes, fingerprint: str, lines: bytes | memoryview, claimed: object) -> bool:
+def matches(secret: bytes, name: str, lines: bytes | memoryview, claimed: object) -> bool:
     """Whether ``claimed`` (from the cache file: anything) is the seal of ``lines``."""
-    return isinstance(claimed, str) and hmac.compare_digest(seal(secret, fingerprint, lines), claimed)
+    return (isinstance(claimed, str) and len(claimed) == 64 and claimed.isascii()
+            and hmac.compare_digest(seal(secret, name, lines), claimed))
 
 
-def _read(path: Path) -> bytes | None:
+def _overlap(a: Path, b: Path) -> bool:
+    ra, rb = os.path.realpath(a), os.path.realpath(b)
+    return ra == rb or ra.startswith(rb.rstrip(os.sep) + os.sep) or rb.startswith(ra.rstrip(os.sep) + os.sep)
+
+
+def _private_folder(folder: Path) -> bool:
+    """A folder (not a link to one) of this user that nobody else can write: else someone
+    could swap the key."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        st = os.lstat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
+def _read(folder: Path) -> bytes | None:
+    try:
+        fd = os.open(folder / KEY_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
     try:
@@ -88,11 +118,14 @@ def _read(path: Path) -> bytes | None:
 
 def _make(folder: Path) -> bytes | None:
     """A new key in ``folder``, or the one another process put there first."""
-    path = folder / KEY_NAME
     tmp = folder / f".{KEY_NAME}.{os.getpid()}.tmp"
+    made = False
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not _private_folder(folder):
+            return None
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        made = True
         try:
             os.fchmod(fd, 0o600)
             os.write(fd, os.urandom(KEY_BYTES))
@@ -100,14 +133,15 @@ def _make(folder: Path) -> bytes | None:
         finally:
             os.close(fd)
         try:
-            os.link(tmp, path)  # never replaces a key already there
+            os.link(tmp, folder / KEY_NAME)  # never replaces a key already there
         except FileExistsError:
             pass
     except OSError:
         return None
     finally:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-    return _read(path)
+        if made:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    return _read(folder)
