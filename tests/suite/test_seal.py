@@ -74,6 +74,24 @@ def _replace_in_cache(state, old: bytes, new: bytes) -> None:
     f.write_bytes(data.replace(old, new))
 
 
+def test_a_warm_validate_of_a_sealed_cache_imports_no_schema_validator(make_suite, state):
+    """What docs/architecture.md says the seal spares: jsonschema-rs (and jsonschema) are not
+    imported by a warm command once its cache is sealed; the first, unsealed load needs them."""
+    import subprocess
+    import sys
+
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
+    code = ("import sys\nfrom waza_core.cli import main\n"
+            "try:\n    main(['validate', %r, '-q'])\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "print(sorted(m for m in ('jsonschema_rs', 'jsonschema') if m in sys.modules))") % str(path)
+    env = {**os.environ, "WAZA_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+            for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0], [r.stderr for r in runs]
+    assert "jsonschema_rs" in runs[0].stdout  # the first load checks (and seals)
+    assert runs[1].stdout.strip() == "[]"
+
+
 @pytest.mark.parametrize(("old", "new", "kind"), [
     (b'"trials_per_task":1', b'"trials_per_task":"many"', "eval"),  # a value the eval schema refuses
     (b'"prompt":"hello"', b'"prompt":["not","text"]', "task"),  # a shape the loader cannot read

@@ -132,10 +132,10 @@ def _class_identity(cls) -> list:
 
 
 def _package_identity(package: str) -> tuple | None:
-    """The source files of a built-in plugin package (``waza_graders``, ``waza_adapters``),
-    each with its size and time, found without importing the package; None when its
-    folder holds no ``.py`` file to name (a zip, a sourceless or frozen install). A
-    built-in's schemas and classes are in these files, so this names them as
+    """The source files of a package (a built-in plugin package such as ``waza_graders``, or
+    the loader's own ``waza_core.suite``), each with its size and time, found without
+    importing the package; None when its folder holds no ``.py`` file to name (a zip, a
+    sourceless or frozen install). A built-in's schemas and classes are in these files, so this names them as
     :func:`_class_identity` and the composed schemas would, without importing every grader
     and executor (~25 ms of a warm ``waza validate``: each module and the attrs classes it
     creates)."""

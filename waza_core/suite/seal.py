@@ -32,6 +32,8 @@ import os
 import stat
 from pathlib import Path
 
+from waza_core import untrusted
+
 KEY_BYTES = 32
 KEY_NAME = "suite-cache.key"
 
@@ -99,20 +101,16 @@ def _private_folder(folder: Path) -> bool:
 
 
 def _read(folder: Path) -> bytes | None:
+    """The key in ``folder``: a regular file, not a link (``untrusted.open_regular``), of this
+    user, with no permission for anyone else, of :data:`KEY_BYTES`; else None."""
     try:
-        fd = os.open(folder / KEY_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
+        with untrusted.open_regular(folder / KEY_NAME, limit=KEY_BYTES) as fh:
+            st = os.fstat(fh.fileno())
+            if st.st_uid != os.geteuid() or st.st_mode & 0o077:
+                return None
+            data = fh.read(KEY_BYTES + 1)
+    except (OSError, untrusted.UntrustedInput):
         return None
-    try:
-        st = os.fstat(fd)
-        if (not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077
-                or st.st_size != KEY_BYTES):
-            return None
-        data = os.read(fd, KEY_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     return data if len(data) == KEY_BYTES else None
 
 
