@@ -18,6 +18,7 @@ class EchoExecutor(Executor):
     needs_workspace = False
     paid = False
     reports_turns = True
+    reports_usage = False  # usage is always null: nothing for the price table
 
     def execute(self, request: ExecutionRequest) -> RunEvidence:
         return answer_turns(request, "echo", [request.prompt, *request.task.follow_up_prompts])

@@ -57,6 +57,7 @@ class MockExecutor(Executor):
     needs_workspace = False
     paid = False
     reports_turns = True
+    reports_usage = False  # usage is always null: nothing for the price table
 
     def execute(self, request: ExecutionRequest) -> RunEvidence:
         first, follow_ups = mock_turns(request)

@@ -16,6 +16,7 @@ class NullExecutor(Executor):
     needs_workspace = False
     paid = False
     reports_turns = True
+    reports_usage = False  # usage is always null: nothing for the price table
 
     def execute(self, request: ExecutionRequest) -> RunEvidence:
         session_id = f"null-session-{request.task.id}-{request.run_number}-{request.attempt}"

@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 from typing import Any
 
 from waza_core.errors import WazaError
@@ -62,6 +63,8 @@ def escape(text: Any, newlines: bool = False) -> str:
     indents); otherwise they become ``\\n`` too, so one value stays on one line.
     """
     s = text if isinstance(text, str) else str(text)
+    if s.isprintable():  # no control, format, separator or surrogate character: nothing to escape
+        return s
     pattern = _CONTROL_KEEP_NL if newlines else _CONTROL
     return pattern.sub(_escape_char, s) if pattern.search(s) else s
 
@@ -87,6 +90,13 @@ def color_enabled(choice: str = "auto", stream: Any = None) -> bool:
         return False
 
 
+#: held progress text (:meth:`Stream.hold`) is written at least this often, in seconds ...
+HOLD_SECONDS = 0.1
+#: ... and once this many pieces wait
+HOLD_LINES = 1000
+_monotonic = time.monotonic
+
+
 class Stream:
     """A text stream that never raises. ``which`` is ``"stdout"`` or ``"stderr"``: the
     ``sys`` stream of that name when made (not later: rich's live display swaps
@@ -96,12 +106,17 @@ class Stream:
         self.which = which
         self.raw = stream if stream is not None else getattr(sys, which)
         self.problem: str | None = None
+        self._held: list[str] = []  # see hold()
+        self._due = 0.0  # when held text is next written at once
 
     def ok(self) -> bool:
         """False once a write failed (or the stream was closed from the start)."""
         return self.problem is None
 
     def write(self, text: str) -> bool:
+        if self._held:  # held text first: the order of what is printed never changes
+            text = "".join(self._held) + text
+            self._held.clear()
         if self.problem is not None:
             return False
         stream = self.raw
@@ -116,6 +131,23 @@ class Stream:
             _silence(stream)
             return False
         return True
+
+    def hold(self, text: str) -> None:
+        """Write ``text`` with the next :meth:`write` or :meth:`release`, or now when
+        :data:`HOLD_SECONDS` have passed since text was last written this way (the first
+        line goes out at once). For progress lines to a file or pipe: one ``write`` and
+        ``flush`` for each finished task was a system call per task of a 100,000-task run;
+        a reader of the log sees each line at most :data:`HOLD_SECONDS` late."""
+        held = self._held
+        held.append(text)
+        now = _monotonic()
+        if now >= self._due or len(held) >= HOLD_LINES:
+            self._due = now + HOLD_SECONDS
+            self.write("")
+
+    def release(self) -> bool:
+        """Write what :meth:`hold` kept back (at the end of the progress); False if lost."""
+        return self.write("") if self._held else self.ok()
 
     def isatty(self) -> bool:
         try:
@@ -219,6 +251,9 @@ class Reporter:
         self.summary_to_stderr = summary_to_stderr
         self.progress: Any = None  # a rich Progress while the bar is shown
         self.bar: Any = None
+        #: progress lines go out together (Stream.hold) unless stderr is a terminal
+        self.hold_lines = False
+        self._marks: dict[str, str] = {}  # status -> its painted mark
 
     def start(self, suite, engine) -> None:
         if self.quiet:
@@ -231,6 +266,8 @@ class Reporter:
                 self._start_bar(len(engine.tasks))
             except Exception:  # a terminal rich cannot drive: plain lines instead
                 self.progress = None
+        else:
+            self.hold_lines = True
 
     def _start_bar(self, total: int) -> None:
         # deferred: rich.console adds ~39.4 ms to importing this module
@@ -257,14 +294,18 @@ class Reporter:
         status = entry.get("status", "?")
         score = (entry.get("stats") or {}).get("avg_score")
         shown = f" score {score:.2f}" if isinstance(score, (int, float)) and status != "n/a" else ""
-        mark = self.console.paint(MARK.get(status, "?"), _MARK_STYLE.get(status, "bold"), "err")
-        self.err.write(f"{mark} [{index}/{total}] {escape(entry.get('display_name', ''))} "
-                       f"({escape(status)}{shown})\n")
+        mark = self._marks.get(status)
+        if mark is None:
+            mark = self._marks[status] = self.console.paint(MARK.get(status, "?"),
+                                                            _MARK_STYLE.get(status, "bold"), "err")
+        put = self.err.hold if self.hold_lines else self.err.write
+        put(f"{mark} [{index}/{total}] {escape(entry.get('display_name', ''))} ({escape(status)}{shown})\n")
         if self.console.verbose:
             for line in _feedback(entry)[:10]:
-                self.err.write(f"      {line}\n")
+                put(f"      {line}\n")
 
     def stop(self) -> None:
+        self.err.release()
         if self.progress is not None:
             try:
                 self.progress.stop()

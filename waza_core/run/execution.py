@@ -68,6 +68,10 @@ class Executor:
     #: whether ``execute`` calls ``request.on_turn`` after each turn (needed by task
     #: ``checkpoints``; a suite with checkpoints refuses an executor that does not)
     reports_turns: ClassVar[bool] = False
+    #: whether ``execute`` may put token counts or credits in ``RunEvidence.usage``; False
+    #: (the offline ``mock``, ``echo`` and ``null``: usage is always null) spares every run the
+    #: price table's step (:func:`waza_core.run.prices.price_costs`), which has nothing to price
+    reports_usage: ClassVar[bool] = True
     #: suite keys this executor honours from ``request.task`` / the suite config among
     #: ``instruction_files``, ``responder``, ``first_event_timeout_seconds``; a run with
     #: another one prints a warning that it is not used

@@ -252,9 +252,10 @@ def _model(entry: Any, where: tuple, bad) -> ModelPrice:
 # --- the per-run preparer ----------------------------------------------------------------
 
 def price_costs(prepared: PreparedSuite) -> RunPreparer | None:
-    """The preparer that prices each run's usage (after the executor, before grading)."""
+    """The preparer that prices each run's usage (after the executor, before grading); None
+    when pricing is off or the executor never reports usage (``Executor.reports_usage``)."""
     table = prepared.settings.prices
-    if table is None:
+    if table is None or not getattr(prepared.executor, "reports_usage", True):
         return None
 
     def price(setup: RunSetup) -> None:
