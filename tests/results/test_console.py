@@ -43,3 +43,66 @@ def test_plain_lines_in_a_pipe(make_suite):
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("✓")]
     assert lines == ["✓ [1/3] t0 (passed score 0.00)", "✓ [2/3] t1 (passed score 0.00)",
                      "✓ [3/3] t2 (passed score 0.00)"]
+
+
+def test_held_progress_keeps_its_order_and_goes_out_in_batches(monkeypatch):
+    """Stream.hold: the first piece at once, then at most every HOLD_SECONDS (or HOLD_LINES
+    pieces), and before anything written after it; release() writes the rest."""
+    import io
+
+    from waza_core.results import console
+
+    class Counting(io.StringIO):
+        writes = 0
+
+        def write(self, text):
+            Counting.writes += 1
+            return super().write(text)
+
+    now = [100.0]
+    monkeypatch.setattr(console, "_monotonic", lambda: now[0])
+    out = Counting()
+    stream = console.Stream("stderr", out)
+    stream.hold("a\n")
+    assert out.getvalue() == "a\n"  # the first line is not held
+    stream.hold("b\n")
+    stream.hold("c\n")
+    assert out.getvalue() == "a\n" and Counting.writes == 1
+    stream.write("warning\n")  # what is written next comes after the held lines
+    assert out.getvalue() == "a\nb\nc\nwarning\n" and Counting.writes == 2
+    stream.hold("d\n")
+    now[0] += console.HOLD_SECONDS
+    stream.hold("e\n")  # due: written with everything held before it, in one write
+    assert out.getvalue().endswith("warning\nd\ne\n") and Counting.writes == 3
+    for i in range(console.HOLD_LINES):
+        stream.hold(f"{i}\n")
+    assert out.getvalue().endswith(f"{console.HOLD_LINES - 1}\n") and Counting.writes == 4
+    stream.hold("last\n")
+    assert stream.release() and out.getvalue().endswith("last\n")
+    assert stream.release() and Counting.writes == 5  # nothing held: nothing written
+
+
+def test_progress_lines_in_a_pipe_all_arrive_before_the_summary(make_suite):
+    """Held progress lines are released when the run ends: every task's line is there, in
+    order, before the summary on the same stream."""
+    tasks = {f"tasks/t{i:03d}.yaml": f"id: t{i:03d}\ninputs: {{prompt: p}}\n" for i in range(300)}
+    proc = subprocess.run([sys.executable, "-m", "waza_core", "run", str(make_suite(BASIC_EVAL, tasks)),
+                           "-o", "-"], capture_output=True, text=True,
+                          env=dict(os.environ, WAZA_DISABLE_PLUGIN_AUTOLOAD="1"))
+    lines = proc.stderr.splitlines()
+    marks = [ln for ln in lines if ln.startswith("✓")]
+    assert marks == [f"✓ [{i + 1}/300] t{i:03d} (passed score 0.00)" for i in range(300)]
+    assert lines.index(marks[-1]) < next(i for i, ln in enumerate(lines) if ln.startswith("RESULTS"))
+
+
+def test_escape_passes_printable_text_unchanged_and_every_escaped_character_is_unprintable():
+    """escape() returns a printable string as it is: that is only right because every
+    character its patterns replace is one str.isprintable() refuses."""
+    from waza_core.results.console import _CONTROL, escape
+
+    assert escape("task-0001 ünïcode ✓") == "task-0001 ünïcode ✓"
+    assert escape("a\u202eb") == "a\\u202eb" and escape("a\nb", newlines=True) == "a\nb"
+    for code in range(0x110000):
+        ch = chr(code)
+        if _CONTROL.match(ch):
+            assert not ch.isprintable(), hex(code)

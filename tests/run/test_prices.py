@@ -245,3 +245,19 @@ def test_copilot_sdk_shutdown_credits_when_the_metrics_call_failed():
     ev = evidence_from_session(events, session_id="s", error=None, user_input_requests=[], usage_metrics=with_rpc,
                                duration_ms=1)
     assert ev.usage["ai_credits"] == 3.0  # the metrics call is authoritative over the shutdown event
+
+
+def test_no_price_step_for_an_executor_that_never_reports_usage(make_suite, registry, monkeypatch):
+    """The mock's usage is always null: its runs get no price-table step (and so no per-run
+    setup at all); an executor that may report usage keeps it."""
+    from tests.conftest import BASIC_EVAL
+    from waza_core.run.plan import RunOptions
+    from waza_core.run.recipe import check_before_running
+    from waza_core.suite.load import load_suite
+
+    suite = load_suite(make_suite(BASIC_EVAL, {"tasks/t.yaml": "id: t\ninputs: {prompt: p}\n"}), registry)
+    prepared = check_before_running(suite, registry, RunOptions(prices=builtin()))
+    assert type(prepared.executor).reports_usage is False
+    assert prices.price_costs(prepared) is None and prepared.preparers == []
+    monkeypatch.setattr(type(prepared.executor), "reports_usage", True)
+    assert callable(prices.price_costs(prepared))
