@@ -32,9 +32,10 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from waza_core.lazy_re import LazyPattern
 
 #: passed even with an allow-list: what a program needs to start and behave as in a shell
 #: (the locale, temp folders, the Windows system names, XDG folders, a custom CA bundle)
@@ -45,7 +46,7 @@ BASELINE = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_
 #: the optimizer's ``command`` adapter: exactly these (the seed's contract), plus ``--adapter-env``
 ADAPTER_ENV_BASELINE = ("PATH", "HOME", "USERPROFILE", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP", "LANG", "LC_ALL")
 
-_NAME = re.compile(r"^[A-Za-z_*?][A-Za-z0-9_*?]*$")
+_NAME = LazyPattern(r"^[A-Za-z_*?][A-Za-z0-9_*?]*$")
 
 
 def check_allow_list(value: Any) -> str | None:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 import sys
 import tempfile
@@ -37,12 +36,13 @@ from collections.abc import Callable
 from typing import BinaryIO
 
 from waza_core.errors import WazaError
+from waza_core.lazy_re import LazyPattern
 
 #: how long opening a FIFO waits for a reader before giving up (exit 2)
 FIFO_WAIT_SECONDS = 10.0
 
 _REGULAR, _NEW, _STREAM, _DIRECT, _FD = "regular", "new", "stream", "direct", "fd"
-_FD_PATH = re.compile(r"^/(?:dev/fd|proc/self/fd|proc/thread-self/fd)/(\d+)$")
+_FD_PATH = LazyPattern(r"^/(?:dev/fd|proc/self/fd|proc/thread-self/fd)/(\d+)$")
 #: standard descriptors that were closed when waza started (``>&-``): ``/dev/null`` was
 #: put there so no file of waza's lands on them, and ``-o /dev/stdout`` is then refused
 UNUSABLE_FDS: set[int] = set()

@@ -15,11 +15,13 @@ from typing import Any
 
 import attrs
 
+from waza_core.lazy_re import LazyPattern
+
 Problem = tuple[tuple, str]
 
 #: an executable name a shim can carry (waza's pattern): no slash, no leading dot
-COMMAND_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_DRIVE = re.compile(r"^[A-Za-z]:")
+COMMAND_NAME = LazyPattern(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_DRIVE = LazyPattern(r"^[A-Za-z]:")
 
 
 def has_dotdot(path: str) -> bool:

@@ -30,6 +30,7 @@ import time
 from typing import Any
 
 from waza_core.errors import WazaError
+from waza_core.lazy_re import LazyPattern
 
 MARK = {"passed": "✓", "failed": "✗", "error": "!", "n/a": "-"}
 _MARK_STYLE = {"passed": "green", "failed": "red", "error": "yellow", "n/a": "dim"}
@@ -40,10 +41,10 @@ COLOR_CHOICES = ("auto", "always", "never")
 
 # C0 controls but tab, DEL, C1 controls, bidirectional controls (Trojan Source), line and
 # paragraph separators, and lone surrogates (which cannot even be encoded).
-_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
-                      "\ud800-\udfff]")
-_CONTROL_KEEP_NL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
-                              "\ud800-\udfff]")
+_CONTROL = LazyPattern("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
+                       "\ud800-\udfff]")
+_CONTROL_KEEP_NL = LazyPattern("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
+                               "\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\x1b": "\\x1b"}
 
 

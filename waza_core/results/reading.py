@@ -14,15 +14,15 @@ major schema version (waza points at ``waza migrate`` then; so do we).
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Mapping
 from typing import Any
 
 from waza_core.errors import WazaError
+from waza_core.lazy_re import LazyPattern
 
 SUPPORTED_MAJOR = 1
-_VERSION = re.compile(r"^(\d+)\.(\d+)$")
+_VERSION = LazyPattern(r"^(\d+)\.(\d+)$")
 OPTIMIZER_REPORT_KIND = "waza.optimizer-report"
 
 

@@ -40,6 +40,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from waza_core.lazy_re import LazyPattern
+
 #: returned by :func:`load` when the fast path cannot read the text exactly
 MISS: Any = object()
 
@@ -47,13 +49,13 @@ MISS: Any = object()
 # characters (C0/C1 controls, NEL, LS, PS, a BOM inside, noncharacters), a directive, and
 # a `!` where a tag could start (libyaml marks a scalar tagged with the non-specific `!`
 # as plain, so the node cannot tell; "Hello!" stays fast)
-_REFUSE_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
-_DIRECTIVE = re.compile("^%", re.M)
-_TAG_START = re.compile("(?:^|[ \t\\[{,])!", re.M)
+_REFUSE_CHARS = LazyPattern("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+_DIRECTIVE = LazyPattern("^%", re.M)
+_TAG_START = LazyPattern("(?:^|[ \t\\[{,])!", re.M)
 # plain scalars that are not plain text in YAML 1.1 or 1.2 (classified one by one below)
 _SPECIAL_START = frozenset("0123456789-+.~<=")
-_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
-_FLOAT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\.[0-9]+(?:[eE][-+]?[0-9]+)?\Z")
+_INT = LazyPattern(r"[-+]?(?:0|[1-9][0-9]*)\Z")
+_FLOAT = LazyPattern(r"[-+]?(?:0|[1-9][0-9]*)\.[0-9]+(?:[eE][-+]?[0-9]+)?\Z")
 _WORDS: dict[str, Any] = {
     "null": None, "Null": None, "NULL": None, "~": None, "": None,
     "true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False,

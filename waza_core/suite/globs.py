@@ -21,11 +21,12 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from waza_core.lazy_re import LazyPattern
 from waza_core.paths import child_path
 
 #: errors that make pathlib's ``is_file()`` / ``is_dir()`` answer False instead of raising
 _IGNORED = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
-_WILDCARD = re.compile(r"[*?\[]")
+_WILDCARD = LazyPattern(r"[*?\[]")
 
 
 class Listing:

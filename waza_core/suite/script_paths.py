@@ -17,16 +17,17 @@ PATH and other arguments are left alone.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
+
+from waza_core.lazy_re import LazyPattern
 
 #: the placeholder replaced by the folder of eval.yaml in program grader and hook commands
 SUITE_DIR = "{suite_dir}"
 #: interpreters whose first non-option argument is the script they run
 INTERPRETERS = frozenset({"python", "python3", "py", "node", "bash", "sh", "zsh", "dash", "ruby",
                           "perl", "pwsh", "powershell", "deno", "bun", "tsx", "php", "Rscript"})
-_VERSIONED = re.compile(r"^(python|pypy)[0-9.]*$")
+_VERSIONED = LazyPattern(r"^(python|pypy)[0-9.]*$")
 #: options after which the interpreter runs code or a module, not a script file
 _NO_SCRIPT = frozenset({"-m", "-c", "-e", "--eval", "-Command", "-command", "run"})
 

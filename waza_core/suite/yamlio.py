@@ -35,6 +35,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from waza_core.lazy_re import LazyPattern
 from waza_core.suite import fastyaml
 
 #: the largest suite YAML file read (bytes)
@@ -121,9 +122,9 @@ def parse(text: str, fast: bool = True) -> Any:
     return data
 
 
-_FRACTION = re.compile(r"[0-9]\.[0-9]")
-_BLOCK_PREFIX = re.compile(r"(?m)^[ ]*(?:[-?:][ \t]+)*")
-_BRACKETS = re.compile(r"[\[\]{}]")
+_FRACTION = LazyPattern(r"[0-9]\.[0-9]")
+_BLOCK_PREFIX = LazyPattern(r"(?m)^[ ]*(?:[-?:][ \t]+)*")
+_BRACKETS = LazyPattern(r"[\[\]{}]")
 
 
 def quick_depth_bound(text: str) -> int:
