@@ -88,10 +88,15 @@ class TaskSpec:
         their bytes and no ``\\u`` escape. Spares decoding the documents of 100,000 tasks
         to look for a key that almost none of them has."""
         raw = self._raw
-        if not isinstance(raw, bytes) or b"\\u" in raw:
+        if not isinstance(raw, bytes):
+            return True
+        # find(), not ``in``: on Python 3.11 ``needle in raw`` first tries the needle as an
+        # integer (a byte) and builds a TypeError it then drops: twice the time, 7 times a task
+        find = raw.find
+        if find(b"\\u") >= 0:
             return True
         for s in strings:  # a loop, not any(<generator>): twice per task of every warm run
-            if s in raw:
+            if find(s) >= 0:
                 return True
         return False
 

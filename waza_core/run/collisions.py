@@ -17,7 +17,6 @@ not files and are left to the checks of their own.
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -125,7 +124,7 @@ def _suite_paths(suite: Any, parts: set[str]) -> Iterator[tuple[str, str, str]]:
             for base in (Path(task.file).parent, root):
                 yield f"the context_dir of task {task.id!r}", os.fspath(base / task.context_dir), _FOLDER
         blob = task.raw_json
-        if blob is not None and needles is not None and needles.search(blob) is None:
+        if blob is not None and needles is not None and not _holds_any(blob, needles):
             continue  # no string of the document can end in a part of the target
         yield from _named(task.raw, (Path(task.file).parent, root, fixtures), f"task {task.id!r}", parts)
 
@@ -134,12 +133,12 @@ def _suite_paths(suite: Any, parts: set[str]) -> Iterator[tuple[str, str, str]]:
 _ESCAPED = frozenset('"\\/\b\f\n\r\t') | frozenset(chr(c) for c in range(0x20))
 
 
-def _needles(parts: set[str]) -> re.Pattern[bytes] | None:
-    """The UTF-8 of every part a string's last part may equal (one pattern), to search a task's compact
+def _needles(parts: set[str]) -> tuple[bytes, ...] | None:
+    """The UTF-8 of every part a string's last part may equal, to search a task's compact
     JSON for before it is decoded and walked: a string that :func:`_named` would look at
     holds one of them, and its JSON holds the same bytes unless a character is written as
     an escape. None when that cannot be ruled out (a part with a character JSON escapes
-    or not UTF-8); a document with ``\\u`` is walked anyway (see the caller)."""
+    or not UTF-8); a document with ``\\u`` is walked anyway (the last needle)."""
     needles = []
     for part in parts:
         if "/" in part:  # the root: a last part never holds a slash
@@ -151,7 +150,18 @@ def _needles(parts: set[str]) -> re.Pattern[bytes] | None:
         except UnicodeEncodeError:
             return None
     needles.append(b"\\u")  # any \uXXXX escape: walk the document
-    return re.compile(b"|".join(re.escape(needle) for needle in needles))
+    return tuple(needles)
+
+
+def _holds_any(blob: bytes, needles: tuple[bytes, ...]) -> bool:
+    """Whether ``blob`` holds one of ``needles``: a few ``bytes.find`` calls are ~4x cheaper
+    than one regular expression of them all, once per task of a run whose ``-o`` file
+    exists; find(), not ``in`` (see :meth:`waza_core.model.TaskSpec.may_hold`)."""
+    find = blob.find
+    for needle in needles:
+        if find(needle) >= 0:
+            return True
+    return False
 
 
 def _named(doc: Any, bases: tuple[Path, ...], where: str, parts: set[str]) -> Iterator[tuple[str, str, str]]:
