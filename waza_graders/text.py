@@ -55,12 +55,18 @@ class TextGrader(Grader):
         # (built_per_run), so it keeps nothing of its own
         c = self.spec.config
         out = ctx.evidence.output or ""
-        failures = []
+        failures: list[str] = []
+        # plain loops over the lists a config has (most have one): a comprehension is a call
+        # of its own on Python 3.11, and this runs once per run of every task
         contains, not_contains = c.get("contains"), c.get("not_contains")
         if contains or not_contains:
             low = go_lower(out)
-            failures += [f"Missing expected substring: {s}" for s in contains or () if go_lower(s) not in low]
-            failures += [f"Found forbidden substring: {s}" for s in not_contains or () if go_lower(s) in low]
+            for s in contains or ():
+                if go_lower(s) not in low:
+                    failures.append(f"Missing expected substring: {s}")
+            for s in not_contains or ():
+                if go_lower(s) in low:
+                    failures.append(f"Found forbidden substring: {s}")
         contains_cs, not_contains_cs = c.get("contains_cs"), c.get("not_contains_cs")
         if contains_cs or not_contains_cs:
             failures += [f"Missing expected substring (case-sensitive): {s}" for s in contains_cs or () if s not in out]
@@ -71,11 +77,10 @@ class TextGrader(Grader):
             failures += [f"Found forbidden pattern: {p}" for p in regex_not_match or () if _regex(p).search(out)]
         # waza (Go) reports a list that was not configured as null, not []; copies, so
         # nothing done to a result can change the suite's config
-        details = dict(_NO_DETAILS)
+        details = dict(_NO_DETAILS)  # every key, in KEYS order: filling some keeps that order
         total = 0
-        for key in KEYS:
-            if key in c:
-                values = c[key]
+        for key, values in c.items():
+            if key in _KEY_SET:
                 total += len(values)
                 details[key] = list(values)
         score = 1.0 if total == 0 else (total - len(failures)) / total
@@ -92,6 +97,7 @@ _regex = functools.lru_cache(maxsize=4096)(compile_regex)
 
 #: ``details`` of a result before the configured lists are filled in: every key null
 _NO_DETAILS = dict.fromkeys((*KEYS, "failures"))
+_KEY_SET = frozenset(KEYS)
 
 
 @hookimpl
