@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from msgspec.json import decode as _decode_json
+
+from waza_core import cache_json
 
 
 @attrs.frozen
@@ -80,7 +81,7 @@ class TaskSpec:
         of a 100,000-task suite), so the dict returned is then a new one each time:
         read it, do not change it."""
         raw = self._raw
-        return _decode_json(raw) if isinstance(raw, bytes) else raw
+        return cache_json.decode(raw) if isinstance(raw, bytes) else raw
 
     def may_hold(self, *strings: bytes) -> bool:
         """False only when :attr:`raw` certainly holds none of ``strings`` (ASCII keys such

@@ -19,7 +19,7 @@ in the order the last load visited them::
 
 A load visits the files in the same order again, so it reads the lines one after the
 other: the header of the next line is compared as bytes with the expected one, and only
-the document is decoded (msgspec), as its task loads. Nothing of the file is decoded
+the document is decoded (:mod:`waza_core.cache_json`), as its task loads. Nothing of the file is decoded
 up front, nothing but the documents is kept, and what a lookup makes for a moment is
 freed before the next task's objects are made (a 100,000-task suite loaded from format
 1's whole-file ``json.loads`` stayed about 55 MiB bigger after loading, in freed
@@ -50,9 +50,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
-from waza_core import untrusted
+from waza_core import cache_json, untrusted
 from waza_core._version import __version__
 from waza_core.safe_write import replace_entry
 from waza_core.suite import cache_checks, schema, seal
@@ -67,8 +65,8 @@ GROWTH_SLACK = 64 * 1024
 #: the largest suite cache file read back (a bigger one is ignored and written again)
 MAX_FILE_BYTES = 1 << 30
 
-_encode = msgspec.json.encode
-_decode = msgspec.json.decode
+_encode = cache_json.encode
+_decode = cache_json.decode
 
 
 _STR, _BOOL, _DICT = str, bool, dict
@@ -212,7 +210,7 @@ def cacheable(data: Any, size: int) -> bytes | None:
     bigger than its source."""
     try:
         blob = _encode(data)
-    except (msgspec.EncodeError, UnicodeEncodeError, OverflowError, TypeError, ValueError):
+    except (UnicodeEncodeError, OverflowError, TypeError, ValueError):
         return None  # e.g. a lone surrogate, which UTF-8 cannot carry
     # only a document that JSON gives back unchanged is cached (no dates, sets or non-string
     # keys, no NaN): decoding and comparing runs at C speed, less than half the time of a
@@ -237,7 +235,7 @@ def _head(file: str, kind: str, key: list[int]) -> bytes:
     is not UTF-8 (``os.fsdecode`` keeps its bytes as lone surrogates, which UTF-8 cannot
     carry) is written with ``\\udcxx`` escapes, as the standard library writes it."""
     try:
-        return _encode([file, kind, *key])
+        return cache_json.encode_plain([file, kind, *key])
     except UnicodeEncodeError:
         return json.dumps([file, kind, *key], separators=(",", ":")).encode()
 
@@ -245,7 +243,7 @@ def _head(file: str, kind: str, key: list[int]) -> bytes:
 def _decode_head(blob: bytes | memoryview) -> Any:
     try:
         return _decode(blob)
-    except msgspec.DecodeError:  # msgspec refuses the escapes of a lone surrogate
+    except ValueError:  # msgspec refuses the escapes of a lone surrogate
         return json.loads(bytes(blob))
 
 
@@ -315,7 +313,7 @@ class SuiteCache:
         end = buf.find(b"\n")
         try:
             header = _decode(memoryview(buf)[:end]) if end > 0 else None
-        except (msgspec.DecodeError, ValueError, RecursionError):  # nested too deeply: not ours
+        except (ValueError, RecursionError):  # nested too deeply: not ours
             return None
         return header if isinstance(header, dict) and header.get("fingerprint") == self.fp else None
 
@@ -380,7 +378,7 @@ class SuiteCache:
         blob = self._view[start + len(head) + 1:end - 1]
         try:
             data = _decode(blob)
-        except (msgspec.DecodeError, ValueError, RecursionError):
+        except (ValueError, RecursionError):
             return None
         blob = bytes(blob)
         if not isinstance(data, dict) or not (self.sealed or self._checked(kind, data, blob)):

@@ -23,8 +23,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Optional, Union
 
-import msgspec
-
 #: every byte of a JSON text to ``0`` (a digit), ``e`` (an exponent's letter) or a space:
 #: :func:`surely_plain` then searches for 19 digits in a row (an integer that may not fit
 #: 64 bits) and a digit before an ``e`` (a float that may overflow to infinity)
@@ -47,13 +45,21 @@ def shape_checker(shape: dict, required: dict[int, tuple[str, ...]], number: tup
     """A function telling (True) that a decoded JSON value has ``shape``: the shape
     language of ``waza_core.suite.cache._fits`` (a type, a one-item list, a mapping of
     optional keys; ``required`` maps ``id(mapping)`` to its required keys, ``number`` is the
-    type tuple of a number). False: it does not, or could not be told."""
-    target = _type_of(shape, required, number, "Shape")
+    type tuple of a number). False: it does not, or could not be told. The Structs are made
+    at the first call: a line waza sealed is never checked, and a command that reads only such
+    lines does not import msgspec (:mod:`waza_core.cache_json`)."""
+    compiled: list[Any] = []  # [msgspec.convert, the target type, msgspec.ValidationError]
 
     def fits(value: Any) -> bool:
+        if not compiled:
+            # deferred: msgspec (~13 ms of import) only once an unsealed line is checked
+            import msgspec
+
+            compiled[:] = [msgspec.convert, _type_of(shape, required, number, "Shape"), msgspec.ValidationError]
+        convert, target, invalid = compiled
         try:
-            msgspec.convert(value, target)
-        except (msgspec.ValidationError, TypeError, ValueError):
+            convert(value, target)
+        except (invalid, TypeError, ValueError):
             return False
         return True
 
@@ -61,6 +67,8 @@ def shape_checker(shape: dict, required: dict[int, tuple[str, ...]], number: tup
 
 
 def _type_of(shape: Any, required: dict[int, tuple[str, ...]], number: tuple, name: str) -> Any:
+    import msgspec  # deferred: called by fits() only, once msgspec is wanted (see shape_checker)
+
     if isinstance(shape, dict):
         needed = required.get(id(shape), ())
         fields: list[Any] = []
