@@ -30,7 +30,6 @@ import errno
 import os
 import stat
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from typing import BinaryIO
@@ -255,6 +254,10 @@ def _write_replacing(shown: str, real: str, fill: Callable[[BinaryIO], object], 
                      st: os.stat_result | None) -> None:
     parent = os.path.dirname(os.path.abspath(real))
     name = os.path.basename(real)
+    # deferred: tempfile (with shutil and random, ~3 ms) only when something is written; a warm
+    # `waza validate` writes nothing
+    import tempfile
+
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{name[:100]}.", suffix=".tmp", dir=parent)
     except FileNotFoundError:

@@ -78,14 +78,16 @@ def test_a_warm_validate_of_a_sealed_cache_imports_no_schema_validator(make_suit
     """What docs/architecture.md says the seal spares: jsonschema-rs (and jsonschema) are not
     imported by a warm command once its cache is sealed; the first, unsealed load needs them.
     Nor is msgspec, which writes the cache (waza_core/cache_json.py: a small load reads it
-    with the standard library)."""
+    with the standard library), nor what only runs need (tempfile and shutil for workspaces and
+    atomic writes, the mocks' run module for a suite without mocks)."""
     import subprocess
     import sys
 
     path = make_suite(BASIC_EVAL, {"tasks/a.yaml": TASK})
     code = ("import sys\nfrom waza_core.cli import main\n"
             "try:\n    main(['validate', %r, '-q'])\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-            "print(sorted(m for m in ('jsonschema_rs', 'jsonschema', 'msgspec') if m in sys.modules))") % str(path)
+            "print(sorted(m for m in ('jsonschema_rs', 'jsonschema', 'msgspec', 'tempfile', 'shutil', "
+            "'waza_core.mocks.run') if m in sys.modules))") % str(path)
     env = {**os.environ, "WAZA_DISABLE_PLUGIN_AUTOLOAD": "1"}
     runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
             for _ in range(2)]

@@ -29,7 +29,6 @@ grading call in progress, so busy graders stop at once.
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 from collections.abc import Callable
@@ -193,6 +192,8 @@ class _Helper:
     """One daemon thread that runs calls handed to it; abandoned when a call overruns."""
 
     def __init__(self) -> None:
+        import queue  # deferred: a helper thread is made when a grader first needs one, never by validate
+
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._loop, name="waza-grader", daemon=True)
         self.thread.start()

@@ -15,9 +15,6 @@ not a hundred failed runs.
 from __future__ import annotations
 
 import os
-import queue
-import shutil
-import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -32,6 +29,10 @@ from waza_core.grading.build import build_grader, close_graders, executor_factor
 from waza_core.model import Suite, TaskSpec
 from waza_core.paths import PathEscape, display_path, resolve_inside
 from waza_core.run.execution import Executor
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # imported by start() only (see there)
+    from waza_core.run.workspaces import Workspaces
 
 #: after an interrupt, how long the attempts in flight get to finish their cleanups
 STOP_GRACE_SECONDS = 10.0
@@ -250,6 +251,9 @@ class PreparedSuite:
 
         When the executor cannot start, nothing is left running; after a grader
         fails to start, :meth:`close` closes every grader and the executor."""
+        # deferred: tempfile, shutil and queue only where runs happen (not `waza validate`)
+        from waza_core.run.workspaces import Workspaces
+
         self.workspaces = Workspaces(keep=self.settings.keep_workspaces)
         self.executor.model = self.settings.model  # so start() can check the model once, not per run
         try:
@@ -368,59 +372,3 @@ def _find_fixture(name: str, suite_dir: Path | None, base: Path) -> tuple[Path |
             return candidate, None
     return None, f"inputs.context.fixture {name!r}: no such file or directory ({' or '.join(tried)})"
 
-
-def _remove_workspace(ws: str) -> None:
-    try:
-        os.rmdir(ws)  # the common case under mock: nothing was written
-    except OSError:
-        shutil.rmtree(ws, ignore_errors=True)
-
-
-class Workspaces:
-    """Makes a fresh workspace folder per run and removes used ones on a background thread.
-
-    Folder removal is a slow system call on some disks (0.1 ms and more); it releases
-    the GIL, so doing it beside the run loop takes it off the critical path. (Making
-    folders ahead on a thread was tried and measured slower: handing a folder over
-    between threads costs more than the ``mkdir``.) ``close`` waits until every used
-    folder is gone.
-    """
-
-    def __init__(self, keep: bool = False) -> None:
-        self.trash: queue.SimpleQueue = queue.SimpleQueue()
-        self.janitor = threading.Thread(target=self._remove, name="waza-janitor", daemon=True)
-        self.janitor.start()
-        self.keep = keep  # --keep-workspaces: never removed, not even after an interrupt
-        self.live: set[str] = set()  # taken and not handed back: removed at close
-        self.closed = False
-
-    def _remove(self) -> None:
-        while (ws := self.trash.get()) is not None:
-            _remove_workspace(ws)
-
-    def take(self) -> str:
-        try:
-            ws = tempfile.mkdtemp(prefix="waza-ws-")  # 0700, whatever the umask
-        except OSError as exc:
-            raise WazaError(f"cannot create a run workspace in {tempfile.gettempdir()}: {exc.strerror}; "
-                            "set TMPDIR to a writable folder") from None
-        if not self.keep:
-            self.live.add(ws)
-        return ws
-
-    def remove(self, ws: str) -> None:
-        self.live.discard(ws)
-        if self.closed:  # a run abandoned at an interrupt finishing late: remove it now
-            _remove_workspace(ws)
-        else:
-            self.trash.put(ws)
-
-    def close(self) -> None:
-        """Wait until every used workspace is removed; also remove those of runs that
-        never handed theirs back (left behind at an interrupt)."""
-        self.trash.put(None)
-        self.janitor.join()
-        self.closed = True
-        for ws in list(self.live):
-            self.live.discard(ws)
-            _remove_workspace(ws)

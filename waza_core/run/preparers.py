@@ -12,7 +12,6 @@ and add one line here.
 from __future__ import annotations
 
 import os
-import shutil
 from typing import TYPE_CHECKING
 
 from waza_core.errors import WazaError
@@ -39,6 +38,10 @@ def task_inputs(prepared: PreparedSuite) -> RunPreparer | None:
         ws = setup.workspace_dir
         if ws is None or not (inputs.files or inputs.fixture is not None):
             return
+        # deferred: shutil (~2 ms with bz2 and lzma) only when a run copies input files, not
+        # when `waza validate` prepares the suite
+        import shutil
+
         try:
             if inputs.fixture is not None and inputs.fixture.is_dir():
                 shutil.copytree(inputs.fixture, ws, dirs_exist_ok=True, symlinks=True)
