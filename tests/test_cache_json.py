@@ -83,3 +83,18 @@ def test_a_process_reads_its_first_documents_without_msgspec_then_switches(monke
     monkeypatch.delitem(sys.modules, "msgspec")  # as in a command that never imported it
     assert cache_json.decode(b'{"a":[1,2.5,null]}') == {"a": [1, 2.5, None]} and not loaded
     assert cache_json.decode(memoryview(b"[1]")) == [1] and loaded == [True]  # one past SWITCH_AFTER
+
+
+def test_without_the_integer_digit_limit_msgspec_reads_even_the_first_documents(monkeypatch):
+    """With the limit off, the standard library would read an integer of millions of digits in
+    quadratic time; msgspec refuses it at once."""
+    import sys
+
+    used = []
+    monkeypatch.setattr(cache_json, "_msgspec_decode", None)
+    monkeypatch.setattr(cache_json, "_decoded", 0)
+    monkeypatch.setattr(cache_json, "_load_msgspec",
+                        lambda: (used.append(True), monkeypatch.setattr(cache_json, "_msgspec_decode", msgspec.json.decode)))
+    monkeypatch.delitem(sys.modules, "msgspec")
+    monkeypatch.setattr(sys, "get_int_max_str_digits", lambda: 0)
+    assert cache_json.decode(b"[1]") == [1] and used == [True]

@@ -28,6 +28,8 @@ __all__ = ["SWITCH_AFTER", "decode", "encode", "encode_plain"]
 
 #: documents decoded by the standard library in a process before msgspec takes over
 SWITCH_AFTER = 200
+#: Python's default limit on the digits of an integer read from text
+_DEFAULT_DIGITS = 4300
 
 _decoded = 0
 _msgspec_decode: Any = None
@@ -54,8 +56,11 @@ def decode(data: bytes | bytearray | memoryview) -> Any:
     global _decoded
     if _msgspec_decode is None:
         text = data if type(data) is bytes else bytes(data)
-        # msgspec at once when the command imported it anyway (``waza run``: its results)
-        if _decoded < SWITCH_AFTER and text.find(b"\\u") < 0 and "msgspec" not in sys.modules:
+        # msgspec at once when the command imported it anyway (``waza run``: its results), and
+        # when Python's limit on integer digits is off: the standard library would then read an
+        # integer of millions of digits (quadratic time) where msgspec refuses it at once
+        if (_decoded < SWITCH_AFTER and text.find(b"\\u") < 0 and "msgspec" not in sys.modules
+                and 0 < sys.get_int_max_str_digits() <= _DEFAULT_DIGITS):
             _decoded += 1
             return _stdlib(text.decode("utf-8"))
         _load_msgspec()
@@ -92,5 +97,5 @@ def _load_msgspec() -> None:
     # deferred: ~13 ms of import, paid once a process decodes many documents (see the module doc)
     import msgspec
 
+    _EncodeError = msgspec.EncodeError  # before the functions: a thread that sees them sees this
     _msgspec_decode, _msgspec_encode = msgspec.json.decode, msgspec.json.encode
-    _EncodeError = msgspec.EncodeError

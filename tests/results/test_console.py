@@ -60,14 +60,17 @@ def test_held_progress_keeps_its_order_and_goes_out_in_batches(monkeypatch):
             return super().write(text)
 
     now = [100.0]
+    timers: list = []
     monkeypatch.setattr(console, "_monotonic", lambda: now[0])
+    monkeypatch.setattr(console, "_start_timer", lambda delay, call: timers.append((delay, call)))
     out = Counting()
     stream = console.Stream("stderr", out)
     stream.hold("a\n")
-    assert out.getvalue() == "a\n"  # the first line is not held
+    assert out.getvalue() == "a\n" and timers == []  # the first line is not held
     stream.hold("b\n")
     stream.hold("c\n")
     assert out.getvalue() == "a\n" and Counting.writes == 1
+    assert [round(d, 6) for d, _ in timers] == [console.HOLD_SECONDS]  # one timer, for the first line held
     stream.write("warning\n")  # what is written next comes after the held lines
     assert out.getvalue() == "a\nb\nc\nwarning\n" and Counting.writes == 2
     stream.hold("d\n")
@@ -80,6 +83,63 @@ def test_held_progress_keeps_its_order_and_goes_out_in_batches(monkeypatch):
     stream.hold("last\n")
     assert stream.release() and out.getvalue().endswith("last\n")
     assert stream.release() and Counting.writes == 5  # nothing held: nothing written
+    stream.hold("late\n")  # nothing comes after it: the timer's call writes it
+    delay, call = timers[-1]
+    assert not out.getvalue().endswith("late\n") and call() and out.getvalue().endswith("late\n")
+
+
+def test_a_held_line_goes_out_when_due_even_if_no_task_follows():
+    """The last line held before a long task is written by a timer, not at the next task."""
+    import io
+    import time as real_time
+
+    from waza_core.results import console
+
+    out = io.StringIO()
+    stream = console.Stream("stderr", out)
+    stream.hold("first\n")
+    stream.hold("second\n")  # within HOLD_SECONDS: held
+    assert out.getvalue() == "first\n"
+    deadline = real_time.monotonic() + 10
+    while out.getvalue() != "first\nsecond\n" and real_time.monotonic() < deadline:
+        real_time.sleep(0.02)
+    assert out.getvalue() == "first\nsecond\n"
+
+
+def test_writes_from_other_threads_neither_repeat_nor_drop_held_lines():
+    """Warnings of hooks and preparers come from the run's threads while the main thread
+    holds progress lines: every line is written exactly once."""
+    import io
+    import threading
+
+    from waza_core.results import console
+
+    out = io.StringIO()
+    stream = console.Stream("stderr", out)
+    stop = threading.Event()
+
+    def warn():
+        i = 0
+        while not stop.is_set():
+            stream.write(f"w{i}\n")
+            i += 1
+
+    import sys
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can: the race shows
+    thread = threading.Thread(target=warn)
+    thread.start()
+    try:
+        for i in range(20000):
+            stream.hold(f"p{i}\n")
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(interval)
+    stream.release()
+    progress = [line for line in out.getvalue().splitlines() if line.startswith("p")]
+    assert progress == [f"p{i}" for i in range(20000)]
 
 
 def test_progress_lines_in_a_pipe_all_arrive_before_the_summary(make_suite):

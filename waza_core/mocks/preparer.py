@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import sys
 
+from waza_core.results.console import get_console
+
 
 def mocks_and_repos(prepared):
     """The preparer, or None when no task uses any of these keys."""
@@ -48,15 +50,12 @@ def mocks_and_repos(prepared):
                 evidence.mcp_invocations = mcp
             if problem and not evidence.error:
                 evidence.error = problem
-            for reason in run.skipped:  # the agent named the files: nothing of it reaches a terminal raw
-                sys.stderr.write(f"waza: warning: task {_printable(setup.task.id)}: {_printable(reason)}\n")
+            for reason in run.skipped:  # the agent named the files: escaped by the console
+                # through the console: after the progress lines it holds back, never before them
+                get_console().warning(f"task {setup.task.id}: {reason}")
 
         setup.collect_evidence(collect)
         setup.add_cleanup(run.finish)  # also when the executor raised before collecting
 
     return prepare
 
-
-def _printable(text: str) -> str:
-    """``text`` with every character that is not printable as its escape (``\\x1b``, ``\\u202e``)."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
 import time
 from typing import Any
 
@@ -98,6 +99,13 @@ HOLD_LINES = 1000
 _monotonic = time.monotonic
 
 
+def _start_timer(delay: float, call: Any) -> None:
+    """Call ``call()`` in ``delay`` seconds on a daemon thread (a test replaces this)."""
+    timer = threading.Timer(max(delay, 0.0), call)
+    timer.daemon = True
+    timer.start()
+
+
 class Stream:
     """A text stream that never raises. ``which`` is ``"stdout"`` or ``"stderr"``: the
     ``sys`` stream of that name when made (not later: rich's live display swaps
@@ -109,15 +117,23 @@ class Stream:
         self.problem: str | None = None
         self._held: list[str] = []  # see hold()
         self._due = 0.0  # when held text is next written at once
+        # hook and preparer warnings come from the run's threads: one writer at a time, so held
+        # text is written once and in order (reentrant: a write may come from inside a write's
+        # KeyboardInterrupt handling on the same thread)
+        self._lock = threading.RLock()
 
     def ok(self) -> bool:
         """False once a write failed (or the stream was closed from the start)."""
         return self.problem is None
 
     def write(self, text: str) -> bool:
-        if self._held:  # held text first: the order of what is printed never changes
-            text = "".join(self._held) + text
-            self._held.clear()
+        with self._lock:
+            if self._held:  # held text first: the order of what is printed never changes
+                text = "".join(self._held) + text
+                self._held.clear()
+            return self._write(text)
+
+    def _write(self, text: str) -> bool:
         if self.problem is not None:
             return False
         stream = self.raw
@@ -134,21 +150,25 @@ class Stream:
         return True
 
     def hold(self, text: str) -> None:
-        """Write ``text`` with the next :meth:`write` or :meth:`release`, or now when
-        :data:`HOLD_SECONDS` have passed since text was last written this way (the first
-        line goes out at once). For progress lines to a file or pipe: one ``write`` and
-        ``flush`` for each finished task was a system call per task of a 100,000-task run;
-        a reader of the log sees each line at most :data:`HOLD_SECONDS` late."""
-        held = self._held
-        held.append(text)
-        now = _monotonic()
-        if now >= self._due or len(held) >= HOLD_LINES:
-            self._due = now + HOLD_SECONDS
-            self.write("")
+        """Write ``text`` at most :data:`HOLD_SECONDS` later: with the next :meth:`write` or
+        :meth:`release`, with a later :meth:`hold` once that time has passed, or by a timer
+        thread started for the first line held after a write (the first line goes out at
+        once). For progress lines to a file or pipe: one ``write`` and ``flush`` for each
+        finished task was a system call per task of a 100,000-task run."""
+        with self._lock:
+            held = self._held
+            held.append(text)
+            now = _monotonic()
+            if now >= self._due or len(held) >= HOLD_LINES:
+                self._due = now + HOLD_SECONDS
+                self.write("")
+            elif len(held) == 1:  # nothing else is sure to come: a timer writes it when due
+                _start_timer(self._due - now, self.release)
 
     def release(self) -> bool:
         """Write what :meth:`hold` kept back (at the end of the progress); False if lost."""
-        return self.write("") if self._held else self.ok()
+        with self._lock:
+            return self.write("") if self._held else self.ok()
 
     def isatty(self) -> bool:
         try:

@@ -23,7 +23,6 @@ import contextlib
 import gc
 import heapq
 import os
-import sys
 from pathlib import Path
 from typing import Callable
 
@@ -476,9 +475,9 @@ def attach_cache(request: CacheRequest, engine: Engine) -> RunCache | None:
         return None
     from waza_core.run.result_cache import RunCache  # deferred: only with --cache
 
-    cache = RunCache(engine.prepared, request.directory, lambda m: sys.stderr.write(f"waza: warning: {m}\n"))
+    cache = RunCache(engine.prepared, request.directory, _print_warning)
     if not cache.active:
-        sys.stderr.write(f"waza: warning: {cache.off_reason}\n")
+        _print_warning(cache.off_reason)
         return None
     engine.wrap_backend = cache.wrap_backend
     return cache
