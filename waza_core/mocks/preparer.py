@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import sys
 
-from waza_core.results.console import get_console
-
 
 def mocks_and_repos(prepared):
     """The preparer, or None when no task uses any of these keys."""
@@ -50,9 +48,8 @@ def mocks_and_repos(prepared):
                 evidence.mcp_invocations = mcp
             if problem and not evidence.error:
                 evidence.error = problem
-            for reason in run.skipped:  # the agent named the files: escaped by the console
-                # through the console: after the progress lines it holds back, never before them
-                get_console().warning(f"task {setup.task.id}: {reason}")
+            for reason in run.skipped:  # the agent named the files: prepared.warn escapes them
+                prepared.warn(f"task {setup.task.id}: {reason}")
 
         setup.collect_evidence(collect)
         setup.add_cleanup(run.finish)  # also when the executor raised before collecting

@@ -28,6 +28,7 @@ from waza_core.grading.base import Grader, GraderSetup
 from waza_core.grading.build import build_grader, close_graders, executor_factory, grader_class, start_graders
 from waza_core.model import Suite, TaskSpec
 from waza_core.paths import PathEscape, display_path, resolve_inside
+from waza_core.results.console import get_console
 from waza_core.run.execution import Executor
 
 TYPE_CHECKING = False
@@ -63,6 +64,10 @@ class TaskInputs:
 
 
 NO_INPUTS = TaskInputs()  # shared by every task without files or fixture
+
+
+def _warn_on_console(message: str) -> None:
+    get_console().warning(message)
 
 
 class PreparedTask:
@@ -167,6 +172,9 @@ class PreparedSuite:
         self._idle_waiters = 0  # threads in wait_idle (changed only under _flight)
         self._count_lock = threading.Lock()
         self.started = False  # the executor started: close() must shut it down
+        #: how a feature reports a problem of one run that does not stop it (``waza: warning:``
+        #: on the console, after the progress lines it holds back, the text escaped)
+        self.warn: Callable[[str], None] = _warn_on_console
 
     def attempt_started(self) -> None:
         with self._count_lock:
