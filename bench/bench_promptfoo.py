@@ -63,7 +63,7 @@ at the session's start, 0.27 s after the start-up round, 0.26 s at its end; prom
 --no-write`` best 4.26, 3.89 and 3.65 s: 0.078 -> 0.070 -> 0.071 (the target 0.05 is **not**
 met; ``-j 1 --no-write`` 0.061). What is left: ~0.12 s of start-up and ~70 us a task.
 
-Session 13 (start-up and per-task round: 6% fewer instructions for this run), on a machine
+Session 13 (start-up and per-task round: 5% fewer instructions for this run), on a machine
 whose speed moved by half within the hour: 0.062 at the session's start (0.20 s against
 3.23 s), 0.060 at its end in a slower spell (0.30 s against 5.03 s; ``-j 1 --no-write``
 0.049). The target 0.05 is **not** met.

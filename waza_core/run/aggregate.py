@@ -9,7 +9,7 @@ the finished tasks in plan order and is built here, and only here, for a live ru
 from __future__ import annotations
 
 import datetime
-import secrets
+import os
 from collections import Counter
 from collections.abc import Mapping
 
@@ -111,7 +111,8 @@ class Aggregator:
         tasks = self.tasks()
         plan, cfg = self.plan, suite.config
         doc = ResultsDocument(
-            eval_id=f"run-{int(started)}-{secrets.token_hex(3)}",
+            # os.urandom(3).hex() is secrets.token_hex(3), without importing secrets (~1 ms of every run)
+            eval_id=f"run-{int(started)}-{os.urandom(3).hex()}",
             skill=suite.skill,
             eval_name=suite.name,
             timestamp=datetime.datetime.fromtimestamp(started, datetime.timezone.utc)
