@@ -258,3 +258,26 @@ def test_non_finite_numbers_are_still_found_after_either_path():
     assert [p for p, _ in yamlio.non_finite(doc)] == [("b", 0)]
     doc = yamlio.parse("a: 1\nb: text\n")  # no fraction in the text: nothing to walk
     assert yamlio.non_finite(doc) == [] and yamlio.non_finite({"x": float("nan")}) != []
+
+
+def test_a_first_load_whose_files_all_take_the_fast_path_imports_no_ruamel_parser(make_suite, tmp_path):
+    """ruamel.yaml (~24 ms to import) is for files the fast path cannot read and for errors:
+    a first load of plain files never imports its constructor; a file it must read still
+    gets ruamel's error with its line."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import BASIC_EVAL
+
+    path = make_suite(BASIC_EVAL, {"tasks/a.yaml": "id: a\ninputs: {prompt: hello}\n"})
+    code = ("import sys\nfrom waza_core.cli import main\n"
+            "try:\n    main(['validate', %r, '-q'])\nexcept SystemExit as e:\n    print('exit', e.code)\n"
+            "print('ruamel.yaml.constructor' in sys.modules)") % str(path)
+    env = {**os.environ, "WAZA_DISABLE_PLUGIN_AUTOLOAD": "1", "WAZA_CACHE_DIR": str(tmp_path / "cache")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["exit", "0", "False"], out.stderr
+    (path.parent / "tasks" / "b.yaml").write_text("id: b\ninputs: {prompt: [unclosed\n", encoding="utf-8")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["exit", "2", "True"], out.stderr
+    assert "b.yaml:2:" in out.stderr or "b.yaml:3:" in out.stderr

@@ -76,10 +76,6 @@ def parse(text: str, fast: bool = True) -> Any:
 
     With ``fast`` (the default) a file that :mod:`waza_core.suite.fastyaml` reads exactly
     is read by it; any other file, and every error, goes through ruamel.yaml."""
-    # deferred: ruamel.yaml.constructor adds ~23.7 ms to importing this module
-    from ruamel.yaml.constructor import DuplicateKeyError
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
     if quick_depth_bound(text) > MAX_DEPTH and depth_bound(text) > MAX_DEPTH:
         check_depth(text)  # raises YamlProblem at the first level too deep
     if fast:
@@ -89,6 +85,12 @@ def parse(text: str, fast: bool = True) -> Any:
             # text the document has none, and non_finite() need not walk it
             _local.no_float = data if _FRACTION.search(text) is None else None
             return data
+    # deferred, and after the fast path: ruamel.yaml.constructor adds ~23.7 ms to importing this
+    # module, and a first load whose files all take the fast path needs none of ruamel.yaml
+    # (a `from` import of a module that is not a package also costs an AttributeError a call)
+    from ruamel.yaml.constructor import DuplicateKeyError
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
     y = _yaml()
     try:
         data = y.load(text)
