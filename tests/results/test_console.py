@@ -106,6 +106,36 @@ def test_a_held_line_goes_out_when_due_even_if_no_task_follows():
     assert out.getvalue() == "first\nsecond\n"
 
 
+def test_a_write_from_another_thread_waits_for_the_write_in_progress():
+    """Stream writes exclude each other: a warning another thread writes while progress
+    lines are going out comes after them, whole (without the lock it lands inside)."""
+    import threading
+
+    from waza_core.results import console
+
+    others: list[threading.Thread] = []
+
+    class Raw:
+        text = ""
+
+        def write(self, text):
+            if not others:  # during the first write, another thread writes a warning
+                other = threading.Thread(target=stream.write, args=("warning\n",))
+                other.start()
+                other.join(0.3)
+                others.append(other)
+                assert other.is_alive(), "the other write got in while this one was in progress"
+            Raw.text += text
+
+        def flush(self):
+            pass
+
+    stream = console.Stream("stderr", Raw())
+    stream.hold("p0\n")  # the first progress line goes out at once
+    others[0].join(10)
+    assert stream.ok() and Raw.text == "p0\nwarning\n"
+
+
 def test_writes_from_other_threads_neither_repeat_nor_drop_held_lines():
     """Warnings of hooks and preparers come from the run's threads while the main thread
     holds progress lines: every line is written exactly once."""

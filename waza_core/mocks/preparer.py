@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import sys
 
+from waza_core.mocks.spec import TASK_PLAN_KEYS
+
 
 def mocks_and_repos(prepared):
     """The preparer, or None when no task uses any of these keys."""
     raw = prepared.suite.raw if isinstance(prepared.suite.raw, dict) else {}
     if not (raw.get("command_mocks") or raw.get("mcp_mocks")) and not any(
-            t.may_hold(b"command_mocks", b"repos", b"workdir", b"environment") for t in prepared.tasks.values()):
+            t.may_hold(*TASK_PLAN_KEYS) for t in prepared.tasks.values()):
         return None  # SuiteMocks would find nothing to do: spared its import (and tempfile, shutil, shlex)
     # deferred: waza_core.mocks.run adds ~87.2 ms to importing this module
     from waza_core.mocks.run import SuiteMocks

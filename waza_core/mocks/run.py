@@ -58,7 +58,7 @@ class SuiteMocks:
         self.plans: dict[str, TaskPlan] = {}
         suite_mocks = raw.get("command_mocks")
         for task in tasks:
-            if not suite_mocks and not task.may_hold(b"command_mocks", b"repos", b"workdir", b"environment"):
+            if not suite_mocks and not task.may_hold(*mock_spec.TASK_PLAN_KEYS):
                 continue  # none of these keys: no plan (and no decoding of the document)
             inputs = task.raw.get("inputs") or {}
             effective = mock_spec.effective_command_mocks(suite_mocks, task.raw)

@@ -118,8 +118,7 @@ class Stream:
         self._held: list[str] = []  # see hold()
         self._due = 0.0  # when held text is next written at once
         # hook and preparer warnings come from the run's threads: one writer at a time, so held
-        # text is written once and in order (reentrant: a write may come from inside a write's
-        # KeyboardInterrupt handling on the same thread)
+        # text is written once and in order (reentrant: hold() and release() write through write())
         self._lock = threading.RLock()
 
     def ok(self) -> bool:

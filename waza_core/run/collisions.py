@@ -123,8 +123,7 @@ def _suite_paths(suite: Any, parts: set[str]) -> Iterator[tuple[str, str, str]]:
         if task.context_dir:
             for base in (Path(task.file).parent, root):
                 yield f"the context_dir of task {task.id!r}", os.fspath(base / task.context_dir), _FOLDER
-        blob = task.raw_json
-        if blob is not None and needles is not None and not _holds_any(blob, needles):
+        if needles is not None and not task.may_hold(*needles):
             continue  # no string of the document can end in a part of the target
         yield from _named(task.raw, (Path(task.file).parent, root, fixtures), f"task {task.id!r}", parts)
 
@@ -138,7 +137,8 @@ def _needles(parts: set[str]) -> tuple[bytes, ...] | None:
     JSON for before it is decoded and walked: a string that :func:`_named` would look at
     holds one of them, and its JSON holds the same bytes unless a character is written as
     an escape. None when that cannot be ruled out (a part with a character JSON escapes
-    or not UTF-8); a document with ``\\u`` is walked anyway (the last needle)."""
+    or not UTF-8); a document that was not cached, or holds a ``\\u`` escape, is walked anyway
+    (:meth:`~waza_core.model.TaskSpec.may_hold`)."""
     needles = []
     for part in parts:
         if "/" in part:  # the root: a last part never holds a slash
@@ -149,19 +149,7 @@ def _needles(parts: set[str]) -> tuple[bytes, ...] | None:
             needles.append(part.encode("utf-8"))
         except UnicodeEncodeError:
             return None
-    needles.append(b"\\u")  # any \uXXXX escape: walk the document
     return tuple(needles)
-
-
-def _holds_any(blob: bytes, needles: tuple[bytes, ...]) -> bool:
-    """Whether ``blob`` holds one of ``needles``: a few ``bytes.find`` calls are ~4x cheaper
-    than one regular expression of them all, once per task of a run whose ``-o`` file
-    exists; find(), not ``in`` (see :meth:`waza_core.model.TaskSpec.may_hold`)."""
-    find = blob.find
-    for needle in needles:
-        if find(needle) >= 0:
-            return True
-    return False
 
 
 def _named(doc: Any, bases: tuple[Path, ...], where: str, parts: set[str]) -> Iterator[tuple[str, str, str]]:

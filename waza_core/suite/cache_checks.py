@@ -48,18 +48,18 @@ def shape_checker(shape: dict, required: dict[int, tuple[str, ...]], number: tup
     type tuple of a number). False: it does not, or could not be told. The Structs are made
     at the first call: a line waza sealed is never checked, and a command that reads only such
     lines does not import msgspec (:mod:`waza_core.cache_json`)."""
-    compiled: list[Any] = []  # [msgspec.convert, the target type, msgspec.ValidationError]
+    made: list[Any] = []  # (msgspec.convert, the target type), at the first call
 
     def fits(value: Any) -> bool:
-        if not compiled:
+        if not made:
             # deferred: msgspec (~13 ms of import) only once an unsealed line is checked
             import msgspec
 
-            compiled[:] = [msgspec.convert, _type_of(shape, required, number, "Shape"), msgspec.ValidationError]
-        convert, target, invalid = compiled
+            made.append((msgspec.convert, _type_of(shape, required, number, "Shape")))
+        convert, target = made[0]
         try:
             convert(value, target)
-        except (invalid, TypeError, ValueError):
+        except (TypeError, ValueError):  # msgspec.ValidationError is a ValueError
             return False
         return True
 
