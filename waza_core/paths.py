@@ -59,33 +59,3 @@ def resolve_inside(root: str | os.PathLike[str], rel: str) -> Path:
     if target != base and not target.is_relative_to(base):
         raise PathEscape(f"the path leaves {display_path(base)} through a symbolic link")
     return target
-
-
-def _child_by_join(folder: Path, folder_text: str, name: str) -> tuple[Path, str]:
-    child = folder / name
-    return child, str(child)
-
-
-def _child_311(folder: Path, folder_text: str, name: str) -> tuple[Path, str]:
-    child = folder._make_child_relpath(name)  # type: ignore[attr-defined]
-    text = folder_text + name if folder_text.endswith("/") else f"{folder_text}/{name}"
-    child._str = text  # what str(child) would build again
-    return child, text
-
-
-def _child_312(folder: Path, folder_text: str, name: str) -> tuple[Path, str]:
-    child = folder._make_child_relpath(name)  # type: ignore[attr-defined]
-    return child, str(child)
-
-
-#: ``child_path(folder, str(folder), name)`` is ``(folder / name, str(folder / name))`` for a
-#: plain file name (no separator, not ``.`` or ``..``) listed in ``folder``, made the way
-#: pathlib's own glob makes its matches: ``folder / name`` parses the name again, and
-#: ``str()`` of the result joins all its parts again (3 us of the ~20 us that listing a
-#: task file cost). Python 3.13 has no such shortcut and simply joins.
-if sys.version_info[:2] == (3, 11) and hasattr(Path, "_make_child_relpath"):
-    child_path = _child_311
-elif sys.version_info[:2] == (3, 12) and hasattr(Path, "_make_child_relpath"):
-    child_path = _child_312
-else:
-    child_path = _child_by_join

@@ -40,7 +40,7 @@ def export(eval_file: Path) -> bytes:
     default = [a for g in suite.graders for a in _assertions(g, problems)]
     tests = []
     for task in suite.tasks:
-        where = f"{task.file}:1:1"
+        where = f"{task.filename}:1:1"
         if task.follow_up_prompts or task.files or task.checkpoints or task.raw.get("expected"):
             problems.append(f"{where}: task {task.id!r} has follow-up prompts, files, checkpoints or "
                             "expected.* checks, which a promptfoo test cannot hold")

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from waza_core.paths import child_path
 from waza_core.suite import globs
 
 SIMPLE = ["tasks/*.yaml", "*.yaml", "tasks/*", "tasks/t?.yaml", "tasks/[ab]*.yaml", "tasks/*.y*ml",
@@ -122,13 +121,20 @@ def test_an_entry_that_cannot_be_told_raises_as_in_pathlib(tree, monkeypatch, er
         assert [p.name for p in globs.task_files(tree, "tasks/*.yaml").paths] == ["a.yaml", "c.yaml"]
 
 
-@pytest.mark.parametrize("folder", ["/", "/a", "/a/b c", "/a/.b"])
-def test_child_path_is_the_joined_path(folder):
-    parent = Path(folder)
-    child, text = child_path(parent, str(parent), "t.yaml")
-    assert child == parent / "t.yaml" and text == str(parent / "t.yaml") == str(child)
-    assert child.parts == (parent / "t.yaml").parts and child.parent == parent
-    assert hash(child) == hash(parent / "t.yaml") and type(child) is type(parent)
+@pytest.mark.parametrize("folder", ["", "a", "a b c", ".b/c"])
+def test_a_listed_file_is_its_joined_path(tmp_path, folder, monkeypatch):
+    """The listing's strings are ``str(folder / name)`` (made without a Path), its Paths
+    equal pathlib's, from the root folder, a relative base and ``.`` too."""
+    (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+    (tmp_path / folder / "t.yaml").write_text("x")
+    pattern = f"{folder}/*.yaml" if folder else "*.yaml"
+    monkeypatch.chdir(tmp_path)
+    for base in (tmp_path, Path(".")):
+        listing = globs.task_files(base, pattern)
+        expected = base / folder / "t.yaml" if folder else base / "t.yaml"
+        assert listing.texts == [str(expected)] and listing.paths == [expected] and listing.path(0) == expected
+    under_root = tmp_path.relative_to("/") / folder
+    assert globs.task_files(Path("/"), f"{under_root}/*.yaml").texts == [f"/{under_root}/t.yaml"]
 
 
 def test_a_file_matched_by_a_listed_and_a_pathlib_pattern_is_one_task(make_suite, registry):

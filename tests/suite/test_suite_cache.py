@@ -393,7 +393,7 @@ def test_the_collector_is_paused_only_while_every_task_comes_from_the_cache(make
     real = suite_mod._load_checked
 
     def watching(file, kind, *args):
-        states.append((file.name, gc.isenabled()))
+        states.append((os.path.basename(file), gc.isenabled()))
         return real(file, kind, *args)
 
     monkeypatch.setattr(suite_mod, "_load_checked", watching)

@@ -415,7 +415,7 @@ def _requirements_part(req: Request, report: dict) -> dict[tuple, int]:
         for requirement in task.requirements:
             rid = requirement.get("id") if isinstance(requirement, dict) else None
             if not isinstance(rid, str) or not rid or rid != rid.strip() or rid in seen:
-                raise AssureError(f"{task.file}: assurance: native requirement identity is invalid or repeated "
+                raise AssureError(f"{task.filename}: assurance: native requirement identity is invalid or repeated "
                                   f"(task {task_id!r}, requirement {rid!r})")
             seen.add(rid)
             checks = requirement.get("checks") or []
@@ -424,7 +424,7 @@ def _requirements_part(req: Request, report: dict) -> dict[tuple, int]:
             for check in checks:
                 key = (task_id, rid, _key(check))
                 if key in index:
-                    raise AssureError(f"{task.file}: assurance: native requirement repeats a scoped check "
+                    raise AssureError(f"{task.filename}: assurance: native requirement repeats a scoped check "
                                       f"(task {task_id!r}, requirement {rid!r})")
                 index[key] = len(report["requirements"])
                 report["requirements"].append({

@@ -64,7 +64,7 @@ class SuiteMocks:
             effective = mock_spec.effective_command_mocks(suite_mocks, task.raw)
             if not (effective or inputs.get("repos") or inputs.get("workdir") or inputs.get("environment")):
                 continue
-            where = f"task {task.id!r} ({display_path(task.file)})"
+            where = f"task {task.id!r} ({display_path(task.filename)})"
             self.plans[task.id] = TaskPlan(
                 command_mocks=mock_spec.parse_command_mocks(effective) if effective else None,
                 repos=repo_mod.pin(mock_spec.parse_repos(inputs.get("repos")), self.base, where),

@@ -367,7 +367,7 @@ class Admission:
         where = _rel(task.file, self.suite_dir)
         raw = task.raw or {}
         if not _inside(task.file.resolve(), (self.suite_dir,)):
-            self.add(str(task.file), "task file lives outside the suite directory")
+            self.add(task.filename, "task file lives outside the suite directory")
         inputs = raw.get("inputs") or {}
         if "repos" in inputs:
             self.add(where, "inputs.repos is not allowed: the pin cannot cover a repository's contents or refs")

@@ -44,10 +44,10 @@ def all_graders(suite) -> Iterator[tuple[str, Any]]:
         yield str(suite.file), g
     for t in suite.tasks:
         for g in t.graders:
-            yield str(t.file), g
+            yield t.filename, g
         for cp in t.checkpoints:
             for g in cp.graders:
-                yield str(t.file), g
+                yield t.filename, g
 
 
 def paid_judge_problem(suite, registry) -> str | None:

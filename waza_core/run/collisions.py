@@ -119,13 +119,13 @@ def _suite_paths(suite: Any, parts: set[str]) -> Iterator[tuple[str, str, str]]:
     yield f"the fixtures folder {fixtures}", os.fspath(fixtures), _FOLDER
     yield from _named(suite.raw, (root, fixtures), "eval.yaml", parts)
     for task in suite.tasks:
-        yield f"the task file {task.file}", os.fspath(task.file), _READ
+        yield f"the task file {task.filename}", task.filename, _READ
         if task.context_dir:
-            for base in (Path(task.file).parent, root):
+            for base in (Path(task.filename).parent, root):
                 yield f"the context_dir of task {task.id!r}", os.fspath(base / task.context_dir), _FOLDER
         if needles is not None and not task.may_hold(*needles):
             continue  # no string of the document can end in a part of the target
-        yield from _named(task.raw, (Path(task.file).parent, root, fixtures), f"task {task.id!r}", parts)
+        yield from _named(task.raw, (Path(task.filename).parent, root, fixtures), f"task {task.id!r}", parts)
 
 
 #: characters JSON may write escaped (besides ``\\uXXXX``): a part holding one is not searched as bytes

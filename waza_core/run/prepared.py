@@ -338,7 +338,7 @@ def load_inputs(task: TaskSpec, base: Path, root: Path | None = None, suite_dir:
             problems.append(problem)
     if problems:
 
-        raise WazaError(f"task {task.id!r} ({display_path(task.file)}): " + "; ".join(problems))
+        raise WazaError(f"task {task.id!r} ({display_path(task.filename)}): " + "; ".join(problems))
     return TaskInputs(tuple(files), fixture) if files or fixture is not None else NO_INPUTS
 
 

@@ -22,7 +22,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from waza_core.lazy_re import LazyPattern
-from waza_core.paths import child_path
 
 #: errors that make pathlib's ``is_file()`` / ``is_dir()`` answer False instead of raising
 _IGNORED = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
@@ -30,24 +29,34 @@ _WILDCARD = LazyPattern(r"[*?\[]")
 
 
 class Listing:
-    """The task files of one pattern: parallel lists of Paths and of their strings, in
-    the order of ``sorted(paths)``, and the strings of those whose own entry is a
-    symbolic link (None when the listing did not say). Lists, not an object per file:
-    they outlive the loading of every task, and 100,000 small objects freed after it
-    would leave as many holes in the heap."""
+    """The task files of one pattern: their path strings in the order of ``sorted(paths)``,
+    and the strings of those whose own entry is a symbolic link (None when the listing did
+    not say). Strings, not a Path per file: a Path held ~260 B more than its string, and a
+    list of 100,000 of them outlived the loading of every task (a loader that needs a Path
+    asks :meth:`path` for it)."""
 
-    __slots__ = ("paths", "texts", "links", "folder")
+    __slots__ = ("texts", "links", "folder", "_paths")
 
-    def __init__(self, paths: list[Path], texts: list[str], links: set[str] | None, folder: str | None = None
-                 ) -> None:
-        self.paths, self.texts, self.links = paths, texts, links
+    def __init__(self, texts: list[str], links: set[str] | None, folder: str | None = None,
+                 paths: list[Path] | None = None) -> None:
+        self.texts, self.links = texts, links
         self.folder = folder  # the one folder of every file, as a string, when it is known
+        self._paths = paths  # the Paths, when the listing had them anyway (pathlib's glob)
+
+    @property
+    def paths(self) -> list[Path]:
+        """The files as Paths (made on each call when the listing holds strings only)."""
+        return self._paths if self._paths is not None else [Path(t) for t in self.texts]
+
+    def path(self, i: int) -> Path:
+        """The ``i``-th file as a Path."""
+        return self._paths[i] if self._paths is not None else Path(self.texts[i])
 
     def folder_of(self, i: int) -> str:
         """The folder of the ``i``-th file, as a string."""
         if self.folder is not None:
             return self.folder
-        return (self.texts[i].rpartition("/")[0] or "/") if os.sep == "/" else str(self.paths[i].parent)
+        return (self.texts[i].rpartition("/")[0] or "/") if os.sep == "/" else str(self.path(i).parent)
 
     def is_link(self, i: int) -> bool:
         return os.path.islink(self.texts[i]) if self.links is None else self.texts[i] in self.links
@@ -61,16 +70,13 @@ def task_files(base: Path, pattern: str) -> Listing:
     folders, name_pattern = simple
     folder = base.joinpath(*folders) if folders else base
     if not base.is_dir():  # pathlib's own first check (an error other than "not there" raises)
-        return Listing([], [], set())
+        return Listing([], set())
     names, link_names = _listed(folder, _name_test(name_pattern), check_folder=bool(folders))
     names.sort()
+    # str(folder / name) for a plain name listed in folder, without making the Path
     folder_text = str(folder)
-    paths, texts = [], []
-    for name in names:
-        path, text = child_path(folder, folder_text, name)
-        paths.append(path)
-        texts.append(text)
-    return Listing(paths, texts, {child_path(folder, folder_text, n)[1] for n in link_names}, folder_text)
+    prefix = "" if folder_text == "." else folder_text if folder_text.endswith("/") else folder_text + "/"
+    return Listing([prefix + name for name in names], {prefix + name for name in link_names}, folder_text)
 
 
 def _simple(pattern: str) -> tuple[list[str], str] | None:
@@ -134,7 +140,7 @@ def _listed(folder: Path, test: Callable[[str], object], check_folder: bool) -> 
 
 def _by_pathlib(base: Path, pattern: str) -> Listing:
     matches = sorted((p for p in base.glob(pattern) if p.is_file()), key=_path_order if os.sep == "/" else None)
-    return Listing(matches, [str(p) for p in matches], None)
+    return Listing([str(p) for p in matches], None, paths=matches)
 
 
 def _path_order(path: Path) -> list[str]:

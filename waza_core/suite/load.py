@@ -288,11 +288,12 @@ def _expand_refs(file: Path, entries: list, registry, problems: Problems) -> lis
     return out
 
 
-def _load_checked(file: Path, kind: str, registry, problems: Problems, cache, name: str | None = None
+def _load_checked(file: Path | str, kind: str, registry, problems: Problems, cache, name: str | None = None
                   ) -> dict | None:
     """Read, parse and check one document, through the cache; None when it has errors.
-    ``name``: ``str(file)``, when the caller has it."""
-    name = str(file) if name is None else name
+    ``name``: ``str(file)``, when the caller has it; a Path is made only when the cache
+    does not answer."""
+    name = os.fspath(file) if name is None else name
     try:
         key = stat_key(name)
     except OSError:
@@ -302,6 +303,7 @@ def _load_checked(file: Path, kind: str, registry, problems: Problems, cache, na
         if data is not None:
             return data
     cache.last_blob = None
+    file = Path(file)
     before, before_all = len(problems.items), problems.count()
     data, text = read_yaml(file, problems)
     if data is None:
@@ -462,8 +464,8 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
         else:
             patterns = data.get("tasks")
             patterns = [g for g in patterns if isinstance(g, str) and g] if isinstance(patterns, list) else []
-            paths, texts = _expand_globs(file, None, patterns, problems)
-            tasks = _load_tasks(paths, texts, registry, problems, cache, most_helpers)
+            tasks = _load_tasks(_expand_globs(file, None, patterns, problems), registry, problems, cache,
+                                most_helpers)
     triggers = _load_trigger_tests(file, problems)
     _check_unique_ids(tasks, problems)
     _check_grader_names(graders, tasks, file, problems)
@@ -540,12 +542,10 @@ def _resolve_dirs(base: Path, dirs: list[str]) -> list[str]:
     return [d if d == "none" or os.path.isabs(d) else str((base / d).resolve()) for d in dirs]
 
 
-def _expand_globs(file: Path, text: str | None, patterns: list[str], problems: Problems
-                  ) -> tuple[list[Path], list[str]]:
-    """Task files of the globs, and their strings. A glob that matches nothing is a
-    warning when another matches, and the suite an error when none does (waza Go fails
-    only on zero files)."""
-    paths: list[Path] = []
+def _expand_globs(file: Path, text: str | None, patterns: list[str], problems: Problems) -> list[str]:
+    """Task files of the globs, as path strings. A glob that matches nothing is a warning
+    when another matches, and the suite an error when none does (waza Go fails only on
+    zero files)."""
     texts: list[str] = []
     seen: set[str] = set()
     base = file.parent
@@ -556,7 +556,7 @@ def _expand_globs(file: Path, text: str | None, patterns: list[str], problems: P
                          text, ("tasks", i))
             continue
         listing = globs.task_files(base, pattern)
-        if not listing.paths:
+        if not listing.texts:
             empty.append(i)
         escapes = _LinkEscapes(base, plain=".." not in Path(pattern).parts)
         none_leave = escapes.none_leave(listing)
@@ -569,15 +569,14 @@ def _expand_globs(file: Path, text: str | None, patterns: list[str], problems: P
                 continue
             if m not in seen:
                 seen.add(m)
-                paths.append(listing.paths[j])
                 texts.append(m)
     for i in empty:
         message = f"task glob {patterns[i]!r} matches no file under {display_path(base)}"
-        if paths:
+        if texts:
             problems.warn(file, message, text, ("tasks", i))
         else:
             problems.add(file, message, text, ("tasks", i))
-    return paths, texts
+    return texts
 
 
 class _LinkEscapes:
@@ -613,10 +612,10 @@ class _LinkEscapes:
         """Whether the ``i``-th file of ``listing`` leaves ``base``."""
         text = listing.texts[i]
         if not self.plain:
-            return Path(os.path.normpath(text)).is_relative_to(self.base) and not self._inside(listing.paths[i])
+            return Path(os.path.normpath(text)).is_relative_to(self.base) and not self._inside(listing.path(i))
         if self._folder_inside(listing.folder_of(i)) and not listing.is_link(i):
             return False
-        return not self._inside(listing.paths[i])
+        return not self._inside(listing.path(i))
 
     def _inside(self, path: Path) -> bool:
         return path.resolve().is_relative_to(self.real_base)
@@ -653,9 +652,8 @@ def _check_task(file: Path, data: dict, text: str, registry, problems: Problems)
                           ("checkpoints", i, "after_turn"))
 
 
-def _load_tasks(paths: list[Path], texts: list[str], registry, problems: Problems, cache,
-                most_helpers: int = 0) -> list[TaskSpec]:
-    """The task files' specs, in order.
+def _load_tasks(names: list[str], registry, problems: Problems, cache, most_helpers: int = 0) -> list[TaskSpec]:
+    """The specs of the task files ``names`` (path strings), in order.
 
     The cyclic collector is paused while every file comes from the suite cache: a warm
     load makes only acyclic objects that all live on (each task's document, spec and
@@ -672,7 +670,7 @@ def _load_tasks(paths: list[Path], texts: list[str], registry, problems: Problem
     cwd = os.getcwd()
     shared: dict[str, str] = {}
     helpers = prefetch.Helpers()
-    wanted = prefetch.helpers_wanted(len(paths), most_helpers) if cache.holds_nothing else 0  # a first load
+    wanted = prefetch.helpers_wanted(len(names), most_helpers) if cache.holds_nothing else 0  # a first load
     stale = cache.stale
     was_enabled = gc.isenabled()
     if was_enabled:
@@ -681,16 +679,16 @@ def _load_tasks(paths: list[Path], texts: list[str], registry, problems: Problem
     cache.helper_line = helpers.line  # answers None while no helper runs
     try:
         if wanted:
-            helpers.start(_check_for_helper(registry), paths, texts, wanted)
-        for i, (tf, name) in enumerate(zip(paths, texts, strict=True)):
+            helpers.start(_check_for_helper(registry), names, wanted)
+        for i, name in enumerate(names):
             if i == prefetch.PROBE_FILES and not helpers.shares and cache.stale - stale == i:
                 # every file so far had a line of another stat: a cache restored onto a new
                 # checkout, or every file touched; the rest most likely too
-                more = prefetch.helpers_wanted(len(paths) - i, most_helpers)
+                more = prefetch.helpers_wanted(len(names) - i, most_helpers)
                 if more:
-                    helpers.start(_check_for_helper(registry), paths, texts, more, done=i)
+                    helpers.start(_check_for_helper(registry), names, more, done=i)
             helpers.at(i)
-            task = _load_task(tf, registry, problems, cache, name, cwd, shared)
+            task = _load_task(name, registry, problems, cache, name, cwd, shared)
             if task is not None:
                 tasks.append(task)
     finally:
@@ -730,25 +728,28 @@ def _promote_without_a_pass() -> None:
 def _check_for_helper(registry):
     """What a helper process does with one task file: read, parse and check it as a cold
     load does, its problems dropped (the loader finds them again, in order)."""
-    def check(file: Path, name: str, lines) -> None:
-        _load_checked(file, "task", registry, Problems(), lines, name)
+    def check(name: str, lines) -> None:
+        _load_checked(name, "task", registry, Problems(), lines, name)
     return check
 
 
-def _load_task(file: Path, registry, problems: Problems, cache, name: str | None = None,
+def _load_task(file: Path | str, registry, problems: Problems, cache, name: str | None = None,
                cwd: str | None = None, shared: dict[str, str] | None = None) -> TaskSpec | None:
     """One task file as a TaskSpec (None when it has problems). ``name``: ``str(file)``,
     ``cwd``: the working folder, ``shared``: see :func:`_grader_specs`, when the caller
-    has them (a large suite loads faster and smaller)."""
+    has them (a large suite loads faster and smaller). A Path is made only when a message
+    or a path beside the file needs one: the usual task keeps its file as a string."""
     data = _load_checked(file, "task", registry, problems, cache, name)
     if data is None:
         return None
     text = None
-    shown = display_path(file if name is None else name, cwd)
+    name = os.fspath(file) if name is None else name
+    shown = display_path(name, cwd)
     graders = _grader_specs(data.get("graders") or [], file, shown=shown, shared=shared)
     inputs = data["inputs"]
     prompt = inputs.get("prompt")
     if "prompt_file" in inputs:
+        file = Path(file)
         if prompt is not None:
             problems.add(file, "set either inputs.prompt or inputs.prompt_file, not both",
                          text, ("inputs",), "prompt_file")
@@ -757,7 +758,7 @@ def _load_task(file: Path, registry, problems: Problems, cache, name: str | None
         if prompt is None:
             return None
     elif prompt is None:
-        problems.add(file, "missing prompt: set inputs.prompt or inputs.prompt_file", text, ("inputs",))
+        problems.add(Path(file), "missing prompt: set inputs.prompt or inputs.prompt_file", text, ("inputs",))
         return None
     if data.get("expected"):
         graders.extend(_expectation_graders(data["expected"], file, shown))
@@ -766,14 +767,14 @@ def _load_task(file: Path, registry, problems: Problems, cache, name: str | None
                        graders=tuple(_grader_specs(cp["graders"], file, f"checkpoints[{i}].graders", shown, shared)))
         for i, cp in enumerate(data["checkpoints"])) if data.get("checkpoints") else ()
     return TaskSpec(
-        id=data["id"], name=data.get("name") or data["id"], prompt=prompt, file=file,
+        id=data["id"], name=data.get("name") or data["id"], prompt=prompt, file=name,
         description=data.get("description", ""), tags=tuple(data["tags"]) if "tags" in data else (),
         enabled=data.get("enabled", True), timeout_seconds=data.get("timeout_seconds"),
         context_dir=data.get("context_dir"),
         files=tuple(FileInput(f["path"], f.get("content")) for f in inputs["files"]) if "files" in inputs else (),
         context=dict(inputs.get("context") or {}),
         follow_up_prompts=tuple(inputs["follow_up_prompts"]) if "follow_up_prompts" in inputs else (),
-        skill_directories=(tuple(_resolve_dirs(file.parent, data["skill_directories"]))
+        skill_directories=(tuple(_resolve_dirs(Path(name).parent, data["skill_directories"]))
                            if "skill_directories" in data else None),
         graders=tuple(graders), raw=cache.last_blob or data,
         golden=bool(data.get("golden", False)),
@@ -898,7 +899,7 @@ def _task_where(task: TaskSpec, full: bool = False):
     """(yaml path, position) of a task's id, or a description for messages when ``full``."""
     line = task.raw.get("line") if "tasks_from_row" in task.raw else None
     if full:
-        return f"{display_path(task.file)}:{line}" if line else display_path(task.file)
+        return f"{display_path(task.filename)}:{line}" if line else display_path(task.filename)
     return (("id",), (line, 1) if line else None)
 
 

@@ -36,7 +36,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from waza_core.errors import WazaError
 from waza_core.suite.cache import cache_line
@@ -183,11 +182,12 @@ class Helpers:
         self._index = -1
         self._sigchld: object = None  # SIGCHLD's disposition to restore, when it was "ignore"
 
-    def start(self, load_one: Callable[[Path, str, object], None], paths: Sequence[Path], names: Sequence[str],
-              helpers: int, done: int = 0) -> None:
-        """Fork ``helpers`` helpers for the files after the first ``done`` (already loaded)."""
-        starts = [done + start for start in shares(len(paths) - done, helpers)]
-        ends = [*starts[1:], len(paths)]
+    def start(self, load_one: Callable[[str, object], None], names: Sequence[str], helpers: int, done: int = 0
+              ) -> None:
+        """Fork ``helpers`` helpers for the files (path strings) after the first ``done``
+        (already loaded)."""
+        starts = [done + start for start in shares(len(names) - done, helpers)]
+        ends = [*starts[1:], len(names)]
         parent = os.getpid()
         for stream in (sys.stdout, sys.stderr):  # what a helper inherits must not be written twice
             try:
@@ -206,7 +206,7 @@ class Helpers:
             try:
                 pid = os.fork()
                 if pid == 0:  # pragma: no cover - runs in the helper (checked by its lines)
-                    _helper(load_one, paths, names, lo, hi, fd, parent, blocked)
+                    _helper(load_one, names, lo, hi, fd, parent, blocked)
                 self.shares.append(_Helper(pid, fd, lo, hi))
             except OSError:  # no memory or too many processes: the loader does the rest itself
                 os.close(fd)
@@ -274,7 +274,7 @@ class _Lines:
         self.line = cache_line(file, kind, key, data) or b"\n"
 
 
-def _helper(load_one, paths, names, lo: int, hi: int, fd: int, parent: int,
+def _helper(load_one, names, lo: int, hi: int, fd: int, parent: int,
             blocked) -> None:  # pragma: no cover - runs in the helper
     """The helper's whole life: its share, then ``os._exit`` (no exit hooks, no buffers of
     the loader's flushed twice). Its own messages would repeat the loader's: they go
@@ -295,7 +295,7 @@ def _helper(load_one, paths, names, lo: int, hi: int, fd: int, parent: int,
         stand_in, batch = _Lines(), []
         for i in range(lo, hi):
             stand_in.line = b"\n"
-            load_one(paths[i], names[i], stand_in)
+            load_one(names[i], stand_in)
             batch.append(stand_in.line)
             if len(batch) == BATCH or i == hi - 1:
                 if os.getppid() != parent:  # the loader is gone: stop

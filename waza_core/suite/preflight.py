@@ -82,7 +82,7 @@ def inspect(eval_path: str, registry, context_dir: str | None = None) -> Report:
     global_names = {g.name for g in suite.graders}
     for task in suite.tasks:
         names = global_names | {g.name for g in task.graders}
-        source = str(task.file)
+        source = task.filename
         r.doc["tasks"].append({
             "id": task.id, "name": task.name, "source": source, "enabled": True,
             "context_dir": str(Path(task.context_dir).absolute()) if task.context_dir else fixtures,
