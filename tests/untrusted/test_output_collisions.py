@@ -113,6 +113,41 @@ def test_a_new_target_does_not_resolve_the_files_the_loader_read(suite, registry
         collisions.check_outputs([("-o t4", os.fspath(suite / "tasks" / "t4.yaml"))], loaded)
 
 
+def test_an_existing_target_stats_task_files_only_when_it_has_a_task_files_inode(suite, registry, monkeypatch):
+    """The loader's ``stat`` of each task file gave its inode (``Suite.task_file_inodes``):
+    an existing target whose inode no task file had is not compared with each task file
+    (one ``stat`` per task file of every re-run); a hard link to a task file, a task file
+    itself and a suite without known inodes still are."""
+    import attrs
+
+    from waza_core.suite.load import load_suite
+
+    for i in range(2, 6):
+        (suite / "tasks" / f"t{i}.yaml").write_text(TASK.replace("id: t1", f"id: t{i}"))
+    loaded = load_suite(suite / "eval.yaml", registry)
+    assert sorted(loaded.task_file_inodes) == sorted(os.stat(t.filename).st_ino for t in loaded.tasks)
+    (suite / "old.json").write_text("{}")
+    os.link(suite / "tasks" / "t3.yaml", suite / "hard.json")
+    task_files = {t.filename for t in loaded.tasks}
+    statted: list[str] = []
+    real_stat = os.stat
+
+    def counting(path, *args, **kwargs):
+        statted.append(os.fspath(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(collisions.os, "stat", counting)
+    collisions.check_outputs([("-o old.json", os.fspath(suite / "old.json"))], loaded)
+    assert statted and not task_files & set(statted)
+    for target in ("hard.json", "tasks/t3.yaml"):
+        with pytest.raises(WazaError, match="would overwrite the task file"):
+            collisions.check_outputs([(f"-o {target}", os.fspath(suite / target))], loaded)
+    statted.clear()
+    unknown = attrs.evolve(loaded, task_file_inodes=None)  # e.g. tasks_from: every task file is stat'ed
+    collisions.check_outputs([("-o old.json", os.fspath(suite / "old.json"))], unknown)
+    assert task_files <= set(statted)
+
+
 def test_separate_outputs_run(suite):
     proc = run_waza("run", ".", "-o", "r.json", "--journal", "j.jsonl", "--reporter", "junit:r.xml", cwd=suite)
     assert proc.returncode == 0, proc.stderr.decode()

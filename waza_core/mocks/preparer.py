@@ -19,8 +19,7 @@ from waza_core.mocks.spec import TASK_PLAN_KEYS
 def mocks_and_repos(prepared):
     """The preparer, or None when no task uses any of these keys."""
     raw = prepared.suite.raw if isinstance(prepared.suite.raw, dict) else {}
-    if not (raw.get("command_mocks") or raw.get("mcp_mocks")) and not any(
-            t.may_hold(*TASK_PLAN_KEYS) for t in prepared.tasks.values()):
+    if not (raw.get("command_mocks") or raw.get("mcp_mocks")) and not _any_task_may_hold(prepared, TASK_PLAN_KEYS):
         return None  # SuiteMocks would find nothing to do: spared its import (and tempfile, shutil, shlex)
     # deferred: waza_core.mocks.run adds ~87.2 ms to importing this module
     from waza_core.mocks.run import SuiteMocks
@@ -58,3 +57,11 @@ def mocks_and_repos(prepared):
 
     return prepare
 
+
+def _any_task_may_hold(prepared, keys: tuple[bytes, ...]) -> bool:
+    """Whether any task's document may hold one of ``keys`` (a loop over the prepared tasks:
+    once per task of every run)."""
+    for p in prepared.by_id.values():
+        if p.task.may_hold(*keys):
+            return True
+    return False

@@ -26,9 +26,9 @@ from waza_core.errors import WazaError
 from waza_core.run.multimodel import per_model_path
 
 STDOUT = "-"
-#: what :func:`_suite_paths` yields: a file the loader read, a file a document names (it may
-#: not exist yet), a folder whose whole content is the suite's
-_READ, _NAMED, _FOLDER = "read", "named", "folder"
+#: what :func:`_suite_paths` yields: a file the loader read, a task file it read, a file a
+#: document names (it may not exist yet), a folder whose whole content is the suite's
+_READ, _TASK, _NAMED, _FOLDER = "read", "task", "named", "folder"
 #: strings of a suite document longer than this are not file names (prompts, scripts)
 _MAX_NAME = 4096
 
@@ -84,14 +84,22 @@ def _suite_file_of(path: str, ident: tuple, suite: Any) -> str | None:
 
     A target that resolves to no existing file (``ident`` is a path) cannot be a file the
     loader read (eval.yaml, the task files): those are not resolved at all, which is most of
-    the check's cost on a big suite when ``-o`` names a new file."""
+    the check's cost on a big suite when ``-o`` names a new file. An existing target is
+    compared with each task file by ``stat`` only when its inode is one the loader saw for a
+    task file (``Suite.task_file_inodes``; a file replaced since the load is the race every
+    such check has, between the check and the write)."""
     real = os.path.realpath(path)
     parts = set(Path(real).parts)
+    # no task file had the target's inode when the loader stat'ed it: none is the target
+    inodes = getattr(suite, "task_file_inodes", None)
+    skip_tasks = ident[0] == "path" or (inodes is not None and ident[2] not in inodes)
     for name, candidate, kind in _suite_paths(suite, parts):
         if kind == _FOLDER:
             inside = os.path.realpath(candidate).rstrip(os.sep) + os.sep
             if real.startswith(inside):
                 return name
+        elif kind == _TASK and skip_tasks:
+            continue
         elif ident[0] == "inode":
             try:
                 st = os.stat(candidate)
@@ -119,7 +127,7 @@ def _suite_paths(suite: Any, parts: set[str]) -> Iterator[tuple[str, str, str]]:
     yield f"the fixtures folder {fixtures}", os.fspath(fixtures), _FOLDER
     yield from _named(suite.raw, (root, fixtures), "eval.yaml", parts)
     for task in suite.tasks:
-        yield f"the task file {task.filename}", task.filename, _READ
+        yield f"the task file {task.filename}", task.filename, _TASK
         if task.context_dir:
             for base in (Path(task.filename).parent, root):
                 yield f"the context_dir of task {task.id!r}", os.fspath(base / task.context_dir), _FOLDER

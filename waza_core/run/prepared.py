@@ -138,21 +138,27 @@ class PreparedSuite:
         build_own = self._build_own
         #: grader type -> class, of the graders built for each attempt
         self._per_run_classes: dict[str, type[Grader]] = {}
+        #: the grader types of a task -> their classes, whether all are built per run, and
+        #: whether a task with them and no inputs needs a workspace: looked up once per
+        #: kind of task, not once per task of a 100,000-task suite
+        kinds: dict[tuple[str, ...], tuple[list[type[Grader]], bool, bool]] = {}
         for position, t in enumerate(tasks):
             if t.files or isinstance(t.context.get("fixture"), str):
                 inputs = load_inputs(t, self.fixtures_dir(t), self.inputs_root(t), suite.dir)
             else:  # nothing to read: no folder to resolve (a resolve is a system call per level)
                 inputs = NO_INPUTS
-            classes = [grader_class(s, registry) for s in t.graders]  # an unknown type fails here
-            if all([c.built_per_run for c in classes]):
+            kind = tuple([s.type for s in t.graders])
+            known = kinds.get(kind)
+            if known is None:
+                known = kinds[kind] = self._grader_kind(t)  # an unknown type fails here
+            classes, per_run, bare_needs_workspace = known
+            if per_run:
                 own = None  # built for each attempt (PreparedTask.graders)
-                for spec, cls in zip(t.graders, classes, strict=True):
-                    self._per_run_classes[spec.type] = cls
+                needs_workspace = bare_needs_workspace if inputs is NO_INPUTS else \
+                    self._needs_workspace(inputs, [*self.global_graders, *classes])
             else:  # tuples: the one shared () for a task without graders of its own
                 own = tuple([build_grader(s, suite, registry, c) for s, c in zip(t.graders, classes, strict=True)])
-            # a grader built per run says at class level whether it reads the workspace
-            graders = [*self.global_graders, *(own if own is not None else classes)]
-            needs_workspace = self._needs_workspace(inputs, graders)
+                needs_workspace = self._needs_workspace(inputs, [*self.global_graders, *own])
             self.by_id[t.id] = PreparedTask(t, own, self.global_graders, inputs, needs_workspace, position, build_own)
         #: task id -> TaskSpec, TaskInputs, position in the plan (read-only views of ``by_id``)
         self.tasks: Mapping[str, TaskSpec] = _PerTask(self.by_id, "task")
@@ -209,6 +215,17 @@ class PreparedSuite:
     def graders_of(self, task_id: str) -> Sequence[Grader]:
         """Global graders first, then the task's own (the order of the results)."""
         return self.by_id[task_id].graders
+
+    def _grader_kind(self, task: TaskSpec) -> tuple[list[type[Grader]], bool, bool]:
+        """The classes of ``task``'s graders, whether all are built per run (then kept by type
+        for :meth:`_build_own`), and, if so, whether a task with them and no inputs needs a
+        workspace (a grader built per run says at class level whether it reads it)."""
+        classes = [grader_class(s, self.registry) for s in task.graders]
+        if not all([c.built_per_run for c in classes]):
+            return classes, False, True
+        for spec, cls in zip(task.graders, classes, strict=True):
+            self._per_run_classes[spec.type] = cls
+        return classes, True, self._needs_workspace(NO_INPUTS, [*self.global_graders, *classes])
 
     def _build_own(self, task: TaskSpec) -> tuple[Grader, ...]:
         """A task's own graders, for one attempt (all of them ``built_per_run``)."""

@@ -26,6 +26,7 @@ import functools
 import gc
 import os
 import re
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -288,16 +289,18 @@ def _expand_refs(file: Path, entries: list, registry, problems: Problems) -> lis
     return out
 
 
-def _load_checked(file: Path | str, kind: str, registry, problems: Problems, cache, name: str | None = None
-                  ) -> dict | None:
+def _load_checked(file: Path | str, kind: str, registry, problems: Problems, cache, name: str | None = None,
+                  inodes: array | None = None) -> dict | None:
     """Read, parse and check one document, through the cache; None when it has errors.
     ``name``: ``str(file)``, when the caller has it; a Path is made only when the cache
-    does not answer."""
+    does not answer. ``inodes``: gets the file's inode (-1 when its ``stat`` failed)."""
     name = os.fspath(file) if name is None else name
     try:
         key = stat_key(name)
     except OSError:
         key = None
+    if inodes is not None:
+        inodes.append(-1 if key is None else key[3])
     if key is not None:
         data = cache.get(name, kind, key)
         if data is not None:
@@ -454,6 +457,7 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
     graders = _grader_specs(entries, file) if eval_ok else []
     inputs = _inputs(data, text) if eval_ok else {}
     tasks: list[TaskSpec] = []
+    inodes: array | None = None  # of the task files, when they come from globs
     if version is not None:  # another major: its tasks are not ours to read
         if isinstance(data.get("tasks_from"), str) and data["tasks_from"]:
             # deferred: waza_core.suite adds ~11.1 ms to importing this module
@@ -464,8 +468,9 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
         else:
             patterns = data.get("tasks")
             patterns = [g for g in patterns if isinstance(g, str) and g] if isinstance(patterns, list) else []
+            inodes = array("q")
             tasks = _load_tasks(_expand_globs(file, None, patterns, problems), registry, problems, cache,
-                                most_helpers)
+                                most_helpers, inodes)
     triggers = _load_trigger_tests(file, problems)
     _check_unique_ids(tasks, problems)
     _check_grader_names(graders, tasks, file, problems)
@@ -493,6 +498,7 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
         hooks=data.get("hooks"), baseline=bool(data.get("baseline", False)), raw=data,
         schema_version=version.effective, scenario=_scalar(data, "scenario", text) if version.scenario else None,
         adversarial=data.get("adversarial"), trigger_tests=triggers, warnings=tuple(warnings),
+        task_file_inodes=inodes if inodes is not None and -1 not in inodes else None,
     )
 
 
@@ -652,8 +658,10 @@ def _check_task(file: Path, data: dict, text: str, registry, problems: Problems)
                           ("checkpoints", i, "after_turn"))
 
 
-def _load_tasks(names: list[str], registry, problems: Problems, cache, most_helpers: int = 0) -> list[TaskSpec]:
-    """The specs of the task files ``names`` (path strings), in order.
+def _load_tasks(names: list[str], registry, problems: Problems, cache, most_helpers: int = 0,
+                inodes: array | None = None) -> list[TaskSpec]:
+    """The specs of the task files ``names`` (path strings), in order; ``inodes`` gets the
+    inode of each file (see ``Suite.task_file_inodes``).
 
     The cyclic collector is paused while every file comes from the suite cache: a warm
     load makes only acyclic objects that all live on (each task's document, spec and
@@ -688,7 +696,7 @@ def _load_tasks(names: list[str], registry, problems: Problems, cache, most_help
                 if more:
                     helpers.start(_check_for_helper(registry), names, more, done=i)
             helpers.at(i)
-            task = _load_task(name, registry, problems, cache, name, cwd, shared)
+            task = _load_task(name, registry, problems, cache, name, cwd, shared, inodes)
             if task is not None:
                 tasks.append(task)
     finally:
@@ -734,12 +742,13 @@ def _check_for_helper(registry):
 
 
 def _load_task(file: Path | str, registry, problems: Problems, cache, name: str | None = None,
-               cwd: str | None = None, shared: dict[str, str] | None = None) -> TaskSpec | None:
+               cwd: str | None = None, shared: dict[str, str] | None = None, inodes: array | None = None
+               ) -> TaskSpec | None:
     """One task file as a TaskSpec (None when it has problems). ``name``: ``str(file)``,
     ``cwd``: the working folder, ``shared``: see :func:`_grader_specs`, when the caller
     has them (a large suite loads faster and smaller). A Path is made only when a message
     or a path beside the file needs one: the usual task keeps its file as a string."""
-    data = _load_checked(file, "task", registry, problems, cache, name)
+    data = _load_checked(file, "task", registry, problems, cache, name, inodes)
     if data is None:
         return None
     text = None
