@@ -225,3 +225,50 @@ def test_main_called_with_arguments_does_not_freeze_the_collector():
     with pytest.raises(SystemExit):
         main(["--version"])
     assert gc.get_freeze_count() == frozen
+
+
+def test_a_command_collects_rarely_and_main_called_with_arguments_restores_the_thresholds(tmp_path, monkeypatch):
+    """The collector's thresholds are raised for a command (its imports make ~45 young
+    passes for nothing at Python's) and given back when main() returns in a process that
+    goes on; a command sees the raised ones."""
+    from waza_core import cli
+    from waza_core.cli import main
+
+    seen: list[tuple[int, int, int]] = []
+    monkeypatch.setattr(cli, "_validate_without_typer", lambda args: (seen.append(gc.get_threshold()),
+                                                                      sys.exit(0)))
+    before = gc.get_threshold()
+    with pytest.raises(SystemExit):
+        main(["validate", str(tmp_path)])
+    assert seen == [cli.COMMAND_GC_THRESHOLDS] and gc.get_threshold() == before
+
+
+def test_attrs_own_classes_come_from_the_cache_when_it_is_installed_first(tmp_path):
+    """Installed before attrs is imported, the cache is in ``attr._make``'s namespace before
+    its code runs: the classes attrs makes while it is imported (its validators, ...) are
+    compiled once too, the finder is gone afterwards, and attrs works as before."""
+    script = tmp_path / "own.py"
+    script.write_text(textwrap.dedent("""
+        import json, sys
+        from waza_core import method_cache
+        cache = method_cache.install()
+        import attr, attrs
+        finders = [type(f).__name__ for f in sys.meta_path]
+        v = attrs.validators.instance_of(int)
+        print(json.dumps({"own": sorted(k.split(chr(0))[0].split(":", 2)[2] for k in cache.used
+                                        if " attr.validators." in k),
+                          "new": cache.new, "finder_left": "_BeforeMake" in finders, "repr": repr(v)}))
+    """), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONDONTWRITEBYTECODE", "WAZA_NO_METHOD_CACHE", "PYTHONHASHSEED")}
+    env.update(PYTHONPATH=str(REPO), PYTHONPYCACHEPREFIX=str(tmp_path / "pycache"))
+    runs = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        runs.append(json.loads(out.stdout))
+    first, second = runs
+    assert any("attr.validators._InstanceOfValidator" in name for name in first["own"]), first["own"]
+    assert first["new"] > 0 and second["new"] == 0 and second["own"] == first["own"]
+    assert not first["finder_left"] and first["repr"] == second["repr"] == \
+        "<instance_of validator for type <class 'int'>>"

@@ -10,7 +10,10 @@ when attrs writes a method it has not seen. It holds every attrs class made in a
 :func:`install`: waza's and its libraries' (``referencing``, ``jsonschema``), ~5.6 KB each.
 
 How: :func:`install` puts :meth:`MethodCache.compile` in ``attr._make``'s namespace, where it
-shadows the built-in ``compile`` that attrs calls with ``(script, filename, "exec")``. The key is
+shadows the built-in ``compile`` that attrs calls with ``(script, filename, "exec")``. When attrs
+is not imported yet, it is put there before the module's code runs (a finder on
+``sys.meta_path`` for ``attr._make`` alone, removed at once), so the ~30 classes attrs itself
+makes while it is imported (its validators, converters, ...) come from the cache too: ~5 ms. The key is
 the source itself, its file name, the compiler flags attrs' module would pass on (its
 ``__future__`` imports) and the optimization level, so the same source always gives the code
 the built-in would have compiled; anything else (another call shape, a source not seen) goes
@@ -69,9 +72,12 @@ class MethodCache:
     The file is a marshalled mapping of key to the marshalled code: loading it copies bytes,
     and only the code attrs asks for is unmarshalled."""
 
-    def __init__(self, path: str | None, inherited_flags: int) -> None:
+    def __init__(self, path: str | None, inherited_flags: int | None, module: Any = None) -> None:
         self.path = path
+        #: None until the first call: then the ``__future__`` imports of ``module`` (attrs'
+        #: ``_make``, whose first statement they are, when the cache was put there before it ran)
         self.flags = inherited_flags
+        self.module = module
         #: source key -> marshalled code, each unmarshalled only when attrs asks for it
         self.blobs: dict[str, bytes] = self._read(path) if path else {}
         self.used: set[str] = set()
@@ -81,6 +87,8 @@ class MethodCache:
         """``compile`` as attrs calls it; other calls go to the built-in unchanged."""
         if rest or options or mode != "exec" or type(source) is not str or type(filename) is not str:
             return builtins.compile(source, filename, mode, *rest, **options)
+        if self.flags is None:
+            self.flags = _future_flags(self.module)
         key = f"{self.flags}:{sys.flags.optimize}:{filename}\0{_HASH_SALT.sub(_SALT_MARK, source)}"
         self.used.add(key)
         blob = self.blobs.get(key)
@@ -172,14 +180,57 @@ def install() -> MethodCache | None:
         # a fixed seed asks for the same hashes in every run; a cached __hash__ carries the
         # number of the process that compiled it (hash() of the class's name under its seed)
         return None
+    loaded = sys.modules.get("attr._make")
+    cache = MethodCache(cache_path(), None, loaded)
+    if loaded is None:
+        finder = _BeforeMake(cache)
+        sys.meta_path.insert(0, finder)
     try:
         from attr import _make  # deferred: install() is called once attrs is wanted anyway
     except ImportError:
         return None
-    if getattr(_make, "compile", builtins.compile) is not builtins.compile:
-        return None  # someone else shadows it already: leave it
-    cache = MethodCache(cache_path(), _future_flags(_make))
-    _make.compile = cache.compile  # type: ignore[attr-defined]
+    finally:
+        if loaded is None and finder in sys.meta_path:
+            sys.meta_path.remove(finder)
+    if loaded is not None:
+        if getattr(_make, "compile", builtins.compile) is not builtins.compile:
+            return None  # someone else shadows it already: leave it
+        _make.compile = cache.compile  # type: ignore[attr-defined]
+    elif getattr(_make, "compile", None) != cache.compile:
+        return None  # attrs' module was not loaded through the finder: it compiles as it always did
     atexit.register(cache.save)
     _installed.append(cache)
     return cache
+
+
+class _BeforeMake:
+    """A finder for ``attr._make`` alone: the module's spec as the other finders give it, its
+    loader told to put :meth:`MethodCache.compile` in the module's namespace before running
+    its code. Used once: it leaves ``sys.meta_path`` as soon as it is asked for the module."""
+
+    def __init__(self, cache: MethodCache) -> None:
+        self.cache = cache
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "attr._make":
+            return None
+        sys.meta_path.remove(self)
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            spec = find(name, path, target) if find is not None else None
+            if spec is not None:
+                break
+        else:
+            return None
+        exec_module = getattr(spec.loader, "exec_module", None)
+        if exec_module is None:
+            return spec
+        cache = self.cache
+
+        def exec_with_cache(module: Any) -> None:
+            module.compile = cache.compile
+            cache.module = module
+            exec_module(module)
+
+        spec.loader.exec_module = exec_with_cache
+        return spec
