@@ -11,3 +11,9 @@ Modules that run inside a shim or an MCP server child process import only the
 standard library (and RE2 / the MCP SDK where needed), never the rest of waza.
 See docs/mocks.md.
 """
+
+#: the keys of a task document that give its runs something to prepare (command mocks,
+#: repositories, a working folder, environment), as bytes for ``TaskSpec.may_hold``; here,
+#: not in :mod:`.spec`, so that the run preparer's early answer (most suites use none of
+#: them) does not import the specs' attrs classes (~1.5 ms of every run)
+TASK_PLAN_KEYS = (b"command_mocks", b"repos", b"workdir", b"environment")

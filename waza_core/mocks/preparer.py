@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 
-from waza_core.mocks.spec import TASK_PLAN_KEYS
+from waza_core.mocks import TASK_PLAN_KEYS
 
 
 def mocks_and_repos(prepared):

@@ -22,6 +22,7 @@ import attrs
 
 from waza_core.errors import WazaError
 from waza_core.mocks import repos as repo_mod
+from waza_core.mocks import TASK_PLAN_KEYS
 from waza_core.mocks import spec as mock_spec
 from waza_core.mocks.command import CommandMockSession, MockRuntime
 from waza_core.mocks.records import MCP_FIELDS, read_records
@@ -58,7 +59,7 @@ class SuiteMocks:
         self.plans: dict[str, TaskPlan] = {}
         suite_mocks = raw.get("command_mocks")
         for task in tasks:
-            if not suite_mocks and not task.may_hold(*mock_spec.TASK_PLAN_KEYS):
+            if not suite_mocks and not task.may_hold(*TASK_PLAN_KEYS):
                 continue  # none of these keys: no plan (and no decoding of the document)
             inputs = task.raw.get("inputs") or {}
             effective = mock_spec.effective_command_mocks(suite_mocks, task.raw)

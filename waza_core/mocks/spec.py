@@ -19,10 +19,6 @@ from waza_core.lazy_re import LazyPattern
 
 Problem = tuple[tuple, str]
 
-#: the keys of a task document that give its runs something to prepare (command mocks,
-#: repositories, a working folder, environment), as bytes for ``TaskSpec.may_hold``
-TASK_PLAN_KEYS = (b"command_mocks", b"repos", b"workdir", b"environment")
-
 #: an executable name a shim can carry (waza's pattern): no slash, no leading dot
 COMMAND_NAME = LazyPattern(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _DRIVE = LazyPattern(r"^[A-Za-z]:")

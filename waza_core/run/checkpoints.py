@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 def checkpoints(prepared: PreparedSuite) -> RunPreparer | None:
     """The run preparer of task checkpoints; None when no task has any."""
-    with_checkpoints = [t for t in prepared.tasks.values() if t.checkpoints]
+    with_checkpoints = [p.task for p in prepared.by_id.values() if p.task.checkpoints]
     if not with_checkpoints:
         return None
     executor = prepared.executor
