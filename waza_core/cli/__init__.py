@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
         if argv is None:  # the process's own command line: it ends here
             _spare_the_last_collection()
         elif thresholds is not None:  # main() called in a process that goes on
-            import gc
+            import gc  # deferred: not needed by --version (a built-in module: no cost)
 
             gc.set_threshold(*thresholds)
         if signals is not None and signals.received() is not None:
