@@ -92,6 +92,19 @@ def encode_plain(value: Any) -> bytes:
     return _dumps(value).encode("utf-8")
 
 
+def compact(value: Any) -> bytes | None:
+    """Compact UTF-8 JSON of ``value``, a plain JSON value (decoded from JSON), to be read
+    back with :func:`decode`: msgspec when it is imported, else the standard library (the
+    bytes may differ between the two; the value read back does not). None when it cannot
+    be written so (a lone surrogate in a string): keep the value itself then."""
+    try:
+        if _msgspec_encode is not None or "msgspec" in sys.modules:
+            return encode(value)
+        return _dumps(value).encode("utf-8")
+    except (TypeError, ValueError, OverflowError, UnicodeEncodeError):
+        return None
+
+
 def _load_msgspec() -> None:
     global _msgspec_decode, _msgspec_encode, _EncodeError
     # deferred: ~13 ms of import, paid once a process decodes many documents (see the module doc)

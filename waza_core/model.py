@@ -17,6 +17,10 @@ import attrs
 from waza_core import cache_json
 
 
+def _plain_config(config: dict | bytes) -> dict:
+    return cache_json.decode(config) if isinstance(config, bytes) else config
+
+
 @attrs.frozen
 class GraderSpec:
     """One entry of a ``graders:`` list."""
@@ -24,8 +28,20 @@ class GraderSpec:
     type: str
     name: str
     weight: float = 1.0
-    config: dict = attrs.field(factory=dict)
+    #: the entry's ``config`` (passed as ``config=``): a dict, or its compact JSON for a task
+    #: that came through the suite cache (see :attr:`config`); equal either way
+    _config: dict | bytes = attrs.field(factory=dict, alias="config", eq=_plain_config,
+                                        repr=lambda config: repr(_plain_config(config)))
     where: str = ""  # "file:line:col" of the entry, for messages
+
+    @property
+    def config(self) -> dict:
+        """The entry's ``config``. A grader of a task loaded through the suite cache keeps it
+        as compact JSON and decodes it on each access (about a microsecond; the dict, its
+        lists and strings held ~270 B more per grader, 27 MB of a 100,000-task suite), so the
+        dict returned is then a new one each time: read it, do not change it."""
+        config = self._config
+        return cache_json.decode(config) if isinstance(config, bytes) else config
 
 
 @attrs.frozen

@@ -30,6 +30,7 @@ from array import array
 from pathlib import Path
 from typing import Any
 
+from waza_core import cache_json
 from waza_core.errors import SuiteError
 from waza_core.model import CheckpointSpec, FileInput, GraderSpec, Suite, SuiteConfig, TaskSpec
 from waza_core.paths import display_path
@@ -216,12 +217,14 @@ def _weight(value: Any) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 1.0
 
 
-def _grader_specs(entries: list, file: Path, base: str = "graders", shown: str | None = None,
-                  shared: dict[str, str] | None = None) -> list[GraderSpec]:
+def _grader_specs(entries: list, file: Path | str, base: str = "graders", shown: str | None = None,
+                  shared: dict[str, str] | None = None, compact: bool = False) -> list[GraderSpec]:
     """Grader specs of a checked document (``ref`` entries already resolved); ``shown``:
     ``display_path(file)``, when the caller has it. ``shared``: strings seen so far in
     this load; an entry's ``type`` and ``name`` become the first equal string (in the
-    document too), so 100,000 tasks do not keep 100,000 copies of ``"text"``."""
+    document too), so 100,000 tasks do not keep 100,000 copies of ``"text"``. ``compact``:
+    each spec keeps its config as compact JSON (``GraderSpec.config``), as a task that came
+    through the suite cache keeps its document."""
     where = display_path(file) if shown is None else shown
     specs = []
     for i, (e, name) in enumerate(zip(entries, grader_names(entries), strict=True)):
@@ -232,9 +235,12 @@ def _grader_specs(entries: list, file: Path, base: str = "graders", shown: str |
                 name = e["name"] = shared.setdefault(name, name)
         weight = e.get("weight")
         config = e.get("config") or {}
+        if e.get("assertions"):
+            config = _entry_assertions(e, config)[0]
+        if compact and config:
+            config = cache_json.compact(config) or config
         specs.append(GraderSpec(type=kind, name=name, weight=1.0 if weight is None else _weight(weight),
-                                config=_entry_assertions(e, config)[0] if e.get("assertions") else config,
-                                where=f"{where} ({base}[{i}])"))
+                                config=config, where=f"{where} ({base}[{i}])"))
     return specs
 
 
@@ -754,7 +760,8 @@ def _load_task(file: Path | str, registry, problems: Problems, cache, name: str 
     text = None
     name = os.fspath(file) if name is None else name
     shown = display_path(name, cwd)
-    graders = _grader_specs(data.get("graders") or [], file, shown=shown, shared=shared)
+    compact = cache.last_blob is not None  # from the suite cache: its graders' configs kept as JSON too
+    graders = _grader_specs(data.get("graders") or [], file, shown=shown, shared=shared, compact=compact)
     inputs = data["inputs"]
     prompt = inputs.get("prompt")
     if "prompt_file" in inputs:
@@ -773,7 +780,8 @@ def _load_task(file: Path | str, registry, problems: Problems, cache, name: str 
         graders.extend(_expectation_graders(data["expected"], file, shown))
     checkpoints = tuple(
         CheckpointSpec(after_turn=cp["after_turn"], on_failure=cp.get("on_failure", "continue"),
-                       graders=tuple(_grader_specs(cp["graders"], file, f"checkpoints[{i}].graders", shown, shared)))
+                       graders=tuple(_grader_specs(cp["graders"], file, f"checkpoints[{i}].graders", shown, shared,
+                                                   compact)))
         for i, cp in enumerate(data["checkpoints"])) if data.get("checkpoints") else ()
     return TaskSpec(
         id=data["id"], name=data.get("name") or data["id"], prompt=prompt, file=name,
