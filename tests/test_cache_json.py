@@ -98,3 +98,34 @@ def test_without_the_integer_digit_limit_msgspec_reads_even_the_first_documents(
     monkeypatch.delitem(sys.modules, "msgspec")
     monkeypatch.setattr(sys, "get_int_max_str_digits", lambda: 0)
     assert cache_json.decode(b"[1]") == [1] and used == [True]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json)
+def test_compact_reads_back_the_same_value_with_or_without_msgspec(value):
+    """compact() writes with msgspec when it is imported, else with the standard library; both
+    read back (decode) to the same value, floats to the bit, key order kept."""
+    for encode in (cache_json.compact, lambda v: cache_json._dumps(v).encode("utf-8")):
+        blob = encode(value)
+        assert blob is not None and _same(cache_json.decode(blob), value)
+        assert list(_keys(cache_json.decode(blob))) == list(_keys(value))
+
+
+def _keys(value):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _keys(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _keys(item)
+
+
+def test_compact_gives_none_for_a_lone_surrogate_and_the_stdlib_writer_refuses_nan():
+    """A lone surrogate cannot be written as UTF-8: None, the caller keeps the value. The
+    values compact() gets come decoded from JSON, so never NaN (msgspec would write null);
+    the standard library's writer refuses one rather than write what decode refuses."""
+    assert cache_json.compact({"a": "\ud800"}) is None
+    for value in ([float("nan")], {"a": float("inf")}):
+        with pytest.raises(ValueError):
+            cache_json._dumps(value)

@@ -227,48 +227,104 @@ def test_main_called_with_arguments_does_not_freeze_the_collector():
     assert gc.get_freeze_count() == frozen
 
 
-def test_a_command_collects_rarely_and_main_called_with_arguments_restores_the_thresholds(tmp_path, monkeypatch):
-    """The collector's thresholds are raised for a command (its imports make ~45 young
-    passes for nothing at Python's) and given back when main() returns in a process that
-    goes on; a command sees the raised ones."""
-    from waza_core import cli
+def test_a_command_sets_up_with_rare_collections_and_runs_with_the_usual_ones(tmp_path, monkeypatch):
+    """The collector's thresholds are raised while a command imports and loads (~50 passes
+    for nothing at Python's), put back for the runs (a garbage cycle there may hold a
+    transcript) and when main() returns in a process that goes on."""
+    from tests.conftest import BASIC_EVAL
+    from waza_core import cli, collector
     from waza_core.cli import main
+    from waza_core.run import local
 
-    seen: list[tuple[int, int, int]] = []
-    monkeypatch.setattr(cli, "_validate_without_typer", lambda args: (seen.append(gc.get_threshold()),
+    seen: dict[str, tuple[int, int, int]] = {}
+    monkeypatch.setattr(cli, "_validate_without_typer", lambda args: (seen.update(validate=gc.get_threshold()),
                                                                       sys.exit(0)))
     before = gc.get_threshold()
     with pytest.raises(SystemExit):
         main(["validate", str(tmp_path)])
-    assert seen == [cli.COMMAND_GC_THRESHOLDS] and gc.get_threshold() == before
+    assert seen == {"validate": collector.SETUP_THRESHOLDS} and gc.get_threshold() == before
+
+    real_run_unit = local.run_unit
+
+    def watching(*args, **kwargs):
+        seen["run"] = gc.get_threshold()
+        return real_run_unit(*args, **kwargs)
+
+    monkeypatch.setattr(local, "run_unit", watching)
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "eval.yaml").write_text(BASIC_EVAL)
+    (tmp_path / "tasks" / "t.yaml").write_text("id: t\ninputs: {prompt: p}\ngraders:\n  - type: text\n"
+                                               "    name: t\n    config: {contains: [p]}\n")
+    with pytest.raises(SystemExit):
+        main(["run", str(tmp_path / "eval.yaml"), "-q", "-o", str(tmp_path / "r.json")])
+    assert seen["run"] == before != collector.SETUP_THRESHOLDS and gc.get_threshold() == before
 
 
-def test_attrs_own_classes_come_from_the_cache_when_it_is_installed_first(tmp_path):
-    """Installed before attrs is imported, the cache is in ``attr._make``'s namespace before
-    its code runs: the classes attrs makes while it is imported (its validators, ...) are
-    compiled once too, the finder is gone afterwards, and attrs works as before."""
-    script = tmp_path / "own.py"
-    script.write_text(textwrap.dedent("""
-        import json, sys
-        from waza_core import method_cache
-        cache = method_cache.install()
-        import attr, attrs
-        finders = [type(f).__name__ for f in sys.meta_path]
-        v = attrs.validators.instance_of(int)
-        print(json.dumps({"own": sorted(k.split(chr(0))[0].split(":", 2)[2] for k in cache.used
-                                        if " attr.validators." in k),
-                          "new": cache.new, "finder_left": "_BeforeMake" in finders, "repr": repr(v)}))
-    """), encoding="utf-8")
+def _run_child(tmp_path: Path, code: str) -> dict:
+    script = tmp_path / "child_finder.py"
+    script.write_text(textwrap.dedent(code), encoding="utf-8")
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONDONTWRITEBYTECODE", "WAZA_NO_METHOD_CACHE", "PYTHONHASHSEED")}
     env.update(PYTHONPATH=str(REPO), PYTHONPYCACHEPREFIX=str(tmp_path / "pycache"))
-    runs = []
-    for _ in range(2):
-        out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=60)
-        assert out.returncode == 0, out.stderr
-        runs.append(json.loads(out.stdout))
-    first, second = runs
-    assert any("attr.validators._InstanceOfValidator" in name for name in first["own"]), first["own"]
-    assert first["new"] > 0 and second["new"] == 0 and second["own"] == first["own"]
-    assert not first["finder_left"] and first["repr"] == second["repr"] == \
-        "<instance_of validator for type <class 'int'>>"
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_a_loader_that_takes_no_new_attribute_leaves_attrs_as_it_was(tmp_path):
+    """A loader with slots (or written in C) cannot be told to put the cache in place: no
+    error, no cache, attrs imports and compiles its classes itself."""
+    result = _run_child(tmp_path, """
+        import importlib.machinery, json, sys
+        class Slotted:
+            __slots__ = ("inner",)
+            def __init__(self, inner): self.inner = inner
+            def create_module(self, spec): return None
+            def exec_module(self, module): self.inner.exec_module(module)
+        class Finder:
+            @classmethod
+            def find_spec(cls, name, path=None, target=None):
+                if name != "attr._make": return None
+                spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+                spec.loader = Slotted(spec.loader)
+                return spec
+        sys.meta_path.insert(0, Finder)
+        from waza_core import method_cache
+        cache = method_cache.install()
+        import attrs
+        @attrs.frozen
+        class P:
+            x: int
+        print(json.dumps({"cache": cache is not None, "repr": repr(P(1)),
+                          "left": [type(f).__name__ for f in sys.meta_path if type(f).__name__ == "_BeforeMake"]}))
+    """)
+    assert result == {"cache": False, "repr": "P(x=1)", "left": []}
+
+
+def test_a_zip_importer_shared_by_attrs_modules_gets_the_cache_in_attr_make_alone(tmp_path):
+    """From a zip, one loader serves every module of the package: only ``attr._make`` gets
+    the cache in its namespace, and the loader has its own ``exec_module`` back afterwards."""
+    import zipfile
+
+    import attr
+
+    package = Path(attr.__file__).parent
+    archive = tmp_path / "deps.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for file in package.rglob("*.py"):
+            zf.write(file, str(Path("attr") / file.relative_to(package)))
+    result = _run_child(tmp_path, f"""
+        import json, sys
+        sys.path.insert(0, {str(archive)!r})
+        from waza_core import method_cache
+        cache = method_cache.install()
+        import attr, attr.validators
+        loader = attr._make.__spec__.loader
+        print(json.dumps({{
+            "cache": cache is not None, "zip": type(loader).__name__, "from_zip": "deps.zip" in attr.__file__,
+            "with_compile": sorted(m for m in sys.modules if m.startswith("attr") and "compile" in vars(sys.modules[m])),
+            "patched": "exec_module" in vars(loader),
+            "own": any(" attr.validators." in k for k in cache.used)}}))
+    """)
+    assert result == {"cache": True, "zip": "zipimporter", "from_zip": True, "with_compile": ["attr._make"],
+                      "patched": False, "own": True}

@@ -79,7 +79,7 @@ def encode(value: Any) -> bytes:
         raise ValueError(str(exc)) from None
 
 
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False).encode
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False, allow_nan=False).encode
 
 
 def encode_plain(value: Any) -> bytes:
@@ -93,10 +93,11 @@ def encode_plain(value: Any) -> bytes:
 
 
 def compact(value: Any) -> bytes | None:
-    """Compact UTF-8 JSON of ``value``, a plain JSON value (decoded from JSON), to be read
-    back with :func:`decode`: msgspec when it is imported, else the standard library (the
-    bytes may differ between the two; the value read back does not). None when it cannot
-    be written so (a lone surrogate in a string): keep the value itself then."""
+    """Compact UTF-8 JSON of ``value``, a plain JSON value (decoded from JSON: no NaN or
+    infinity, which msgspec would write as ``null``), to be read back with :func:`decode`:
+    msgspec when it is imported, else the standard library (the bytes may differ between the
+    two; the value read back does not). None when it cannot be written so (a lone surrogate
+    in a string): keep the value itself then."""
     try:
         if _msgspec_encode is not None or "msgspec" in sys.modules:
             return encode(value)

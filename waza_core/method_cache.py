@@ -190,8 +190,11 @@ def install() -> MethodCache | None:
     except ImportError:
         return None
     finally:
-        if loaded is None and finder in sys.meta_path:
-            sys.meta_path.remove(finder)
+        if loaded is None:
+            try:
+                sys.meta_path.remove(finder)
+            except ValueError:
+                pass  # it removed itself when asked for attr._make
     if loaded is not None:
         if getattr(_make, "compile", builtins.compile) is not builtins.compile:
             return None  # someone else shadows it already: leave it
@@ -206,7 +209,10 @@ def install() -> MethodCache | None:
 class _BeforeMake:
     """A finder for ``attr._make`` alone: the module's spec as the other finders give it, its
     loader told to put :meth:`MethodCache.compile` in the module's namespace before running
-    its code. Used once: it leaves ``sys.meta_path`` as soon as it is asked for the module."""
+    its code. Used once: it leaves ``sys.meta_path`` as soon as it is asked for the module,
+    and the loader is given back its own ``exec_module`` once that module ran (a zip
+    importer's loader is shared by every module of the package). A loader that takes no new
+    attribute (slots, one written in C) is left alone: attrs then compiles its own classes."""
 
     def __init__(self, cache: MethodCache) -> None:
         self.cache = cache
@@ -222,15 +228,26 @@ class _BeforeMake:
                 break
         else:
             return None
-        exec_module = getattr(spec.loader, "exec_module", None)
+        loader = spec.loader
+        exec_module = getattr(loader, "exec_module", None)
         if exec_module is None:
             return spec
         cache = self.cache
 
         def exec_with_cache(module: Any) -> None:
+            if getattr(module, "__name__", None) != "attr._make":
+                exec_module(module)  # another module of a loader the package shares
+                return
+            try:
+                del loader.exec_module
+            except AttributeError:
+                pass
             module.compile = cache.compile
             cache.module = module
             exec_module(module)
 
-        spec.loader.exec_module = exec_with_cache
+        try:
+            loader.exec_module = exec_with_cache
+        except (AttributeError, TypeError):
+            pass
         return spec

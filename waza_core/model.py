@@ -29,17 +29,18 @@ class GraderSpec:
     name: str
     weight: float = 1.0
     #: the entry's ``config`` (passed as ``config=``): a dict, or its compact JSON for a task
-    #: that came through the suite cache (see :attr:`config`); equal either way
+    #: whose document the suite cache holds (see :attr:`config`); equal either way
     _config: dict | bytes = attrs.field(factory=dict, alias="config", eq=_plain_config,
                                         repr=lambda config: repr(_plain_config(config)))
     where: str = ""  # "file:line:col" of the entry, for messages
 
     @property
     def config(self) -> dict:
-        """The entry's ``config``. A grader of a task loaded through the suite cache keeps it
-        as compact JSON and decodes it on each access (about a microsecond; the dict, its
-        lists and strings held ~270 B more per grader, 27 MB of a 100,000-task suite), so the
-        dict returned is then a new one each time: read it, do not change it."""
+        """The entry's ``config``. A grader of a task whose document the suite cache holds
+        (found there, or stored by the load) keeps it as compact JSON and decodes it on each
+        access (about a microsecond; the dict, its lists and strings held ~270 B more per
+        grader, 27 MB of a 100,000-task suite), so the dict returned is then a new one each
+        time: read it, do not change it."""
         config = self._config
         return cache_json.decode(config) if isinstance(config, bytes) else config
 

@@ -148,6 +148,22 @@ def test_an_existing_target_stats_task_files_only_when_it_has_a_task_files_inode
     assert task_files <= set(statted)
 
 
+def test_inode_numbers_above_2_63_load_and_still_collide(suite, registry, monkeypatch):
+    """Inode numbers are unsigned 64-bit on Linux (FUSE and network filesystems give ones
+    above 2**63) and wider on Windows: folded into the pre-filter's signed array, they load
+    (an OverflowError before), and a target whose inode folds onto a task file's is still
+    compared by its ``stat``."""
+    from waza_core.suite import cache as suite_cache
+    from waza_core.suite import load as load_mod
+
+    real_key = suite_cache.stat_key
+    monkeypatch.setattr(load_mod, "stat_key", lambda path: [*real_key(path)[:3], real_key(path)[3] | 1 << 63])
+    loaded = load_mod.load_suite(suite / "eval.yaml", registry)
+    assert list(loaded.task_file_inodes) == [os.stat(loaded.tasks[0].filename).st_ino]
+    with pytest.raises(WazaError, match="would overwrite the task file"):
+        collisions.check_outputs([("-o t1", loaded.tasks[0].filename)], loaded)
+
+
 def test_separate_outputs_run(suite):
     proc = run_waza("run", ".", "-o", "r.json", "--journal", "j.jsonl", "--reporter", "junit:r.xml", cwd=suite)
     assert proc.returncode == 0, proc.stderr.decode()

@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> None:
     _reopen_closed_std_fds()
     args = sys.argv[1:] if argv is None else argv
     signals = None  # waza_core.signals once installed (not for --version: it imports enum)
-    thresholds = None  # the collector's, once a command raised them (_collect_rarely)
+    collector = None  # waza_core.collector once a command set it up
     code: object = None
     try:
         if args in (["--version"], ["-V"]):
@@ -37,7 +37,10 @@ def main(argv: list[str] | None = None) -> None:
             if text is not None:
                 sys.stdout.write(text)
                 raise SystemExit()
-        thresholds = _collect_rarely()
+        # deferred: not needed by --version and --help (a module of a few lines)
+        from waza_core import collector
+
+        collector.set_up()  # rare collector passes while the command imports and loads
         # deferred: waza_core adds ~3.8 ms to importing this module
         from waza_core import signals
 
@@ -75,34 +78,12 @@ def main(argv: list[str] | None = None) -> None:
         _flush_quietly()
         if argv is None:  # the process's own command line: it ends here
             _spare_the_last_collection()
-        elif thresholds is not None:  # main() called in a process that goes on
-            import gc  # deferred: not needed by --version (a built-in module: no cost)
-
-            gc.set_threshold(*thresholds)
+        elif collector is not None:  # main() called in a process that goes on
+            collector.as_before()
         if signals is not None and signals.received() is not None:
             # Stopped by a signal: the results are written and every child is gone. A
             # thread still blocked in a plugin must not keep the process alive.
             signals.force_exit(code if isinstance(code, int) else signals.exit_code())
-
-
-#: the cyclic collector's thresholds during a command (Python's are 700, 10, 10)
-COMMAND_GC_THRESHOLDS = (50_000, 20, 100)
-
-
-def _collect_rarely() -> tuple[int, int, int]:
-    """Raise the collector's thresholds for the rest of the command; the old ones.
-
-    A command first imports its modules (about 150): their functions and classes live until
-    the end and hold few cycles, yet at Python's thresholds the collector ran ~45 young and
-    ~5 middle passes over them, ~8 ms of a ~240 ms ``waza run`` of 2,000 mock tasks. The runs
-    then make garbage cycles at most about 50,000 container allocations apart before a pass
-    frees them: a few megabytes, not a leak. (``waza run`` pauses the collector while it
-    builds its engine and freezes what it built; see ``run.command.load``.)"""
-    import gc  # a built-in module: no cost
-
-    thresholds = gc.get_threshold()
-    gc.set_threshold(*COMMAND_GC_THRESHOLDS)
-    return thresholds
 
 
 def _spare_the_last_collection() -> None:

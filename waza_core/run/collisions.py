@@ -24,6 +24,7 @@ from typing import Any
 
 from waza_core.errors import WazaError
 from waza_core.run.multimodel import per_model_path
+from waza_core.suite.cache import folded_inode
 
 STDOUT = "-"
 #: what :func:`_suite_paths` yields: a file the loader read, a task file it read, a file a
@@ -92,7 +93,7 @@ def _suite_file_of(path: str, ident: tuple, suite: Any) -> str | None:
     parts = set(Path(real).parts)
     # no task file had the target's inode when the loader stat'ed it: none is the target
     inodes = getattr(suite, "task_file_inodes", None)
-    skip_tasks = ident[0] == "path" or (inodes is not None and ident[2] not in inodes)
+    skip_tasks = ident[0] == "path" or (inodes is not None and folded_inode(ident[2]) not in inodes)
     for name, candidate, kind in _suite_paths(suite, parts):
         if kind == _FOLDER:
             inside = os.path.realpath(candidate).rstrip(os.sep) + os.sep

@@ -28,7 +28,7 @@ from typing import Callable
 
 import attrs
 
-from waza_core import signals
+from waza_core import collector, signals
 from waza_core.errors import ExitCode, WazaError
 from waza_core.log import configure_logging, get_logger
 from waza_core.plugins import DISABLE_PREFIX, PluginRequest, get_registry
@@ -212,11 +212,12 @@ def load(eval_file: Path, plugins: list[str]):
     Loading the suite makes objects that all live until the end: the cyclic collector
     cannot find garbage there, but its full passes over a growing heap took half of the
     start-up of a 100k-task suite. So it runs rarer while loading (a cold load makes
-    cyclic garbage), off while the engine is built (:func:`build_engine`); then what was
+    cyclic garbage; ``main()`` has set that up already, a caller of :func:`run_command`
+    may not have), off while the engine is built (:func:`build_engine`); then what was
     built is frozen out of its sight, so the collections during the runs only look at
-    what the runs make."""
+    what the runs make, at the thresholds the process had (:mod:`waza_core.collector`)."""
     thresholds = gc.get_threshold()
-    gc.set_threshold(*BUILD_GC_THRESHOLDS)
+    gc.set_threshold(*collector.SETUP_THRESHOLDS)
     try:
         registry = get_registry(plugins)
         for p in registry.broken():
@@ -227,9 +228,6 @@ def load(eval_file: Path, plugins: list[str]):
         gc.set_threshold(*thresholds)
     return suite, registry
 
-
-#: collector thresholds while loading the suite (default 700, 10, 10)
-BUILD_GC_THRESHOLDS = (50_000, 20, 100)
 
 
 def plan_models(suite, targets: OutputTargets, flags: RunFlags,
@@ -466,6 +464,7 @@ def build_engine(suite, registry, reporter, model: str, settings: PassSettings,
         gc.freeze()
     finally:
         gc.enable()
+        collector.as_before()  # the runs: the usual passes (a cycle there may hold a transcript)
     return engine, finished
 
 

@@ -37,7 +37,7 @@ from waza_core.paths import display_path
 from waza_core.suite import globs, prefetch, project_config, script_paths, ungraded, versions, yamlio
 from waza_core.suite import mocks as mock_checks
 from waza_core.suite import schema as schemas
-from waza_core.suite.cache import SuiteCache, stat_key
+from waza_core.suite.cache import SuiteCache, folded_inode, stat_key
 from waza_core.suite.problems import Problems, read_yaml
 
 #: ``config`` keys that become the :class:`SuiteConfig` field of that name as they are
@@ -306,7 +306,7 @@ def _load_checked(file: Path | str, kind: str, registry, problems: Problems, cac
     except OSError:
         key = None
     if inodes is not None:
-        inodes.append(-1 if key is None else key[3])
+        inodes.append(-1 if key is None else folded_inode(key[3]))
     if key is not None:
         data = cache.get(name, kind, key)
         if data is not None:
@@ -760,7 +760,9 @@ def _load_task(file: Path | str, registry, problems: Problems, cache, name: str 
     text = None
     name = os.fspath(file) if name is None else name
     shown = display_path(name, cwd)
-    compact = cache.last_blob is not None  # from the suite cache: its graders' configs kept as JSON too
+    # the suite cache holds the document (found there, or stored by this load): the task keeps
+    # it as compact JSON (raw=), and its graders their configs so too
+    compact = cache.last_blob is not None
     graders = _grader_specs(data.get("graders") or [], file, shown=shown, shared=shared, compact=compact)
     inputs = data["inputs"]
     prompt = inputs.get("prompt")
