@@ -164,6 +164,21 @@ class SuiteConfig:
     models: tuple[str, ...] = ()  # waza for Python: one run of the suite per model
 
 
+class TaskFileInodes:
+    """The inode of every task file one load read (folded into an ``array('q')``, disabled
+    tasks too), for the tasks tuple that load made: a suite whose ``tasks`` were replaced
+    since (``attrs.evolve``) is not covered, and gets every task file compared by ``stat``."""
+
+    __slots__ = ("tasks", "inodes")
+
+    def __init__(self, tasks: tuple[TaskSpec, ...], inodes: Any) -> None:
+        self.tasks, self.inodes = tasks, inodes
+
+    def rules_out(self, suite: Suite, folded_inode: int) -> bool:
+        """True when no task file of ``suite`` had ``folded_inode`` when it was loaded."""
+        return suite.tasks is self.tasks and folded_inode not in self.inodes
+
+
 @attrs.frozen
 class Suite:
     name: str
@@ -189,12 +204,11 @@ class Suite:
     trigger_tests: dict | None = None
     #: ``file:line:col: warning: ...`` lines found while loading (unknown keys of a 1.x eval)
     warnings: tuple[str, ...] = ()
-    #: the inode of every task file the loader read (an ``array('q')``, in no particular
-    #: use order; disabled tasks too), from the ``stat`` it made anyway; None when not known.
-    #: The output collision check stats a task file only when its inode is one of these
-    #: (:mod:`waza_core.run.collisions`): a ``stat`` per task file of every re-run was ~5%
-    #: of a warm 100,000-task run
-    task_file_inodes: Any = attrs.field(default=None, eq=False, repr=False)
+    #: the inodes of the task files the loader read, from the ``stat`` it made anyway
+    #: (:class:`TaskFileInodes`); None when not known. The output collision check stats a task
+    #: file only when the target's inode is one of these (:mod:`waza_core.run.collisions`): a
+    #: ``stat`` per task file of every re-run was ~5% of a warm 100,000-task run
+    task_file_inodes: TaskFileInodes | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def dir(self) -> Path:

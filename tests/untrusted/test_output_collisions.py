@@ -125,7 +125,7 @@ def test_an_existing_target_stats_task_files_only_when_it_has_a_task_files_inode
     for i in range(2, 6):
         (suite / "tasks" / f"t{i}.yaml").write_text(TASK.replace("id: t1", f"id: t{i}"))
     loaded = load_suite(suite / "eval.yaml", registry)
-    assert sorted(loaded.task_file_inodes) == sorted(os.stat(t.filename).st_ino for t in loaded.tasks)
+    assert sorted(loaded.task_file_inodes.inodes) == sorted(os.stat(t.filename).st_ino for t in loaded.tasks)
     (suite / "old.json").write_text("{}")
     os.link(suite / "tasks" / "t3.yaml", suite / "hard.json")
     task_files = {t.filename for t in loaded.tasks}
@@ -142,10 +142,11 @@ def test_an_existing_target_stats_task_files_only_when_it_has_a_task_files_inode
     for target in ("hard.json", "tasks/t3.yaml"):
         with pytest.raises(WazaError, match="would overwrite the task file"):
             collisions.check_outputs([(f"-o {target}", os.fspath(suite / target))], loaded)
-    statted.clear()
-    unknown = attrs.evolve(loaded, task_file_inodes=None)  # e.g. tasks_from: every task file is stat'ed
-    collisions.check_outputs([("-o old.json", os.fspath(suite / "old.json"))], unknown)
-    assert task_files <= set(statted)
+    for other in (attrs.evolve(loaded, task_file_inodes=None),  # e.g. tasks_from: not known
+                  attrs.evolve(loaded, tasks=tuple([*loaded.tasks]))):  # tasks replaced since the load
+        statted.clear()
+        collisions.check_outputs([("-o old.json", os.fspath(suite / "old.json"))], other)
+        assert task_files <= set(statted)  # every task file compared by its stat
 
 
 def test_inode_numbers_above_2_63_load_and_still_collide(suite, registry, monkeypatch):
@@ -159,7 +160,7 @@ def test_inode_numbers_above_2_63_load_and_still_collide(suite, registry, monkey
     real_key = suite_cache.stat_key
     monkeypatch.setattr(load_mod, "stat_key", lambda path: [*real_key(path)[:3], real_key(path)[3] | 1 << 63])
     loaded = load_mod.load_suite(suite / "eval.yaml", registry)
-    assert list(loaded.task_file_inodes) == [os.stat(loaded.tasks[0].filename).st_ino]
+    assert list(loaded.task_file_inodes.inodes) == [os.stat(loaded.tasks[0].filename).st_ino]
     with pytest.raises(WazaError, match="would overwrite the task file"):
         collisions.check_outputs([("-o t1", loaded.tasks[0].filename)], loaded)
 

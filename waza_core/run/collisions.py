@@ -93,7 +93,7 @@ def _suite_file_of(path: str, ident: tuple, suite: Any) -> str | None:
     parts = set(Path(real).parts)
     # no task file had the target's inode when the loader stat'ed it: none is the target
     inodes = getattr(suite, "task_file_inodes", None)
-    skip_tasks = ident[0] == "path" or (inodes is not None and folded_inode(ident[2]) not in inodes)
+    skip_tasks = ident[0] == "path" or (inodes is not None and inodes.rules_out(suite, folded_inode(ident[2])))
     for name, candidate, kind in _suite_paths(suite, parts):
         if kind == _FOLDER:
             inside = os.path.realpath(candidate).rstrip(os.sep) + os.sep

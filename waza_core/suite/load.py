@@ -32,7 +32,7 @@ from typing import Any
 
 from waza_core import cache_json
 from waza_core.errors import SuiteError
-from waza_core.model import CheckpointSpec, FileInput, GraderSpec, Suite, SuiteConfig, TaskSpec
+from waza_core.model import CheckpointSpec, FileInput, GraderSpec, Suite, SuiteConfig, TaskFileInodes, TaskSpec
 from waza_core.paths import display_path
 from waza_core.suite import globs, prefetch, project_config, script_paths, ungraded, versions, yamlio
 from waza_core.suite import mocks as mock_checks
@@ -496,15 +496,16 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
     known = set(schemas.load("eval")["properties"]["config"]["properties"])
     config = _suite_config(cfg, known, file)
     assert version is not None  # a suite without a readable version has a problem above
+    enabled = tuple(t for t in tasks if t.enabled)
     return Suite(
         name=data["name"], skill=str(data.get("skill") or ""), file=file, config=config,
-        tasks=tuple(t for t in tasks if t.enabled), graders=tuple(graders),
+        tasks=enabled, graders=tuple(graders),
         description=data.get("description", ""), version=str(data.get("version", "")),
         metrics=tuple(data.get("metrics") or ()), inputs=inputs,
         hooks=data.get("hooks"), baseline=bool(data.get("baseline", False)), raw=data,
         schema_version=version.effective, scenario=_scalar(data, "scenario", text) if version.scenario else None,
         adversarial=data.get("adversarial"), trigger_tests=triggers, warnings=tuple(warnings),
-        task_file_inodes=inodes if inodes is not None and -1 not in inodes else None,
+        task_file_inodes=TaskFileInodes(enabled, inodes) if inodes is not None and -1 not in inodes else None,
     )
 
 
