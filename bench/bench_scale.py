@@ -10,12 +10,13 @@ the size of the results file. Targets (issue 15) for 100,000 tasks: peak RSS at 
 300 MB and at most 120 us of wall time per task; the per-task cost should not grow
 with the number of tasks.
 
-Last figures (2-core machine, load average about 1, median of 3): 2,000 tasks 126 us
-wall, 125 us CPU per task, 37 MiB (half of it fixed start-up); 20,000 tasks 62 us wall,
-61 us CPU, 73 MiB; 100,000 tasks 53 us wall, 53 us CPU, 235 MiB peak, a 127 MB results
-file. Both 100,000-task targets are met (the first figures of issue 15 were 310 us and
-1,167 MB; the same code on a busier machine: 100 us); docs/architecture.md says where the
-time and memory go.
+Last figures (session 14; a 2-core virtual machine whose speed moves by half within
+minutes, so wall and CPU figures from one run are good to about that; median of 3):
+2,000 tasks 182 us wall per task (fixed start-up is most of it), 32 MiB; 20,000 tasks
+100 us, 55 MiB; 100,000 tasks 66 us, 164 MiB peak, a 127 MB results file. Issue 15's
+targets hold; issue 24's warm targets (40 us and 150 MB at 100,000 tasks) do not:
+docs/architecture.md says where the time and memory go, and what meeting them needs.
+(Earlier, on a quieter machine: 100,000 tasks 53 us, 235 MiB.)
 """
 
 from __future__ import annotations
