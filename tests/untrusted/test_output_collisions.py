@@ -165,6 +165,20 @@ def test_inode_numbers_above_2_63_load_and_still_collide(suite, registry, monkey
         collisions.check_outputs([("-o t1", loaded.tasks[0].filename)], loaded)
 
 
+def test_a_disabled_tasks_file_is_still_a_file_of_the_suite(suite):
+    """A task with ``enabled: false`` is not run, but its file is the suite's: an output
+    naming it (or a hard link to it) is refused before anything runs, the file untouched."""
+    disabled = suite / "tasks" / "t9.yaml"
+    disabled.write_text(TASK.replace("id: t1", "id: t9") + "enabled: false\n")
+    os.link(disabled, suite / "hard9.json")
+    before = disabled.read_bytes()
+    for target in ("tasks/t9.yaml", "hard9.json"):
+        proc = run_waza("run", ".", "-o", target, cwd=suite)
+        assert proc.returncode == 2 and b"would overwrite the task file" in proc.stderr, proc.stderr
+        assert b"(a disabled task)" in proc.stderr and b"Traceback" not in proc.stderr
+    assert disabled.read_bytes() == before
+
+
 def test_separate_outputs_run(suite):
     proc = run_waza("run", ".", "-o", "r.json", "--journal", "j.jsonl", "--reporter", "junit:r.xml", cwd=suite)
     assert proc.returncode == 0, proc.stderr.decode()

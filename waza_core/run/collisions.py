@@ -116,7 +116,7 @@ def _suite_file_of(path: str, ident: tuple, suite: Any) -> str | None:
 def _suite_paths(suite: Any, parts: set[str]) -> Iterator[tuple[str, str, str]]:
     """(how to name it, path, :data:`_READ` / :data:`_NAMED` / :data:`_FOLDER`) of the suite's
     own files: eval.yaml and ``.waza.yaml`` beside it, the fixtures folder,
-    every task file and ``context_dir``, and every string of a document that names a file
+    every task file (of a disabled task too) and ``context_dir``, and every string of a document that names a file
     relative to the eval's folder, the task's folder or the fixtures folder. Only strings
     whose last part is a part of the target's resolved path are looked at (a cheap filter:
     a 100,000-task suite has millions of strings)."""
@@ -135,6 +135,8 @@ def _suite_paths(suite: Any, parts: set[str]) -> Iterator[tuple[str, str, str]]:
         if needles is not None and not task.may_hold(*needles):
             continue  # no string of the document can end in a part of the target
         yield from _named(task.raw, (Path(task.filename).parent, root, fixtures), f"task {task.id!r}", parts)
+    for filename in getattr(suite, "disabled_task_files", ()):
+        yield f"the task file {filename} (a disabled task)", filename, _TASK
 
 
 #: characters JSON may write escaped (besides ``\\uXXXX``): a part holding one is not searched as bytes
