@@ -41,8 +41,7 @@ class GraderSpec:
         access (about a microsecond; the dict, its lists and strings held ~270 B more per
         grader, 27 MB of a 100,000-task suite), so the dict returned is then a new one each
         time: read it, do not change it."""
-        config = self._config
-        return cache_json.decode(config) if isinstance(config, bytes) else config
+        return _plain_config(self._config)
 
 
 @attrs.frozen
@@ -174,9 +173,10 @@ class TaskFileInodes:
     def __init__(self, tasks: tuple[TaskSpec, ...], inodes: Any) -> None:
         self.tasks, self.inodes = tasks, inodes
 
-    def rules_out(self, suite: Suite, folded_inode: int) -> bool:
-        """True when no task file of ``suite`` had ``folded_inode`` when it was loaded."""
-        return suite.tasks is self.tasks and folded_inode not in self.inodes
+    def rules_out(self, suite: Suite, folded: int) -> bool:
+        """True when no task file of ``suite`` had the inode ``folded`` (see
+        ``suite.cache.folded_inode``) when it was loaded."""
+        return suite.tasks is self.tasks and folded not in self.inodes
 
 
 @attrs.frozen

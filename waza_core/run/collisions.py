@@ -114,10 +114,10 @@ def _suite_file_of(path: str, ident: tuple, suite: Any) -> str | None:
 
 
 def _suite_paths(suite: Any, parts: set[str]) -> Iterator[tuple[str, str, str]]:
-    """(how to name it, path, :data:`_READ` / :data:`_NAMED` / :data:`_FOLDER`) of the suite's
-    own files: eval.yaml and ``.waza.yaml`` beside it, the fixtures folder,
-    every task file (of a disabled task too) and ``context_dir``, and every string of a document that names a file
-    relative to the eval's folder, the task's folder or the fixtures folder. Only strings
+    """(how to name it, path, :data:`_READ` / :data:`_TASK` / :data:`_NAMED` / :data:`_FOLDER`)
+    of the suite's own files: eval.yaml and ``.waza.yaml`` beside it, the fixtures folder,
+    every task file (a disabled task's too) and ``context_dir``, and every string of a
+    document that names a file relative to the eval's folder, the task's folder or the fixtures folder. Only strings
     whose last part is a part of the target's resolved path are looked at (a cheap filter:
     a 100,000-task suite has millions of strings)."""
     root = Path(suite.file).parent
