@@ -218,13 +218,16 @@ def _weight(value: Any) -> float:
 
 
 def _grader_specs(entries: list, file: Path | str, base: str = "graders", shown: str | None = None,
-                  shared: dict[str, str] | None = None, compact: bool = False) -> list[GraderSpec]:
+                  shared: dict[str, str] | None = None, compact: bool = False,
+                  at_file: str | None = None) -> list[GraderSpec]:
     """Grader specs of a checked document (``ref`` entries already resolved); ``shown``:
     ``display_path(file)``, when the caller has it. ``shared``: strings seen so far in
     this load; an entry's ``type`` and ``name`` become the first equal string (in the
     document too), so 100,000 tasks do not keep 100,000 copies of ``"text"``. ``compact``:
     each spec keeps its config as compact JSON (``GraderSpec.config``), as a task that came
-    through the suite cache keeps its document."""
+    through the suite cache keeps its document. ``at_file``: the path string the task keeps;
+    an entry of its ``graders`` list then keeps its index, not the ``where`` string made
+    from it (``GraderSpec.where``)."""
     where = display_path(file) if shown is None else shown
     specs = []
     for i, (e, name) in enumerate(zip(entries, grader_names(entries), strict=True)):
@@ -239,8 +242,11 @@ def _grader_specs(entries: list, file: Path | str, base: str = "graders", shown:
             config = _entry_assertions(e, config)[0]
         if compact and config:
             config = cache_json.compact(config) or config
-        specs.append(GraderSpec(type=kind, name=name, weight=1.0 if weight is None else _weight(weight),
-                                config=config, where=f"{where} ({base}[{i}])"))
+        weight = 1.0 if weight is None else _weight(weight)
+        if at_file is not None and base == "graders":
+            specs.append(GraderSpec(type=kind, name=name, weight=weight, config=config, where=i, at_file=at_file))
+        else:
+            specs.append(GraderSpec(type=kind, name=name, weight=weight, config=config, where=f"{where} ({base}[{i}])"))
     return specs
 
 
@@ -765,7 +771,8 @@ def _load_task(file: Path | str, registry, problems: Problems, cache, name: str 
     # the suite cache holds the document (found there, or stored by this load): the task keeps
     # it as compact JSON (raw=), and its graders their configs so too
     compact = cache.last_blob is not None
-    graders = _grader_specs(data.get("graders") or [], file, shown=shown, shared=shared, compact=compact)
+    graders = _grader_specs(data.get("graders") or [], file, shown=shown, shared=shared, compact=compact,
+                            at_file=name)
     inputs = data["inputs"]
     prompt = inputs.get("prompt")
     if "prompt_file" in inputs:

@@ -1,0 +1,76 @@
+"""Two fields a 100,000-task suite held once per task are made when asked for: a task
+grader's ``where`` (kept as its index in the task file's ``graders`` list) and a task's empty
+``context`` (kept as None). Both read, compare, hash, print and pickle as the plain values."""
+
+from __future__ import annotations
+
+import pickle
+
+import attrs
+
+from tests.conftest import BASIC_EVAL
+from waza_core.model import GraderSpec, TaskSpec
+from waza_core.suite.load import load_suite
+
+TASK = """id: t1
+inputs: {prompt: "say hi"}
+graders:
+  - {type: text, name: first, config: {contains: ["hi"]}}
+  - {type: text, name: second, config: {contains: ["h"]}}
+checkpoints:
+  - after_turn: 1
+    graders: [{type: text, name: early, config: {contains: ["h"]}}]
+"""
+
+WITH_CONTEXT = """id: t2
+inputs: {prompt: "say hi", context: {doc: "source text"}}
+graders: [{type: text, name: first, config: {contains: ["hi"]}}]
+"""
+
+
+def _tasks(make_suite, registry, monkeypatch, cache: bool) -> dict[str, TaskSpec]:
+    path = make_suite(BASIC_EVAL, {"tasks/t1.yaml": TASK, "tasks/t2.yaml": WITH_CONTEXT})
+    monkeypatch.chdir(path.parent)
+    if not cache:
+        monkeypatch.setenv("WAZA_NO_CACHE", "1")
+    load_suite(path, registry)  # the first load stores the documents; the second reads them
+    return {t.id: t for t in load_suite(path, registry).tasks}
+
+
+def test_a_task_graders_where_is_its_index_and_reads_as_the_string(make_suite, registry, monkeypatch):
+    for cache in (True, False):
+        t1 = _tasks(make_suite, registry, monkeypatch, cache)["t1"]
+        first, second = t1.graders
+        assert (first._where, second._where) == (0, 1)  # noqa: SLF001 - what the change is about
+        assert first.where == "tasks/t1.yaml (graders[0])" and second.where == "tasks/t1.yaml (graders[1])"
+        (early,) = t1.checkpoints[0].graders  # other lists keep the string
+        assert early.where == "tasks/t1.yaml (checkpoints[0].graders[0])"
+        plain = attrs.evolve(first, where=first.where, at_file=None)
+        assert isinstance(plain._where, str)  # noqa: SLF001
+        assert plain == first and first == plain and hash(plain) == hash(first)
+        assert first != second and first != attrs.evolve(first, where="elsewhere", at_file=None)
+        assert repr(first) == repr(plain) and "where='tasks/t1.yaml (graders[0])'" in repr(first)
+        assert pickle.loads(pickle.dumps(first)) == first
+
+
+def test_a_specs_equality_still_compares_every_field():
+    base = GraderSpec(type="text", name="a", weight=1.0, config={"contains": ["x"]}, where="f.yaml:3:5")
+    assert base == GraderSpec(type="text", name="a", config={"contains": ["x"]}, where="f.yaml:3:5")
+    for change in ({"type": "regex"}, {"name": "b"}, {"weight": 2.0}, {"config": {}}, {"where": "f.yaml:4:5"}):
+        assert attrs.evolve(base, **change) != base
+    assert base != ("text", "a") and (base == object()) is False
+
+
+def test_an_empty_context_is_none_and_reads_as_a_new_dict(make_suite, registry, monkeypatch):
+    for cache in (True, False):
+        tasks = _tasks(make_suite, registry, monkeypatch, cache)
+        bare, rich = tasks["t1"], tasks["t2"]
+        assert bare._context is None and bare.context == {}  # noqa: SLF001
+        bare.context["leak"] = 1  # a caller's change reaches no other read, and no other task
+        assert bare.context == {} and bare.context is not bare.context
+        assert rich.context == {"doc": "source text"} and rich.context is rich.context
+    task = TaskSpec(id="t", name="t", prompt="p", file="t.yaml")
+    assert task == TaskSpec(id="t", name="t", prompt="p", file="t.yaml", context={})
+    richer = attrs.evolve(task, context={"doc": "x"})
+    assert richer.context == {"doc": "x"} and richer != task and attrs.evolve(richer, context={}) == task
+    assert pickle.loads(pickle.dumps(richer)) == richer and "context={'doc': 'x'}" in repr(richer)
