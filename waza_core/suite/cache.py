@@ -27,7 +27,8 @@ fragments). A lookup out of order (a file added, renamed or gone) reads the head
 all lines once. The file is written again (atomically) when a file was checked again,
 a line was found out of order or lines of files no longer visited are left, with the
 lines of the files this load visited, in its order. A JSON text cannot hold a raw tab
-or newline, so they delimit safely.
+or newline, so they delimit safely. A file of :data:`MAP_FROM_BYTES` or more is mapped, not
+read, and the load drops its pages as it reads on (:meth:`SuiteCache._drop_read`).
 
 Limits: a document is cached only if its JSON is at most :data:`MAX_GROWTH` times its
 source plus :data:`GROWTH_SLACK` bytes (docs/safety.md), and only if it comes back
@@ -48,12 +49,15 @@ import os
 from array import array
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from waza_core import cache_json, untrusted
 from waza_core._version import __version__
 from waza_core.safe_write import replace_entry
 from waza_core.suite import cache_checks, schema, seal
+
+if TYPE_CHECKING:
+    import mmap
 
 FORMAT = 2
 #: a checked document is cached only if its JSON is at most this many times the size
@@ -64,6 +68,12 @@ GROWTH_SLACK = 64 * 1024
 
 #: the largest suite cache file read back (a bigger one is ignored and written again)
 MAX_FILE_BYTES = 1 << 30
+#: a cache file this big or bigger is mapped, not read, and the pages a load has read are
+#: dropped as it goes (:meth:`SuiteCache._drop_read`): a 100,000-task suite's 24 MiB file,
+#: held whole until its last task was built, was most of what the load's peak had beyond the suite
+MAP_FROM_BYTES = 1 << 20
+#: how far a load reads on in a mapped file before it drops the pages behind it
+DROP_EVERY_BYTES = 1 << 20
 
 _encode = cache_json.encode
 _decode = cache_json.decode
@@ -255,10 +265,11 @@ def _decode_head(blob: bytes | memoryview) -> Any:
         return json.loads(bytes(blob))
 
 
-def _line_of(buf: bytes, head: bytes, pos: int) -> bool:
-    """Whether the line at ``pos`` starts with ``head`` and a tab."""
+def _line_of(buf: bytes | mmap.mmap, head: bytes, pos: int) -> bool:
+    """Whether the line at ``pos`` starts with ``head`` and a tab (``find`` in exactly that
+    span: a mapped file has no ``startswith``)."""
     after = pos + len(head)
-    return buf.startswith(head, pos) and buf[after:after + 1] == b"\t"
+    return buf.find(head, pos, after) == pos and buf.find(b"\t", after, after + 1) == after
 
 
 class SuiteCache:
@@ -268,8 +279,10 @@ class SuiteCache:
         self.dir = cache_dir()
         self.registry = registry
         self.dirty = False
-        self._buf = b""  # the cache file as read: header line, then one line per file
+        #: the cache file as read (or mapped: :data:`MAP_FROM_BYTES`): header line, then one line per file
+        self._buf: bytes | mmap.mmap = b""
         self._view = memoryview(self._buf)
+        self._dropped = 1 << 62  # in a mapped file: the pages before it are dropped (never in bytes)
         self._pos = 0  # where the line of the next file in the last load's order starts
         self._index: dict[tuple[str, str], tuple[int, int]] | None = None  # lookups out of order
         #: what the next save writes, in visit order: (start, end) of a line of ``_buf``,
@@ -297,30 +310,37 @@ class SuiteCache:
         self.path = self.dir / "suites" / (hashlib.sha256(os.fsencode(eval_file)).hexdigest() + ".json")
         self.fp = fingerprint(registry)
         try:  # a link, a FIFO or a huge file planted in the cache folder is not read
-            buf = untrusted.read_bytes(self.path, limit=MAX_FILE_BYTES)
+            buf = untrusted.read_or_map(self.path, limit=MAX_FILE_BYTES, map_from=MAP_FROM_BYTES)
         except (OSError, untrusted.UntrustedInput):
             return
         header = self._read_header(buf)
-        if header is not None:
-            self._buf, self._view = buf, memoryview(buf)
-            self._pos = self._start = buf.find(b"\n") + 1
-            secret = seal.key(apart_from=self.dir)
-            lines = self._view[self._start:]
+        if header is None:
+            _close(buf)
+            return
+        self._buf, self._view = buf, memoryview(buf)
+        self._pos = self._start = buf.find(b"\n") + 1
+        secret = seal.key(apart_from=self.dir)
+        with self._view[self._start:] as lines:
             self.sealed = secret is not None and seal.matches(secret, self._sealed_name(), lines, header.get("seal"))
+        if not isinstance(buf, bytes):
+            self._dropped = 0
+            self._drop_read(len(buf))  # the seal read every page
+            self._dropped = 0
 
     def _sealed_name(self) -> str:
         """What the seal binds the lines to besides their bytes: the fingerprint and this cache
         file's name (another suite's sealed file copied here is not sealed here)."""
         return f"{self.fp}\n{os.fsdecode(self.path.name)}"
 
-    def _read_header(self, buf: bytes) -> dict | None:
+    def _read_header(self, buf: bytes | mmap.mmap) -> dict | None:
         """The header line of ``buf`` when it is this fingerprint's: ``{"fingerprint": ...}``,
         and ``"seal"`` when waza sealed the lines (:mod:`waza_core.suite.seal`)."""
-        if not buf.startswith(b'{"fingerprint":"%s"' % self.fp.encode()):
+        start = b'{"fingerprint":"%s"' % self.fp.encode()
+        if buf[:len(start)] != start:
             return None
         end = buf.find(b"\n")
         try:
-            header = _decode(memoryview(buf)[:end]) if end > 0 else None
+            header = _decode(buf[:end]) if end > 0 else None
         except (ValueError, RecursionError):  # nested too deeply: not ours
             return None
         return header if isinstance(header, dict) and header.get("fingerprint") == self.fp else None
@@ -366,6 +386,8 @@ class SuiteCache:
             if end < 0:
                 return None  # a last line cut short
             self._pos = end + 1
+            if end - self._dropped > DROP_EVERY_BYTES:
+                self._drop_read(pos)
             return self._document(head, pos, end + 1, kind)
         if self._line_head(pos) == (file, kind):  # the next line, of this file before it changed
             self._pos = buf.find(b"\n", pos) + 1
@@ -443,6 +465,28 @@ class SuiteCache:
             return head[0], head[1]
         return None
 
+    def _drop_read(self, upto: int) -> None:
+        """Drop this process's pages of the mapped file from the last drop to ``upto`` (they
+        stay in the system's file cache, so a later look back reads them again at no cost)."""
+        import mmap  # deferred, as in untrusted.read_or_map
+
+        start = self._dropped
+        end = upto - upto % mmap.PAGESIZE
+        if end > start:
+            try:
+                self._buf.madvise(mmap.MADV_DONTNEED, start, end - start)  # type: ignore[union-attr]
+            except (OSError, ValueError):
+                pass  # only memory: never a reason to fail a load
+            self._dropped = end
+
+    def close(self) -> None:
+        """Let go of the file read or mapped (after :meth:`save`; the cache answers nothing after)."""
+        buf, self._buf = self._buf, b""
+        self._view.release()
+        self._view = memoryview(self._buf)
+        self._index = None
+        _close(buf)
+
     def _lookup(self, file: str, kind: str) -> tuple[int, int] | None:
         """(start, end) of the line of ``file`` anywhere in the cache file: the headers of
         all lines are read once, the first time a file is not where the last load had it."""
@@ -457,6 +501,10 @@ class SuiteCache:
                 if found is not None:
                     self._index.setdefault(found, (pos, end + 1))
                 pos = end + 1
+            if not isinstance(buf, bytes):
+                dropped, self._dropped = self._dropped, 0
+                self._drop_read(len(buf))  # every header was read
+                self._dropped = dropped
         return self._index.get((file, kind))
 
     def put(self, file: str, kind: str, key: list[int], data: Any) -> None:
@@ -508,6 +556,15 @@ class SuiteCache:
             body.release()
             replace_entry(self.path, bytes(out), 0o600)  # a planted link is replaced, not followed
         except Exception:  # a cache that cannot be written is only a slower next load
+            pass
+
+
+def _close(buf: bytes | mmap.mmap) -> None:
+    """Unmap ``buf`` when it is a mapped file (a view of it still held: the mapping goes with it)."""
+    if not isinstance(buf, bytes):
+        try:
+            buf.close()
+        except BufferError:
             pass
 
 

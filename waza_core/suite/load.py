@@ -491,6 +491,7 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
         _check_scripts(file, graders, tasks, data.get("hooks"), problems)
         ungraded.check(file, data, graders, tasks, problems)
     cache.save()
+    cache.close()
     warnings = sorted(problems.warnings, key=_position_key)
     if strict and warnings:
         problems.items.extend(w.replace(": warning: ", ": ", 1).removesuffix("; ignored") + " (an error with --strict)"
