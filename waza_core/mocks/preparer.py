@@ -61,7 +61,7 @@ def mocks_and_repos(prepared):
 def _any_task_may_hold(prepared, keys: tuple[bytes, ...]) -> bool:
     """Whether any task's document may hold one of ``keys`` (a loop over the prepared tasks:
     once per task of every run)."""
-    for p in prepared.by_id.values():
-        if p.task.may_hold(*keys):
+    for task in prepared.by_id.task_specs():
+        if task.may_hold(*keys):
             return True
     return False

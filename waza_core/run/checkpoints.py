@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 def checkpoints(prepared: PreparedSuite) -> RunPreparer | None:
     """The run preparer of task checkpoints; None when no task has any."""
-    with_checkpoints = [p.task for p in prepared.by_id.values() if p.task.checkpoints]
+    with_checkpoints = [t for t in prepared.by_id.task_specs() if t.checkpoints]
     if not with_checkpoints:
         return None
     executor = prepared.executor
@@ -53,7 +53,7 @@ def checkpoints(prepared: PreparedSuite) -> RunPreparer | None:
             graders[(task.id, cp.after_turn)] = built
             prepared.extra_graders.extend(built)
             if any(g.needs_workspace for g in built):
-                prepared.by_id[task.id].needs_workspace = True
+                prepared.by_id.keep(task.id).needs_workspace = True
 
     def prepare(setup: RunSetup) -> None:
         task = setup.task

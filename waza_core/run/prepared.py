@@ -100,23 +100,113 @@ class PreparedTask:
         return [*glob, *own] if own and glob else own or glob
 
 
-class _PerTask(Mapping):
-    """A read-only view of one field of every :class:`PreparedTask`, by task id."""
+class PreparedTasks(Mapping):
+    """Task id -> :class:`PreparedTask`, in plan order.
 
-    __slots__ = ("by_id", "field")
+    A *bare* task (no input files or fixture, own graders all built per run, the workspace
+    need of its kind of graders) keeps no object: its ``PreparedTask`` is made when asked for
+    (a fraction of a microsecond, once per run). Kept, the objects were 88 B a task, 9 MB of a
+    100,000-task run. Change a task's record through :meth:`keep` only."""
 
-    def __init__(self, by_id: dict[str, PreparedTask], field: str) -> None:
-        self.by_id = by_id
-        self.field = field
+    __slots__ = ("tasks", "positions", "kept", "_bare_workspace", "_global_graders", "_build")
 
-    def __getitem__(self, task_id: str) -> Any:
-        return getattr(self.by_id[task_id], self.field)
+    def __init__(self, tasks: Sequence[TaskSpec], global_graders: Sequence[Grader],
+                 build: Callable[[TaskSpec], tuple[Grader, ...]]) -> None:
+        self.tasks = tasks  # in plan order
+        #: task id -> its position in the plan (and in the results file): read it, do not change it
+        self.positions: dict[str, int] = {}
+        #: position -> the record of a task that is not bare
+        self.kept: dict[int, PreparedTask] = {}
+        self._bare_workspace = bytearray(len(tasks))  # whether a bare task needs a workspace
+        self._global_graders = global_graders
+        self._build = build
+
+    def add_bare(self, position: int, needs_workspace: bool) -> None:
+        self._place(self.tasks[position].id, position)
+        self._bare_workspace[position] = needs_workspace
+
+    def add(self, prepared: PreparedTask) -> None:
+        self._place(prepared.task.id, prepared.position)
+        self.kept[prepared.position] = prepared
+
+    def _place(self, task_id: str, position: int) -> None:
+        """Map ``task_id`` to ``position``; an earlier task of the same id is forgotten, as a
+        dict forgets the value it replaces."""
+        earlier = self.positions.get(task_id)
+        if earlier is not None:
+            self.kept.pop(earlier, None)
+        self.positions[task_id] = position
+
+    def _at(self, position: int) -> PreparedTask:
+        kept = self.kept.get(position)
+        if kept is not None:
+            return kept
+        return PreparedTask(self.tasks[position], None, self._global_graders, NO_INPUTS,
+                            bool(self._bare_workspace[position]), position, self._build)
+
+    def __getitem__(self, task_id: str) -> PreparedTask:
+        return self._at(self.positions[task_id])
+
+    def keep(self, task_id: str) -> PreparedTask:
+        """The record of ``task_id``, kept from now on: what a run preparer changes in it
+        (``needs_workspace``) reaches every run of the task."""
+        position = self.positions[task_id]
+        kept = self.kept.get(position)
+        if kept is None:
+            kept = self.kept[position] = self._at(position)
+        return kept
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.by_id)
+        return iter(self.positions)
 
     def __len__(self) -> int:
-        return len(self.by_id)
+        return len(self.positions)
+
+    def task_specs(self) -> Iterator[TaskSpec]:
+        """Each task once, in plan order (a task id listed twice: its last entry, as in a dict)."""
+        tasks = self.tasks
+        for position in self.positions.values():
+            yield tasks[position]
+
+
+class _TaskSpecs(Mapping):
+    """Task id -> TaskSpec, a read-only view of :class:`PreparedTasks` (no record made)."""
+
+    __slots__ = ("by_id",)
+
+    def __init__(self, by_id: PreparedTasks) -> None:
+        self.by_id = by_id
+
+    def __getitem__(self, task_id: str) -> TaskSpec:
+        return self.by_id.tasks[self.by_id.positions[task_id]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.by_id.positions)
+
+    def __len__(self) -> int:
+        return len(self.by_id.positions)
+
+    def values(self):  # type: ignore[override]  # the tasks themselves, not a view made per key
+        return list(self.by_id.task_specs())
+
+
+class _TaskInputsView(Mapping):
+    """Task id -> TaskInputs, a read-only view of :class:`PreparedTasks`."""
+
+    __slots__ = ("by_id",)
+
+    def __init__(self, by_id: PreparedTasks) -> None:
+        self.by_id = by_id
+
+    def __getitem__(self, task_id: str) -> TaskInputs:
+        kept = self.by_id.kept.get(self.by_id.positions[task_id])
+        return NO_INPUTS if kept is None else kept.inputs
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.by_id.positions)
+
+    def __len__(self) -> int:
+        return len(self.by_id.positions)
 
 
 class PreparedSuite:
@@ -132,10 +222,9 @@ class PreparedSuite:
         options = suite.config.extra.get(executor_cls.config_key, {}) if executor_cls.config_key else {}
         self.executor: Executor = executor_cls(suite, dict(options))
         self.global_graders = [build_grader(s, suite, registry) for s in suite.graders]
-        #: task id -> what its runs need (one record per task, not one dict per kind: a
-        #: 100,000-task suite spends megabytes on every dict keyed by task)
-        self.by_id: dict[str, PreparedTask] = {}
         build_own = self._build_own
+        #: task id -> what its runs need (a bare task keeps no record: :class:`PreparedTasks`)
+        self.by_id = PreparedTasks(tasks, self.global_graders, build_own)
         #: grader type -> class, of the graders built for each attempt
         self._per_run_classes: dict[str, type[Grader]] = {}
         #: the grader types of a task -> their classes, whether all are built per run, and
@@ -152,18 +241,20 @@ class PreparedSuite:
             if known is None:
                 known = kinds[kind] = self._grader_kind(t)  # an unknown type fails here
             classes, per_run, bare_needs_workspace = known
+            if per_run and inputs is NO_INPUTS:
+                self.by_id.add_bare(position, bare_needs_workspace)
+                continue
             if per_run:
                 own = None  # built for each attempt (PreparedTask.graders)
-                needs_workspace = bare_needs_workspace if inputs is NO_INPUTS else \
-                    self._needs_workspace(inputs, [*self.global_graders, *classes])
+                needs_workspace = self._needs_workspace(inputs, [*self.global_graders, *classes])
             else:  # tuples: the one shared () for a task without graders of its own
                 own = tuple([build_grader(s, suite, registry, c) for s, c in zip(t.graders, classes, strict=True)])
                 needs_workspace = self._needs_workspace(inputs, [*self.global_graders, *own])
-            self.by_id[t.id] = PreparedTask(t, own, self.global_graders, inputs, needs_workspace, position, build_own)
+            self.by_id.add(PreparedTask(t, own, self.global_graders, inputs, needs_workspace, position, build_own))
         #: task id -> TaskSpec, TaskInputs, position in the plan (read-only views of ``by_id``)
-        self.tasks: Mapping[str, TaskSpec] = _PerTask(self.by_id, "task")
-        self.inputs: Mapping[str, TaskInputs] = _PerTask(self.by_id, "inputs")
-        self.positions: Mapping[str, int] = _PerTask(self.by_id, "position")
+        self.tasks: Mapping[str, TaskSpec] = _TaskSpecs(self.by_id)
+        self.inputs: Mapping[str, TaskInputs] = _TaskInputsView(self.by_id)
+        self.positions: Mapping[str, int] = self.by_id.positions
         #: setting it also kills every running child process group of this process, and
         #: stops every grading call of this suite in progress (waza_core.grading.deadline)
         self.cancel = CancelEvent()
@@ -235,7 +326,7 @@ class PreparedSuite:
     def all_graders(self) -> list[Grader]:
         """Every grader kept for the suite run (those built per run are not: they have no
         ``start`` or ``close``)."""
-        kept = [g for p in self.by_id.values() if p.own_graders for g in p.own_graders]
+        kept = [g for p in self.by_id.kept.values() if p.own_graders for g in p.own_graders]  # a bare task has none
         return self.global_graders + kept + self.extra_graders
 
     def fixtures_dir(self, task: TaskSpec) -> Path:

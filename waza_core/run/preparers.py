@@ -30,11 +30,11 @@ if TYPE_CHECKING:
 def task_inputs(prepared: PreparedSuite) -> RunPreparer | None:
     """Copy the task's ``inputs.context.fixture`` (a folder's contents, or one file) and write
     its ``inputs.files``."""
-    if not any(p.inputs.files or p.inputs.fixture is not None for p in prepared.by_id.values()):
+    if not any(p.inputs.files or p.inputs.fixture is not None for p in prepared.by_id.kept.values()):  # bare: none
         return None
 
     def fill_workspace(setup: RunSetup) -> None:
-        inputs = setup.prepared.by_id[setup.task.id].inputs
+        inputs = setup.prepared.inputs[setup.task.id]
         ws = setup.workspace_dir
         if ws is None or not (inputs.files or inputs.fixture is not None):
             return
