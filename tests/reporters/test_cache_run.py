@@ -105,6 +105,32 @@ def test_the_key_is_the_same_whether_the_suite_cache_was_used_or_not(ci_suite, t
     assert warm["summary"]["cached_runs"] == again["summary"]["cached_runs"] == off["summary"]["cached_runs"] == 9
 
 
+def test_the_key_is_the_same_for_the_suite_in_another_folder_run_from_another_folder(ci_suite, tmp_path):
+    """Where a task or a grader is written (its file, ``where``) is not part of the key."""
+    import shutil
+
+    cache = tmp_path / "cache"
+    _run(ci_suite, cache, tmp_path / "a.json")
+    moved = tmp_path / "elsewhere" / "suite"
+    shutil.copytree(ci_suite if ci_suite.is_dir() else ci_suite.parent, moved)
+    target = moved if ci_suite.is_dir() else moved / ci_suite.name
+    _proc, second = _run(target, cache, tmp_path / "b.json")
+    assert second["summary"]["cached_runs"] == 9
+
+
+def test_the_key_leaves_out_every_field_that_says_where():
+    from waza_core.model import GraderSpec, TaskSpec
+    from waza_core.run.result_cache import canonical
+
+    task = TaskSpec(id="t", name="t", prompt="p", file="/a/t.yaml", raw={"id": "t"})
+    assert canonical(task) == canonical(TaskSpec(id="t", name="t", prompt="p", file="/b/t.yaml", raw={"id": "t"}))
+    assert not {"file", "filename"} & set(canonical(task))
+    at = GraderSpec(type="text", name="g", config={"contains": ["x"]}, where=0, at_file="/a/t.yaml")
+    written = GraderSpec(type="text", name="g", config={"contains": ["x"]}, where="b/t.yaml:4:5")
+    assert canonical(at) == canonical(written) == {"type": "text", "name": "g", "weight": 1.0,
+                                                   "config": {"contains": ["x"]}}
+
+
 def test_the_key_reads_the_task_document_not_its_stored_form():
     from pathlib import Path
 

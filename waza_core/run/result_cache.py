@@ -41,8 +41,9 @@ DEFAULT_DIR = ".waza-cache"
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
 _ENTRY = re.compile(r"^[0-9a-f]{64}\.json$")
 _TEMP = re.compile(r"^\.[0-9a-f]{64}\.json\..+\.tmp$")
-#: attributes of specs that say where a thing was written, not what it is
-_PLACE = {"file", "where", "line", "col", "positions", "source", "dir"}
+#: attributes of specs that say where a thing was written, not what it is (by the name a field
+#: is passed as: ``TaskSpec.filename`` is ``file=``, ``GraderSpec._where`` is ``where=``)
+_PLACE = {"file", "where", "at_file", "line", "col", "positions", "source", "dir"}
 
 
 class ResultCache:
@@ -124,7 +125,7 @@ def canonical(value: Any) -> Any:
     """A JSON-able, order-stable form of specs (attrs classes, paths, tuples, mappings)."""
 
     if attrs.has(type(value)):
-        names = [_public(a, value) for a in attrs.fields(type(value)) if a.name not in _PLACE]
+        names = [_public(a, value) for a in attrs.fields(type(value)) if a.name not in _PLACE and a.alias not in _PLACE]
         return {name: canonical(getattr(value, name)) for name in names}
     if isinstance(value, dict):
         return {str(k): canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
