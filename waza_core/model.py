@@ -63,7 +63,7 @@ class GraderSpec:
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return self._key() == other._key()  # type: ignore[attr-defined]
+        return self._key() == other._key()
 
     def __ne__(self, other: object) -> bool:
         equal = self.__eq__(other)
