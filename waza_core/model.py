@@ -251,9 +251,10 @@ class Suite:
     trigger_tests: dict | None = None
     #: ``file:line:col: warning: ...`` lines found while loading (unknown keys of a 1.x eval)
     warnings: tuple[str, ...] = ()
-    #: the files of the tasks the loader read with ``enabled: false`` (not in :attr:`tasks`):
-    #: still the suite's, so no output may overwrite them (:mod:`waza_core.run.collisions`)
-    disabled_task_files: tuple[str, ...] = attrs.field(default=(), eq=False, repr=False)
+    #: the tasks the loader read with ``enabled: false`` (not in :attr:`tasks`): their files and
+    #: the files they name are still the suite's, so no output may overwrite them
+    #: (:mod:`waza_core.run.collisions`)
+    disabled_tasks: tuple[TaskSpec, ...] = attrs.field(default=(), eq=False, repr=False)
     #: the inodes of the task files the loader read, from the ``stat`` it made anyway
     #: (:class:`TaskFileInodes`); None when not known. The output collision check stats a task
     #: file only when the target's inode is one of these (:mod:`waza_core.run.collisions`): a

@@ -179,6 +179,50 @@ def test_a_disabled_tasks_file_is_still_a_file_of_the_suite(suite):
     assert disabled.read_bytes() == before
 
 
+def test_the_files_a_disabled_task_names_are_still_the_suites(suite):
+    """A disabled task's ``prompt_file``, ``context_dir`` and grader script are refused as
+    outputs as an enabled task's are."""
+    disabled = suite / "tasks" / "t9.yaml"
+    disabled.write_text("id: t9\nenabled: false\ncontext_dir: ctx9\ninputs: {prompt_file: p9.md}\n"
+                        "graders:\n  - {type: program, name: p, config: {command: python3, args: [check9.py]}}\n")
+    (suite / "tasks" / "p9.md").write_text("the prompt\n")
+    (suite / "tasks" / "ctx9").mkdir()
+    (suite / "check9.py").write_text("print('ok')\n")
+    before = {p: p.read_bytes() for p in suite.rglob("*") if p.is_file()}
+    for target, said in (("tasks/p9.md", b"p9.md (named by task 't9' (a disabled task))"),
+                         ("tasks/ctx9/out.json", b"the context_dir of task 't9' (a disabled task)"),
+                         ("check9.py", b"check9.py (named by task 't9' (a disabled task))")):
+        proc = run_waza("run", ".", "-o", target, cwd=suite)
+        assert proc.returncode == 2 and said in proc.stderr, proc.stderr
+    assert {p: p.read_bytes() for p in suite.rglob("*") if p.is_file()} == before
+
+
+SCRIPT_TASK = """
+id: t1
+inputs: {prompt: hello}
+graders:
+  - type: program
+    name: p
+    config: {command: python3, args: ["{suite_dir}/graders/check.py"]}
+"""
+
+
+def test_a_script_named_from_suite_dir_and_the_trigger_tests_are_the_suites(make_suite):
+    root = make_suite(BASIC_EVAL, {"tasks/t1.yaml": SCRIPT_TASK}, {"graders/check.py": "print('ok')\n"}).parent
+    elsewhere = root.parent / "elsewhere"
+    elsewhere.mkdir()
+    before = (root / "graders" / "check.py").read_bytes()
+    for cwd, target in ((root, "graders/check.py"), (elsewhere, str(root / "graders" / "check.py"))):
+        proc = run_waza("run", str(root), "-o", target, cwd=cwd)
+        assert proc.returncode == 2, proc.stderr
+        assert b"would overwrite {suite_dir}/graders/check.py (named by task 't1')" in proc.stderr, proc.stderr
+    assert (root / "graders" / "check.py").read_bytes() == before
+    # trigger_tests.yaml beside eval.yaml, there or not: writing it would change the suite
+    proc = run_waza("run", ".", "-o", "trigger_tests.yaml", cwd=root)
+    assert proc.returncode == 2 and b"would overwrite the trigger tests" in proc.stderr, proc.stderr
+    assert not (root / "trigger_tests.yaml").exists()
+
+
 def test_separate_outputs_run(suite):
     proc = run_waza("run", ".", "-o", "r.json", "--journal", "j.jsonl", "--reporter", "junit:r.xml", cwd=suite)
     assert proc.returncode == 0, proc.stderr.decode()

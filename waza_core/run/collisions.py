@@ -25,6 +25,8 @@ from typing import Any
 from waza_core.errors import WazaError
 from waza_core.run.multimodel import per_model_path
 from waza_core.suite.cache import folded_inode
+from waza_core.suite.script_paths import SUITE_DIR, expand
+from waza_core.suite.trigger_tests import FILE_NAME as TRIGGER_TESTS
 
 STDOUT = "-"
 #: what :func:`_suite_paths` yields: a file the loader read, a task file it read, a file a
@@ -115,28 +117,29 @@ def _suite_file_of(path: str, ident: tuple, suite: Any) -> str | None:
 
 def _suite_paths(suite: Any, parts: set[str]) -> Iterator[tuple[str, str, str]]:
     """(how to name it, path, :data:`_READ` / :data:`_TASK` / :data:`_NAMED` / :data:`_FOLDER`)
-    of the suite's own files: eval.yaml and ``.waza.yaml`` beside it, the fixtures folder,
-    every task file (a disabled task's too) and ``context_dir``, and every string of a
-    document that names a file relative to the eval's folder, the task's folder or the fixtures folder. Only strings
-    whose last part is a part of the target's resolved path are looked at (a cheap filter:
-    a 100,000-task suite has millions of strings)."""
+    of the suite's own files: eval.yaml, ``.waza.yaml`` and ``trigger_tests.yaml`` beside it,
+    the fixtures folder, every task file and ``context_dir`` (a disabled task's too), and every
+    string of a document that names a file relative to the eval's folder, the task's folder or
+    the fixtures folder, or from ``{suite_dir}``. Only strings whose last part is a part of the target's resolved path
+    are looked at (a cheap filter: a 100,000-task suite has millions of strings)."""
     root = Path(suite.file).parent
     fixtures = root / "fixtures"
     needles = _needles(parts)
     yield f"the eval file {suite.file}", os.fspath(suite.file), _READ
     yield ".waza.yaml", os.fspath(root / ".waza.yaml"), _NAMED
+    yield f"the trigger tests {root / TRIGGER_TESTS}", os.fspath(root / TRIGGER_TESTS), _NAMED
     yield f"the fixtures folder {fixtures}", os.fspath(fixtures), _FOLDER
-    yield from _named(suite.raw, (root, fixtures), "eval.yaml", parts)
-    for task in suite.tasks:
-        yield f"the task file {task.filename}", task.filename, _TASK
-        if task.context_dir:
-            for base in (Path(task.filename).parent, root):
-                yield f"the context_dir of task {task.id!r}", os.fspath(base / task.context_dir), _FOLDER
-        if needles is not None and not task.may_hold(*needles):
-            continue  # no string of the document can end in a part of the target
-        yield from _named(task.raw, (Path(task.filename).parent, root, fixtures), f"task {task.id!r}", parts)
-    for filename in getattr(suite, "disabled_task_files", ()):
-        yield f"the task file {filename} (a disabled task)", filename, _TASK
+    yield from _named(suite.raw, (root, fixtures), "eval.yaml", parts, root)
+    for tasks, note in ((suite.tasks, ""), (getattr(suite, "disabled_tasks", ()), " (a disabled task)")):
+        for task in tasks:
+            yield f"the task file {task.filename}{note}", task.filename, _TASK
+            if task.context_dir:
+                for base in (Path(task.filename).parent, root):
+                    yield f"the context_dir of task {task.id!r}{note}", os.fspath(base / task.context_dir), _FOLDER
+            if needles is not None and not task.may_hold(*needles):
+                continue  # no string of the document can end in a part of the target
+            yield from _named(task.raw, (Path(task.filename).parent, root, fixtures), f"task {task.id!r}{note}",
+                              parts, root)
 
 
 #: characters JSON may write escaped (besides ``\\uXXXX``): a part holding one is not searched as bytes
@@ -163,7 +166,10 @@ def _needles(parts: set[str]) -> tuple[bytes, ...] | None:
     return tuple(needles)
 
 
-def _named(doc: Any, bases: tuple[Path, ...], where: str, parts: set[str]) -> Iterator[tuple[str, str, str]]:
+def _named(doc: Any, bases: tuple[Path, ...], where: str, parts: set[str],
+           root: Path) -> Iterator[tuple[str, str, str]]:
+    """Each string of ``doc`` that may name a file, joined to each of ``bases``; a string
+    with ``{suite_dir}`` (a program grader's or a hook's script) with it replaced by ``root``."""
     stack = [doc]
     while stack:
         value = stack.pop()
@@ -174,6 +180,9 @@ def _named(doc: Any, bases: tuple[Path, ...], where: str, parts: set[str]) -> It
         elif isinstance(value, str) and 0 < len(value) <= _MAX_NAME and "\n" not in value and "\0" not in value:
             last = os.path.basename(value.rstrip("/"))
             if last and last in parts:
+                if SUITE_DIR in value:
+                    yield f"{value} (named by {where})", expand(value, os.fspath(root)), _NAMED
+                    continue
                 for base in bases:
                     yield f"{value} (named by {where})", os.fspath(base / value), _NAMED
 

@@ -513,7 +513,7 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
         schema_version=version.effective, scenario=_scalar(data, "scenario", text) if version.scenario else None,
         adversarial=data.get("adversarial"), trigger_tests=triggers, warnings=tuple(warnings),
         task_file_inodes=TaskFileInodes(enabled, inodes) if inodes is not None and -1 not in inodes else None,
-        disabled_task_files=tuple(t.filename for t in tasks if not t.enabled),
+        disabled_tasks=tuple(t for t in tasks if not t.enabled),
     )
 
 
