@@ -57,8 +57,15 @@ class GraderSpec:
             return where
         return f"{display_path(self._at_file or '')} (graders[{where}])"
 
+    def _place(self) -> str | tuple:
+        """:attr:`where` as compared and hashed: the string, or (file, index) for an index,
+        so that neither depends on the working folder at the time (``where`` shows the file
+        relative to it)."""
+        where = self._where
+        return where if isinstance(where, str) else (self._at_file, where)
+
     def _key(self) -> tuple:
-        return self.type, self.name, self.weight, self.config, self.where
+        return self.type, self.name, self.weight, self.config, self._place()
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
@@ -70,7 +77,7 @@ class GraderSpec:
         return equal if equal is NotImplemented else not equal
 
     def __hash__(self) -> int:  # not the config (a dict): equal specs still hash alike
-        return hash((self.type, self.name, self.weight, self.where))
+        return hash((self.type, self.name, self.weight, self._place()))
 
     def __repr__(self) -> str:
         return (f"GraderSpec(type={self.type!r}, name={self.name!r}, weight={self.weight!r}, "

@@ -5,6 +5,8 @@ through ``by_id.keep`` must reach every later run of the task."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import BASIC_EVAL
 from waza_core.plugins import get_registry
 from waza_core.run.plan import RunUnit
@@ -51,6 +53,9 @@ def test_bare_tasks_keep_no_record_and_get_one_that_says_the_same(make_suite):
 
 def test_a_change_through_keep_reaches_every_later_record(make_suite):
     prepared = _prepared(make_suite)
+    assert not prepared.by_id["a"].needs_workspace
+    with pytest.raises(AttributeError, match=r"change it through PreparedSuite.by_id.keep\('a'\)"):
+        prepared.by_id["a"].needs_workspace = True  # made for this access: the change would be lost
     assert not prepared.by_id["a"].needs_workspace
     prepared.by_id.keep("a").needs_workspace = True
     assert prepared.by_id["a"].needs_workspace and prepared.by_id["a"] is prepared.by_id.keep("a")

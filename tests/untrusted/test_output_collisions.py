@@ -223,6 +223,28 @@ def test_a_script_named_from_suite_dir_and_the_trigger_tests_are_the_suites(make
     assert not (root / "trigger_tests.yaml").exists()
 
 
+HOOKS_EVAL = BASIC_EVAL + """hooks:
+  before_run: [{command: "python3 {suite_dir}/scripts/note.py before_run"}]
+  after_run: [{command: "bash run.sh --fast", working_directory: tools}]
+"""
+
+
+@pytest.mark.parametrize("target, said", [
+    ("scripts/note.py", "{suite_dir}/scripts/note.py (named by eval.yaml)"),
+    ("tools/run.sh", "run.sh (named by eval.yaml)"),
+])
+def test_a_hooks_script_inside_its_command_string_is_the_suites(make_suite, target, said):
+    """A hook's ``command`` is one string split on white space: its script is a word of it,
+    from ``{suite_dir}`` or relative to the hook's ``working_directory``."""
+    root = make_suite(HOOKS_EVAL, {"tasks/t1.yaml": TASK}, {"fixtures/data.txt": "data\n", "scripts/note.py": "",
+                                                           "tools/run.sh": ""}).parent
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    proc = run_waza("run", ".", "-o", target, cwd=root)
+    assert proc.returncode == 2 and said.encode() in proc.stderr, proc.stderr
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
+    assert run_waza("run", ".", "-o", "results.json", "-q", cwd=root).returncode == 0
+
+
 def test_separate_outputs_run(suite):
     proc = run_waza("run", ".", "-o", "r.json", "--journal", "j.jsonl", "--reporter", "junit:r.xml", cwd=suite)
     assert proc.returncode == 0, proc.stderr.decode()

@@ -168,23 +168,41 @@ def _needles(parts: set[str]) -> tuple[bytes, ...] | None:
 
 def _named(doc: Any, bases: tuple[Path, ...], where: str, parts: set[str],
            root: Path) -> Iterator[tuple[str, str, str]]:
-    """Each string of ``doc`` that may name a file, joined to each of ``bases``; a string
-    with ``{suite_dir}`` (a program grader's or a hook's script) with it replaced by ``root``."""
+    """Each string of ``doc`` that may name a file, joined to each of ``bases``, and each word
+    of a ``command`` string (a hook's command is split on white space into the program and
+    its arguments: ``python3 {suite_dir}/scripts/note.py before_run``), also joined to the
+    entry's ``working_directory``."""
     stack = [doc]
     while stack:
         value = stack.pop()
         if isinstance(value, dict):
+            command = value.get("command")
+            if isinstance(command, str) and len(command) <= _MAX_NAME:
+                folder = value.get("working_directory")
+                here = (*bases, root / expand(folder, os.fspath(root))) if isinstance(folder, str) and folder else bases
+                for word in command.split():
+                    yield from _candidates(word, here, where, parts, root)
             stack.extend(value.values())
         elif isinstance(value, list):
             stack.extend(value)
-        elif isinstance(value, str) and 0 < len(value) <= _MAX_NAME and "\n" not in value and "\0" not in value:
-            last = os.path.basename(value.rstrip("/"))
-            if last and last in parts:
-                if SUITE_DIR in value:
-                    yield f"{value} (named by {where})", expand(value, os.fspath(root)), _NAMED
-                    continue
-                for base in bases:
-                    yield f"{value} (named by {where})", os.fspath(base / value), _NAMED
+        elif isinstance(value, str):
+            yield from _candidates(value, bases, where, parts, root)
+
+
+def _candidates(value: str, bases: tuple[Path, ...], where: str, parts: set[str],
+                root: Path) -> Iterator[tuple[str, str, str]]:
+    """The files ``value`` may name, when its last part is a part of the target's path: from
+    ``{suite_dir}`` replaced by ``root``, else relative to each of ``bases``."""
+    if not 0 < len(value) <= _MAX_NAME or "\n" in value or "\0" in value:
+        return
+    last = os.path.basename(value.rstrip("/"))
+    if not last or last not in parts:
+        return
+    if SUITE_DIR in value:
+        yield f"{value} (named by {where})", expand(value, os.fspath(root)), _NAMED
+        return
+    for base in bases:
+        yield f"{value} (named by {where})", os.fspath(base / value), _NAMED
 
 
 def run_targets(output: Path | None, models: list[str], journal: Path | None, resume: Path | None,

@@ -100,6 +100,27 @@ class PreparedTask:
         return [*glob, *own] if own and glob else own or glob
 
 
+class _MadeTask(PreparedTask):
+    """The record of a bare task, made for one access: a change to it would be lost, so it
+    refuses one (:meth:`PreparedTasks.keep` gives the record to change)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def made(cls, task: TaskSpec, global_graders: Sequence[Grader], needs_workspace: bool, position: int,
+             build: Callable[[TaskSpec], tuple[Grader, ...]]) -> _MadeTask:
+        made = object.__new__(cls)
+        for name, value in (("task", task), ("own_graders", None), ("global_graders", global_graders),
+                            ("inputs", NO_INPUTS), ("needs_workspace", needs_workspace), ("position", position),
+                            ("_build", build)):
+            object.__setattr__(made, name, value)
+        return made
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"the record of task {self.task.id!r} is made on each access, so a change to it would "
+                             f"be lost: change it through PreparedSuite.by_id.keep({self.task.id!r})")
+
+
 class PreparedTasks(Mapping):
     """Task id -> :class:`PreparedTask`, in plan order.
 
@@ -141,8 +162,8 @@ class PreparedTasks(Mapping):
         kept = self.kept.get(position)
         if kept is not None:
             return kept
-        return PreparedTask(self.tasks[position], None, self._global_graders, NO_INPUTS,
-                            bool(self._bare_workspace[position]), position, self._build)
+        return _MadeTask.made(self.tasks[position], self._global_graders, bool(self._bare_workspace[position]),
+                              position, self._build)
 
     def __getitem__(self, task_id: str) -> PreparedTask:
         return self._at(self.positions[task_id])
@@ -153,7 +174,8 @@ class PreparedTasks(Mapping):
         position = self.positions[task_id]
         kept = self.kept.get(position)
         if kept is None:
-            kept = self.kept[position] = self._at(position)
+            kept = self.kept[position] = PreparedTask(self.tasks[position], None, self._global_graders, NO_INPUTS,
+                                                      bool(self._bare_workspace[position]), position, self._build)
         return kept
 
     def __iter__(self) -> Iterator[str]:
