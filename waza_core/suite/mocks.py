@@ -14,11 +14,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from waza_core.mocks import spec as mock_spec
 
 
 def check_document(kind: str, data: dict, file: Path, text: str | None, problems) -> None:
     """Per-file rules: each problem at its key's line and column."""
+    # deferred: the rules are needed only for a file parsed, or a suite with mocks (~1 ms of a warm run)
+    from waza_core.mocks import spec as mock_spec
     def add(base: tuple, found: list) -> None:
         for path, message in found:
             problems.add(file, message, text, base + tuple(path))
@@ -81,6 +82,7 @@ def _check_fixtures(mocks: Any, base: Path, file: Path, problems) -> None:
     # (with tempfile, shutil, shlex, base64) is needed only by a suite with command mocks
     from waza_core.errors import WazaError
     from waza_core.mocks.command import resolve_fixture
+    from waza_core.mocks import spec as mock_spec  # deferred, as in check_document
 
     for i, mock in enumerate(mocks):
         responses = mock.get("responses") if isinstance(mock, dict) else None
@@ -120,6 +122,7 @@ def load_mcp_fixtures(base: Path, rel: str) -> dict[str, dict]:
     # deferred: waza_core adds ~9.0 ms to importing this module
     from waza_core import untrusted
     from waza_core.paths import PathEscape, display_path, resolve_inside
+    from waza_core.mocks import spec as mock_spec  # deferred, as in check_document
 
     try:
         folder = resolve_inside(base, rel)
