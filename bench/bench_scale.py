@@ -10,12 +10,12 @@ the size of the results file. Targets (issue 15) for 100,000 tasks: peak RSS at 
 300 MB and at most 120 us of wall time per task; the per-task cost should not grow
 with the number of tasks.
 
-Last figures (session 14; a 2-core virtual machine whose speed moves by half within
-minutes, so wall and CPU figures from one run are good to about that; median of 3):
-2,000 tasks 182 us wall per task (fixed start-up is most of it), 32 MiB; 20,000 tasks
-100 us, 55 MiB; 100,000 tasks 66 us, 164 MiB peak, a 127 MB results file. Issue 15's
-targets hold; issue 24's warm targets (40 us and 150 MB at 100,000 tasks) do not:
-docs/architecture.md says where the time and memory go, and what meeting them needs.
+Last figures (session 15; a 2-core virtual machine whose speed moves by half within
+minutes, so wall and CPU figures from one run are good to about that; median of 3; plugins
+loaded as a user has them): 2,000 tasks 177 us wall per task (fixed start-up is most of it),
+32 MiB; 20,000 tasks 99 us, 74 MiB; 100,000 tasks 86 us, 133 MiB peak (164 MiB in session 14),
+a 127 MB results file. Issue 15's targets hold; of issue 24's warm targets at 100,000 tasks,
+150 MB holds and 40 us does not: docs/architecture.md says where the time goes.
 (Earlier, on a quieter machine: 100,000 tasks 53 us, 235 MiB.)
 """
 
