@@ -86,10 +86,15 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int, follow: bool = False
     """The bytes of a regular file of at most ``limit`` bytes (see :func:`open_regular`);
     a file that grows past the limit while it is read is refused too."""
     with open_regular(path, follow=follow, limit=limit) as fh:
-        try:
-            data = _read_up_to(fh, limit + 1)
-        except OSError as exc:
-            raise UntrustedInput(f"{os.fsdecode(path)}: cannot read: {exc.strerror or exc}") from None
+        return _read_within(fh, path, limit)
+
+
+def _read_within(fh, path: str | os.PathLike[str], limit: int) -> bytes:
+    """The rest of ``fh``, refused when it is more than ``limit`` bytes (it grew since its stat)."""
+    try:
+        data = _read_up_to(fh, limit + 1)
+    except OSError as exc:
+        raise UntrustedInput(f"{os.fsdecode(path)}: cannot read: {exc.strerror or exc}") from None
     if len(data) > limit:
         raise UntrustedInput(f"{os.fsdecode(path)}: more than the {limit} bytes allowed")
     return data
@@ -119,13 +124,7 @@ def read_or_map(path: str | os.PathLike[str], *, limit: int, map_from: int) -> b
                 return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
             except (OSError, ValueError):
                 pass  # a file system that cannot map (or a file emptied since its stat): read it
-        try:
-            data = _read_up_to(fh, limit + 1)
-        except OSError as exc:
-            raise UntrustedInput(f"{os.fsdecode(path)}: cannot read: {exc.strerror or exc}") from None
-    if len(data) > limit:
-        raise UntrustedInput(f"{os.fsdecode(path)}: more than the {limit} bytes allowed")
-    return data
+        return _read_within(fh, path, limit)
 
 
 def _read_up_to(fh, most: int) -> bytes:

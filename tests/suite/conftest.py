@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from waza_core import untrusted
 from waza_core.errors import SuiteError
+from waza_core.suite import cache as cache_mod
 from waza_core.suite.load import load_suite
 
 TASK = "id: t1\ninputs:\n  prompt: hello\n"
@@ -52,3 +54,24 @@ def problems(load):
         return exc.value.problems
 
     return go
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """A suite cache folder of this test's own, the cache on."""
+    d = tmp_path / "cache"
+    monkeypatch.setenv("WAZA_CACHE_DIR", str(d))
+    monkeypatch.delenv("WAZA_NO_CACHE", raising=False)
+    return d
+
+
+@pytest.fixture(params=["read", "mapped"])
+def how_read(request, monkeypatch):
+    """Every test twice: the cache file read whole, and mapped with its pages dropped after
+    each line (what a large suite's file gets: waza_core.suite.cache.MAP_FROM_BYTES)."""
+    if request.param == "mapped":
+        if not untrusted.can_map():
+            pytest.skip("this platform cannot drop the pages of a mapping")
+        monkeypatch.setattr(cache_mod, "MAP_FROM_BYTES", 1)
+        monkeypatch.setattr(cache_mod, "DROP_EVERY_BYTES", 1)
+    return request.param

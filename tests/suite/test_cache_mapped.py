@@ -20,12 +20,6 @@ pytestmark = pytest.mark.skipif(not untrusted.can_map(), reason="this platform c
 TASK = "id: {i}\ninputs: {{prompt: 'say item {i} {pad}'}}\ngraders: [{{type: text, name: g, config: {{contains: [x]}}}}]\n"
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    d = tmp_path / "cache"
-    monkeypatch.setenv("WAZA_CACHE_DIR", str(d))
-    monkeypatch.delenv("WAZA_NO_CACHE", raising=False)
-    return d
 
 
 @pytest.fixture

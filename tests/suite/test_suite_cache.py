@@ -11,32 +11,15 @@ import pytest
 from tests.conftest import BASIC_EVAL
 from waza_core.errors import SuiteError
 from waza_core.plugins import build_plugin_manager
-from waza_core import untrusted
-from waza_core.suite import cache as cache_mod
 from waza_core.suite.cache import read_entries
 from waza_core.suite.load import load_suite
 
 TASK = "id: t1\ninputs: {prompt: hello}\ngraders:\n  - {type: text, name: g, config: {contains: [x]}}\n"
 
-@pytest.fixture(autouse=True, params=["read", "mapped"])
-def how_read(request, monkeypatch):
-    """Every test twice: the cache file read whole, and mapped with its pages dropped after
-    each line (what a large suite's file gets: waza_core.suite.cache.MAP_FROM_BYTES)."""
-    if request.param == "mapped":
-        if not untrusted.can_map():
-            pytest.skip("this platform cannot drop the pages of a mapping")
-        monkeypatch.setattr(cache_mod, "MAP_FROM_BYTES", 1)
-        monkeypatch.setattr(cache_mod, "DROP_EVERY_BYTES", 1)
-    return request.param
+pytestmark = pytest.mark.usefixtures("how_read")  # every test read whole and mapped (tests/suite/conftest.py)
 
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    d = tmp_path / "cache"
-    monkeypatch.setenv("WAZA_CACHE_DIR", str(d))
-    monkeypatch.delenv("WAZA_NO_CACHE", raising=False)
-    return d
 
 
 def cached_files(cache):
