@@ -259,6 +259,20 @@ def test_a_command_sets_up_with_rare_collections_and_runs_with_the_usual_ones(tm
         main(["run", str(tmp_path / "eval.yaml"), "-q", "-o", str(tmp_path / "r.json")])
     assert seen["run"] == before != collector.SETUP_THRESHOLDS and gc.get_threshold() == before
 
+    from waza_core.run import regrade
+
+    real_regrade_run = regrade.regrade_run
+
+    def grading(*args, **kwargs):
+        seen["grade"] = gc.get_threshold()
+        return real_regrade_run(*args, **kwargs)
+
+    monkeypatch.setattr(regrade, "regrade_run", grading)
+    with pytest.raises(SystemExit):  # `waza grade` regrades saved runs at the usual thresholds too
+        main(["grade", str(tmp_path / "eval.yaml"), "--results", str(tmp_path / "r.json"), "-q",
+              "--workspace", str(tmp_path)])
+    assert seen["grade"] == before and gc.get_threshold() == before
+
 
 def _run_child(tmp_path: Path, code: str) -> dict:
     script = tmp_path / "child_finder.py"

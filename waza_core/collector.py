@@ -7,7 +7,8 @@ middle passes over for nothing at Python's thresholds (~8 ms of a ~240 ms ``waza
 2,000 mock tasks). The runs are different: a garbage cycle there may hold a transcript or an
 exception with its evidence, megabytes each, so they get the thresholds the process had.
 ``main()`` calls :func:`set_up` first; ``waza run`` calls :func:`as_before` once its engine is
-built, and ``main()`` when it returns in a process that goes on (tests, embedding).
+built, ``waza grade`` once its suite is loaded, and ``main()`` when it returns in a process that
+goes on (tests, embedding). The other commands run no agent or grader: they keep the rare passes.
 """
 
 from __future__ import annotations
