@@ -228,7 +228,7 @@ def _grader_specs(entries: list, file: Path | str, base: str = "graders", shown:
     through the suite cache keeps its document. ``at_file``: the path string the task keeps;
     an entry of its ``graders`` list then keeps its index, not the ``where`` string made
     from it (``GraderSpec.where``)."""
-    where = display_path(file) if shown is None else shown
+    where = None  # made for the first entry that shows it (an index ``where`` does not)
     specs = []
     for i, (e, name) in enumerate(zip(entries, grader_names(entries), strict=True)):
         kind = e["type"]
@@ -246,6 +246,8 @@ def _grader_specs(entries: list, file: Path | str, base: str = "graders", shown:
         if at_file is not None and base == "graders":
             specs.append(GraderSpec(type=kind, name=name, weight=weight, config=config, where=i, at_file=at_file))
         else:
+            if where is None:
+                where = display_path(file) if shown is None else shown
             specs.append(GraderSpec(type=kind, name=name, weight=weight, config=config, where=f"{where} ({base}[{i}])"))
     return specs
 
@@ -768,7 +770,7 @@ def _load_task(file: Path | str, registry, problems: Problems, cache, name: str 
         return None
     text = None
     name = os.fspath(file) if name is None else name
-    shown = display_path(name, cwd)
+    shown = None if not data.get("expected") and not data.get("checkpoints") else display_path(name, cwd)
     # the suite cache holds the document (found there, or stored by this load): the task keeps
     # it as compact JSON (raw=), and its graders their configs so too
     compact = cache.last_blob is not None
