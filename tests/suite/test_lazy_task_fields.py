@@ -7,6 +7,7 @@ from __future__ import annotations
 import pickle
 
 import attrs
+import pytest
 
 from tests.conftest import BASIC_EVAL
 from waza_core.model import GraderSpec, TaskSpec
@@ -83,3 +84,28 @@ def test_an_empty_context_is_none_and_reads_as_a_new_dict(make_suite, registry, 
     richer = attrs.evolve(task, context={"doc": "x"})
     assert richer.context == {"doc": "x"} and richer != task and attrs.evolve(richer, context={}) == task
     assert pickle.loads(pickle.dumps(richer)) == richer and "context={'doc': 'x'}" in repr(richer)
+
+
+USUAL = "id: t\ninputs: {prompt: say hi}\ngraders: [{type: text, name: g, config: {contains: [hi]}}]\n"
+
+
+@pytest.mark.parametrize("extra", ["enabled: true\n", "description: ''\n", "tags: []\n", "golden: false\n"])
+def test_the_usual_task_is_built_as_the_full_build_makes_it(tmp_path, registry, monkeypatch, extra):
+    """A task of id, inputs.prompt and graders only is built without looking up the other
+    fields; a key written with its default value takes the full build: both give equal tasks."""
+    monkeypatch.setenv("WAZA_CACHE_DIR", str(tmp_path / "cache"))
+    tasks = []
+    for name, text in (("usual", USUAL), ("full", USUAL + extra)):
+        root = tmp_path / name
+        (root / "tasks").mkdir(parents=True)
+        (root / "eval.yaml").write_text(BASIC_EVAL)
+        (root / "tasks" / "t.yaml").write_text(text)
+        for _ in range(2):  # parsed, then from the suite cache
+            tasks.append(load_suite(root / "eval.yaml", registry).tasks[0])
+    usual, usual_warm, full, full_warm = tasks
+    for task in (full, full_warm):
+        same_file = attrs.evolve(task, file=usual.filename, graders=tuple(
+            attrs.evolve(g, at_file=usual.filename) for g in task.graders))
+        assert same_file == usual == usual_warm
+        assert [getattr(same_file, f.name) for f in attrs.fields(TaskSpec) if f.name != "_raw"] == \
+            [getattr(usual, f.name) for f in attrs.fields(TaskSpec) if f.name != "_raw"]

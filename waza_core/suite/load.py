@@ -797,6 +797,11 @@ def _load_task(file: Path | str, registry, problems: Problems, cache, name: str 
                        graders=tuple(_grader_specs(cp["graders"], file, f"checkpoints[{i}].graders", shown, shared,
                                                    compact)))
         for i, cp in enumerate(data["checkpoints"])) if data.get("checkpoints") else ()
+    raw = cache.last_blob or data
+    if len(data) == 3 and "graders" in data and len(inputs) == 1:
+        # the usual task (id, one of inputs.prompt / prompt_file, graders): every other field
+        # is its default, so it is not looked up (a dozen lookups and a dict a task)
+        return TaskSpec(id=data["id"], name=data["id"], prompt=prompt, file=name, graders=tuple(graders), raw=raw)
     return TaskSpec(
         id=data["id"], name=data.get("name") or data["id"], prompt=prompt, file=name,
         description=data.get("description", ""), tags=tuple(data["tags"]) if "tags" in data else (),
@@ -807,7 +812,7 @@ def _load_task(file: Path | str, registry, problems: Problems, cache, name: str 
         follow_up_prompts=tuple(inputs["follow_up_prompts"]) if "follow_up_prompts" in inputs else (),
         skill_directories=(tuple(_resolve_dirs(Path(name).parent, data["skill_directories"]))
                            if "skill_directories" in data else None),
-        graders=tuple(graders), raw=cache.last_blob or data,
+        graders=tuple(graders), raw=raw,
         golden=bool(data.get("golden", False)),
         requirements=tuple(data["requirements"]) if data.get("requirements") else (),
         checkpoints=checkpoints,
