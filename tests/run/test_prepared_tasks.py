@@ -5,6 +5,8 @@ through ``by_id.keep`` must reach every later run of the task."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from tests.conftest import BASIC_EVAL
@@ -56,6 +58,11 @@ def test_a_change_through_keep_reaches_every_later_record(make_suite):
     assert not prepared.by_id["a"].needs_workspace
     with pytest.raises(AttributeError, match=r"change it through PreparedSuite.by_id.keep\('a'\)"):
         prepared.by_id["a"].needs_workspace = True  # made for this access: the change would be lost
+    with pytest.raises(AttributeError, match="by_id.keep"):
+        del prepared.by_id["a"].needs_workspace
+    made = prepared.by_id["a"]
+    copied = copy.copy(made)  # made as the record was (a kept record holds the suite: no deep copy either)
+    assert type(copied) is type(made) and (copied.task, copied.position) == (made.task, made.position)
     assert not prepared.by_id["a"].needs_workspace
     prepared.by_id.keep("a").needs_workspace = True
     assert prepared.by_id["a"].needs_workspace and prepared.by_id["a"] is prepared.by_id.keep("a")

@@ -226,23 +226,42 @@ def test_a_script_named_from_suite_dir_and_the_trigger_tests_are_the_suites(make
 HOOKS_EVAL = BASIC_EVAL + """hooks:
   before_run: [{command: "python3 {suite_dir}/scripts/note.py before_run"}]
   after_run: [{command: "bash run.sh --fast", working_directory: tools}]
+  after_task: [{command: "python3 {suite_dir}/scripts/long.py PAD"}]
 """
 
 
+@pytest.mark.parametrize("from_parent", [False, True])
 @pytest.mark.parametrize("target, said", [
-    ("scripts/note.py", "{suite_dir}/scripts/note.py (named by eval.yaml)"),
-    ("tools/run.sh", "run.sh (named by eval.yaml)"),
+    ("scripts/note.py", "{suite_dir}/scripts/note.py (named by eval.yaml (hook before_run[0]))"),
+    ("scripts/long.py", "{suite_dir}/scripts/long.py (named by eval.yaml (hook after_task[0]))"),
+    ("tools/run.sh", "run.sh (named by eval.yaml (hook after_run[0]))"),
 ])
-def test_a_hooks_script_inside_its_command_string_is_the_suites(make_suite, target, said):
-    """A hook's ``command`` is one string split on white space: its script is a word of it,
-    from ``{suite_dir}`` or relative to the hook's ``working_directory``."""
-    root = make_suite(HOOKS_EVAL, {"tasks/t1.yaml": TASK}, {"fixtures/data.txt": "data\n", "scripts/note.py": "",
-                                                           "tools/run.sh": ""}).parent
-    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
-    proc = run_waza("run", ".", "-o", target, cwd=root)
+def test_a_hooks_script_inside_its_command_string_is_the_suites(make_suite, target, said, from_parent):
+    """A hook's ``command`` is one string split on white space (however long): its script is a
+    word of it, from ``{suite_dir}`` or relative to the folder the hook runs in (its
+    ``working_directory`` from where waza runs). Run from the suite's parent, ``tools/run.sh``
+    there is the script the hook runs."""
+    eval_yaml = HOOKS_EVAL.replace("PAD", " --flag" * 700)  # a command of ~5,000 characters
+    root = make_suite(eval_yaml, {"tasks/t1.yaml": TASK}, {"fixtures/data.txt": "data\n", "scripts/note.py": "",
+                                                          "scripts/long.py": "", "tools/run.sh": ""}).parent
+    cwd = root.parent if from_parent else root
+    if from_parent:
+        (cwd / "tools").mkdir()
+        (cwd / "tools" / "run.sh").write_text("")
+        target = target if target == "tools/run.sh" else f"{root.name}/{target}"
+    before = {p: p.read_bytes() for p in cwd.rglob("*") if p.is_file()}
+    proc = run_waza("run", str(root), "-o", target, cwd=cwd)
     assert proc.returncode == 2 and said.encode() in proc.stderr, proc.stderr
-    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
-    assert run_waza("run", ".", "-o", "results.json", "-q", cwd=root).returncode == 0
+    assert {p: p.read_bytes() for p in cwd.rglob("*") if p.is_file()} == before
+
+
+def test_a_command_key_that_is_not_a_hooks_is_not_split(make_suite):
+    """Only hooks' commands are split into words: a note in a task's ``metadata`` that holds a
+    command line does not make its words files of the suite."""
+    task = TASK + "metadata: {how_to_run: {command: \"waza run . -o results.json\"}}\n"
+    root = make_suite(BASIC_EVAL, {"tasks/t1.yaml": task}, {"fixtures/data.txt": "data\n"}).parent
+    proc = run_waza("run", ".", "-o", "results.json", "-q", cwd=root)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_separate_outputs_run(suite):

@@ -130,6 +130,7 @@ def _suite_paths(suite: Any, parts: set[str]) -> Iterator[tuple[str, str, str]]:
     yield f"the trigger tests {root / TRIGGER_TESTS}", os.fspath(root / TRIGGER_TESTS), _NAMED
     yield f"the fixtures folder {fixtures}", os.fspath(fixtures), _FOLDER
     yield from _named(suite.raw, (root, fixtures), "eval.yaml", parts, root)
+    yield from _hook_words(suite.raw.get("hooks") if isinstance(suite.raw, dict) else None, root, parts)
     for tasks, note in ((suite.tasks, ""), (getattr(suite, "disabled_tasks", ()), " (a disabled task)")):
         for task in tasks:
             yield f"the task file {task.filename}{note}", task.filename, _TASK
@@ -168,25 +169,35 @@ def _needles(parts: set[str]) -> tuple[bytes, ...] | None:
 
 def _named(doc: Any, bases: tuple[Path, ...], where: str, parts: set[str],
            root: Path) -> Iterator[tuple[str, str, str]]:
-    """Each string of ``doc`` that may name a file, joined to each of ``bases``, and each word
-    of a ``command`` string (a hook's command is split on white space into the program and
-    its arguments: ``python3 {suite_dir}/scripts/note.py before_run``), also joined to the
-    entry's ``working_directory``."""
+    """Each string of ``doc`` that may name a file, joined to each of ``bases``."""
     stack = [doc]
     while stack:
         value = stack.pop()
         if isinstance(value, dict):
-            command = value.get("command")
-            if isinstance(command, str) and len(command) <= _MAX_NAME:
-                folder = value.get("working_directory")
-                here = (*bases, root / expand(folder, os.fspath(root))) if isinstance(folder, str) and folder else bases
-                for word in command.split():
-                    yield from _candidates(word, here, where, parts, root)
             stack.extend(value.values())
         elif isinstance(value, list):
             stack.extend(value)
         elif isinstance(value, str):
             yield from _candidates(value, bases, where, parts, root)
+
+
+def _hook_words(hooks: Any, root: Path, parts: set[str]) -> Iterator[tuple[str, str, str]]:
+    """Each word of each hook's ``command`` (one string, split on white space into the program
+    and its arguments when the hook runs: ``python3 {suite_dir}/scripts/note.py before_run``),
+    joined to the folder the hook runs in (its ``working_directory``, from where waza runs,
+    as :mod:`waza_core.run.hooks` resolves it; else where waza runs) and to the suite's folder."""
+    if not isinstance(hooks, dict):
+        return
+    cwd = Path.cwd()
+    for point, entries in hooks.items():
+        for i, hook in enumerate(entries if isinstance(entries, list) else ()):
+            command = hook.get("command") if isinstance(hook, dict) else None
+            if not isinstance(command, str):
+                continue
+            folder = hook.get("working_directory")
+            runs_in = cwd / expand(folder, os.fspath(root)) if isinstance(folder, str) and folder else cwd
+            for word in command.split():
+                yield from _candidates(word, (runs_in, root), f"eval.yaml (hook {point}[{i}])", parts, root)
 
 
 def _candidates(value: str, bases: tuple[Path, ...], where: str, parts: set[str],

@@ -116,8 +116,19 @@ class _MadeTask(PreparedTask):
         return made
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"the record of task {self.task.id!r} is made on each access, so a change to it would "
-                             f"be lost: change it through PreparedSuite.by_id.keep({self.task.id!r})")
+        self._refuse()
+
+    def __delattr__(self, name: str) -> None:
+        self._refuse()
+
+    def _refuse(self) -> None:
+        task = getattr(getattr(self, "task", None), "id", "?")
+        raise AttributeError(f"the record of task {task!r} is made on each access, so a change to it would "
+                             f"be lost: change it through PreparedSuite.by_id.keep({task!r})")
+
+    def __reduce__(self) -> tuple:
+        """A copy is made as the record was (``copy`` would set the fields one by one)."""
+        return _MadeTask.made, (self.task, self.global_graders, self.needs_workspace, self.position, self._build)
 
 
 class PreparedTasks(Mapping):
