@@ -185,3 +185,28 @@ def test_signals_the_parent_ignores_stay_ignored(make_suite, tmp_path):
     proc = subprocess.run([sys.executable, "-c", code, str(suite)], capture_output=True, cwd=REPO)
     assert proc.stdout.strip() == b"True"
     no_traceback(proc)
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_signal_during_the_trigger_tests_stops_the_run_at_once(make_suite, tmp_path, parallel):
+    """The trigger prompts run on a pool after the tasks; a signal there used to wait until
+    every prompt in flight reached its time limit (the pool was waited for before the
+    executor was shut down). Now the run stops within a few seconds, its results written."""
+    ev = (f"name: trig\nskill: demo\nconfig:\n  executor: blocking\n  timeout_seconds: 120\n"
+          f"  parallel: {str(parallel).lower()}\n  workers: 2\ntasks: ['tasks/*.yaml']\n")
+    suite = make_suite(ev, {"tasks/t0.yaml": "id: t0\ninputs: {prompt: p}\nallow_ungraded: true\n"},
+                       {"trigger_tests.yaml": "skill: demo\nshould_trigger_prompts: [{prompt: a}, {prompt: b}]\n"
+                                              "should_not_trigger_prompts: [{prompt: c}]\n"})
+    marker, out = tmp_path / "blocked", tmp_path / "out.json"
+    os.environ["WAZA_TEST_BLOCKED"] = str(marker)
+    try:
+        proc = start_waza(["run", str(suite), "-p", "tests.hostile.blocking_executor", "-o", str(out)], tmp_path)
+    finally:
+        del os.environ["WAZA_TEST_BLOCKED"]
+    wait_for(lambda: marker.exists() and marker.read_text())
+    proc.send_signal(signal.SIGTERM)
+    took = finish(proc, timeout=60)
+    assert took < 15, took  # the prompts' limit is 120 s
+    assert "Traceback" not in proc.stderr_data.decode(), proc.stderr_data.decode()
+    assert proc.returncode == 143, proc.stderr_data.decode()
+    assert json.loads(out.read_bytes())["incomplete"] is True

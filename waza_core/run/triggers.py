@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from waza_core.model import RunEvidence, TaskSpec
+from waza_core.signals import MAIN_WAIT_SECONDS
 
 if TYPE_CHECKING:
     from waza_core.run.prepared import PreparedSuite
@@ -87,13 +88,38 @@ def run_prompts(prepared: PreparedSuite, spec: dict, model: str, workers: int) -
         return _entry(prompt, conf, should, did, final_output=evidence.output, transcript=evidence.transcript,
                       tool_calls=evidence.tool_calls, session_id=evidence.session_id)
 
+    def counted(index: int) -> dict[str, Any]:
+        prepared.attempt_started()  # an interrupt's close() waits (bounded) for the prompts in flight
+        try:
+            return one(index)
+        finally:
+            prepared.attempt_ended()
+
     if not items:
         return []
     # deferred: concurrent.futures (and logging) only for a suite with trigger tests (~4 ms of every start)
     from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import TimeoutError as Pending
 
-    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(items))), thread_name_prefix="waza-trigger") as pool:
-        return list(pool.map(one, range(len(items))))
+    pool = ThreadPoolExecutor(max_workers=max(1, min(workers, len(items))), thread_name_prefix="waza-trigger")
+    futures = [pool.submit(counted, i) for i in range(len(items))]
+    try:
+        results = []
+        for fut in futures:
+            while True:
+                try:  # bounded: a signal is handled here within MAIN_WAIT_SECONDS (signals.py)
+                    results.append(fut.result(timeout=MAIN_WAIT_SECONDS))
+                    break
+                except Pending:
+                    continue
+    except BaseException:
+        # stop now: the caller shuts the executor down (which ends the prompts in flight) and
+        # waits for them; waiting for them here first lasted until each one's time limit
+        prepared.cancel.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return results
 
 
 def trigger_metrics(results: list[dict[str, Any]]) -> dict[str, Any] | None:
