@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from waza_core import ExecutionRequest, Executor, RunEvidence, WazaError, hookimpl
+from waza_core.signals import MAIN_WAIT_SECONDS
 
 if TYPE_CHECKING:
     import asyncio
@@ -623,11 +624,17 @@ class CopilotSdkExecutor(Executor):
         import concurrent.futures
 
         future = asyncio.run_coroutine_threadsafe(coro, self._loop)
-        try:
-            return future.result(timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise
+        # in slices of MAIN_WAIT_SECONDS: in a sequential run this is the main thread, and a signal
+        # delivered to another thread (the loop's, say) is handled only when the main thread wakes
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = MAIN_WAIT_SECONDS if deadline is None else min(MAIN_WAIT_SECONDS, deadline - time.monotonic())
+            try:
+                return future.result(max(left, 0.0))
+            except concurrent.futures.TimeoutError:
+                if deadline is not None and time.monotonic() >= deadline:
+                    future.cancel()
+                    raise
 
     def start(self) -> None:
         """Start the Copilot CLI once; a missing SDK, CLI or login is one clear error here."""

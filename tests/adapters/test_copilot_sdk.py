@@ -623,3 +623,33 @@ def test_runner_records_the_session_evidence(copilot_suite):
     assert backend.names()[-1] == "stop"
     errors = sorted(schema.plain_validator("results").iter_errors(json.loads(json.dumps(outcome))), key=str)
     assert not errors, [e.message for e in errors[:5]]
+
+
+def test_a_signal_delivered_to_another_thread_stops_a_run_waited_for_in_the_main_thread(copilot_suite, tmp_path):
+    """In a sequential run the main thread waits for the SDK's loop; Python runs a signal's
+    handler only in the main thread, and only when it wakes. The wait is in slices of
+    MAIN_WAIT_SECONDS, so a SIGINT that lands in the loop's thread still stops the run at once
+    (before, it waited for the run's time limit)."""
+    import signal
+
+    suite = copilot_suite({})
+    backend = FakeBackend({"turns": [["HANG"]], "usage_metrics": None, "session_id": "hang"})
+    ex = running(suite, backend)
+    loop_thread = ex._thread
+
+    def interrupt_from_the_loop_thread() -> None:
+        deadline = time.monotonic() + 5
+        while not [c for c in backend.calls if c[0] == "send"] and time.monotonic() < deadline:
+            time.sleep(0.02)
+        signal.pthread_kill(loop_thread.ident, signal.SIGINT)
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    threading.Thread(target=interrupt_from_the_loop_thread, daemon=True).start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            ex.execute(req(suite, tmp_path / "ws", timeout=60))
+        assert time.monotonic() - start < 5
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        ex.shutdown()
