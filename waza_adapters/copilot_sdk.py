@@ -24,7 +24,10 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from waza_core import ExecutionRequest, Executor, RunEvidence, WazaError, hookimpl
-from waza_core.signals import MAIN_WAIT_SECONDS
+
+#: the longest the main thread waits at once (waza's rule for the main thread: a signal delivered
+#: to another thread is handled only when it wakes); built-in plugins use the public API only
+WAIT_SLICE_SECONDS = 0.25
 
 if TYPE_CHECKING:
     import asyncio
@@ -624,11 +627,11 @@ class CopilotSdkExecutor(Executor):
         import concurrent.futures
 
         future = asyncio.run_coroutine_threadsafe(coro, self._loop)
-        # in slices of MAIN_WAIT_SECONDS: in a sequential run this is the main thread, and a signal
+        # in slices of WAIT_SLICE_SECONDS: in a sequential run this is the main thread, and a signal
         # delivered to another thread (the loop's, say) is handled only when the main thread wakes
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            left = MAIN_WAIT_SECONDS if deadline is None else min(MAIN_WAIT_SECONDS, deadline - time.monotonic())
+            left = WAIT_SLICE_SECONDS if deadline is None else min(WAIT_SLICE_SECONDS, deadline - time.monotonic())
             try:
                 return future.result(max(left, 0.0))
             except concurrent.futures.TimeoutError:

@@ -628,10 +628,14 @@ def test_runner_records_the_session_evidence(copilot_suite):
 def test_a_signal_delivered_to_another_thread_stops_a_run_waited_for_in_the_main_thread(copilot_suite, tmp_path):
     """In a sequential run the main thread waits for the SDK's loop; Python runs a signal's
     handler only in the main thread, and only when it wakes. The wait is in slices of
-    MAIN_WAIT_SECONDS, so a SIGINT that lands in the loop's thread still stops the run at once
-    (before, it waited for the run's time limit)."""
+    WAIT_SLICE_SECONDS (waza_core.signals.MAIN_WAIT_SECONDS), so a SIGINT that lands in the
+    loop's thread still stops the run at once (before, it waited for the run's time limit)."""
     import signal
 
+    from waza_adapters.copilot_sdk import WAIT_SLICE_SECONDS
+    from waza_core.signals import MAIN_WAIT_SECONDS
+
+    assert WAIT_SLICE_SECONDS == MAIN_WAIT_SECONDS  # one rule for every wait of the main thread
     suite = copilot_suite({})
     backend = FakeBackend({"turns": [["HANG"]], "usage_metrics": None, "session_id": "hang"})
     ex = running(suite, backend)
