@@ -107,13 +107,11 @@ class _MadeTask(PreparedTask):
     __slots__ = ()
 
     @staticmethod
-    def made(task: TaskSpec, global_graders: Sequence[Grader], needs_workspace: bool, position: int,
-             build: Callable[[TaskSpec], tuple[Grader, ...]]) -> PreparedTask:
-        """A record made as any other, then of this class (``__class__`` set: its ``__init__``
+    def made(record: PreparedTask) -> PreparedTask:
+        """``record``, made as any other, now of this class (``__class__`` set: its ``__init__``
         would meet the refusal; set field by field it took six times as long)."""
-        made = PreparedTask(task, None, global_graders, NO_INPUTS, needs_workspace, position, build)
-        made.__class__ = _MadeTask
-        return made
+        record.__class__ = _MadeTask
+        return record
 
     def __setattr__(self, name: str, value: Any) -> None:
         self._refuse()
@@ -128,7 +126,8 @@ class _MadeTask(PreparedTask):
 
     def __reduce__(self) -> tuple:
         """A copy is made as the record was (``copy`` would set the fields one by one)."""
-        return _MadeTask.made, (self.task, self.global_graders, self.needs_workspace, self.position, self._build)
+        return _MadeTask.made, (PreparedTask(self.task, None, self.global_graders, NO_INPUTS, self.needs_workspace,
+                                             self.position, self._build),)
 
 
 class PreparedTasks(Mapping):
@@ -170,10 +169,12 @@ class PreparedTasks(Mapping):
 
     def _at(self, position: int) -> PreparedTask:
         kept = self.kept.get(position)
-        if kept is not None:
-            return kept
-        return _MadeTask.made(self.tasks[position], self._global_graders, bool(self._bare_workspace[position]),
-                              position, self._build)
+        return kept if kept is not None else _MadeTask.made(self._bare(position))
+
+    def _bare(self, position: int) -> PreparedTask:
+        """A new record of the bare task at ``position``."""
+        return PreparedTask(self.tasks[position], None, self._global_graders, NO_INPUTS,
+                            bool(self._bare_workspace[position]), position, self._build)
 
     def __getitem__(self, task_id: str) -> PreparedTask:
         return self._at(self.positions[task_id])
@@ -184,8 +185,7 @@ class PreparedTasks(Mapping):
         position = self.positions[task_id]
         kept = self.kept.get(position)
         if kept is None:
-            kept = self.kept[position] = PreparedTask(self.tasks[position], None, self._global_graders, NO_INPUTS,
-                                                      bool(self._bare_workspace[position]), position, self._build)
+            kept = self.kept[position] = self._bare(position)
         return kept
 
     def __iter__(self) -> Iterator[str]:

@@ -324,8 +324,7 @@ class SuiteCache:
             self.sealed = secret is not None and seal.matches(secret, self._sealed_name(), lines, header.get("seal"))
         if not isinstance(buf, bytes):
             self._dropped = 0
-            self._drop_read(len(buf))  # the seal read every page
-            self._dropped = 0
+            self._drop(0, len(buf))  # the seal read every page
 
     def _sealed_name(self) -> str:
         """What the seal binds the lines to besides their bytes: the fingerprint and this cache
@@ -466,18 +465,24 @@ class SuiteCache:
         return None
 
     def _drop_read(self, upto: int) -> None:
-        """Drop this process's pages of the mapped file from the last drop to ``upto`` (they
-        stay in the system's file cache, so a later look back reads them again at no cost)."""
+        """Drop this process's pages of the mapped file from the last drop to ``upto``."""
+        end = self._drop(self._dropped, upto)
+        if end > self._dropped:
+            self._dropped = end
+
+    def _drop(self, start: int, upto: int) -> int:
+        """Drop this process's pages of the mapped file from ``start`` (a page boundary) to the
+        page boundary at or before ``upto``, which is returned (the pages stay in the system's
+        file cache, so a later look back reads them again at no cost)."""
         import mmap  # deferred, as in untrusted.read_or_map
 
-        start = self._dropped
         end = upto - upto % mmap.PAGESIZE
         if end > start:
             try:
                 self._buf.madvise(mmap.MADV_DONTNEED, start, end - start)  # type: ignore[union-attr]
             except (OSError, ValueError):
                 pass  # only memory: never a reason to fail a load
-            self._dropped = end
+        return end
 
     def close(self) -> None:
         """Let go of the file read or mapped (after :meth:`save`; the cache answers nothing after)."""
@@ -502,9 +507,7 @@ class SuiteCache:
                     self._index.setdefault(found, (pos, end + 1))
                 pos = end + 1
             if not isinstance(buf, bytes):
-                dropped, self._dropped = self._dropped, 0
-                self._drop_read(len(buf))  # every header was read
-                self._dropped = dropped
+                self._drop(0, len(buf))  # every header was read
         return self._index.get((file, kind))
 
     def put(self, file: str, kind: str, key: list[int], data: Any) -> None:
