@@ -120,8 +120,9 @@ def _suite_paths(suite: Any, parts: set[str]) -> Iterator[tuple[str, str, str]]:
     of the suite's own files: eval.yaml, ``.waza.yaml`` and ``trigger_tests.yaml`` beside it,
     the fixtures folder, every task file and ``context_dir`` (a disabled task's too), and every
     string of a document that names a file relative to the eval's folder, the task's folder or
-    the fixtures folder, or from ``{suite_dir}``. Only strings whose last part is a part of the target's resolved path
-    are looked at (a cheap filter: a 100,000-task suite has millions of strings)."""
+    the fixtures folder, or from ``{suite_dir}``, and each word of a hook's command. Only strings
+    whose last part is a part of the target's resolved path are looked at (a cheap filter: a
+    100,000-task suite has millions of strings)."""
     root = Path(suite.file).parent
     fixtures = root / "fixtures"
     needles = _needles(parts)
