@@ -240,3 +240,28 @@ def test_output_dir_names_stay_short_whatever_the_model(waza, small_suite, tmp_p
     assert len(names) == 2 and all(len(n) < 200 for n in names)
     for name in names:
         valid_results((out / name).read_bytes())
+
+
+def test_a_temporary_name_that_is_taken_is_tried_again_never_reused(tmp_path, monkeypatch):
+    """The temporary sibling is made with O_EXCL: a name someone else holds (a file or a
+    link planted there) is skipped, never opened; the new file is private until renamed."""
+    draws = iter([b"\x00" * 6, b"\x00" * 6, b"\x01" * 6])
+    monkeypatch.setattr(safe_write.os, "urandom", lambda n: next(draws))
+    (tmp_path / ".r.json.000000000000.tmp").write_text("someone else's")
+    os.umask(old := os.umask(0))
+    try:
+        fd, path = safe_write._temp_sibling(str(tmp_path), ".r.json.")
+    finally:
+        os.umask(old)
+    os.close(fd)
+    assert path == str(tmp_path / ".r.json.010101010101.tmp")
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert (tmp_path / ".r.json.000000000000.tmp").read_text() == "someone else's"
+
+
+def test_no_free_temporary_name_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(safe_write.os, "urandom", lambda n: b"\x00" * n)
+    (tmp_path / ".r.json.000000000000.tmp").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(WazaError, match=r"cannot write .*r\.json: no free temporary name"):
+        safe_write.write_file(tmp_path / "r.json", b"{}")
+    assert not (tmp_path / "elsewhere").exists() and not (tmp_path / "r.json").exists()

@@ -16,6 +16,7 @@ from waza_core.results import stats
 from waza_core.results.codec import decode_results, encode_results, results_to_json
 from waza_core.results.jsonbytes import PRETTY_MAX_RUNS, compact_json
 from waza_core.results.model import ResultsDocument, RunConfig, RunResult, TaskResult
+from waza_core.results import writer as writer_mod
 from waza_core.results.writer import StreamingResultsWriter
 from waza_core.suite.schema import plain_validator
 
@@ -56,17 +57,51 @@ def test_tasks_that_never_finished_are_left_out(tmp_path):
     assert [t.test_id for t in back.tasks] == ["t0", "t3"] and back.extra == {"kept": 1}
 
 
+def test_a_spool_that_moves_to_a_file_midway_gives_the_same_bytes(tmp_path, monkeypatch):
+    """The spool is kept in memory up to SPILL_BYTES, then moved to an anonymous file."""
+    doc = _document(40)
+    monkeypatch.setattr(writer_mod, "SPILL_BYTES", 5 * len(compact_json(results_to_json(doc)["tasks"][0])))
+    writer = StreamingResultsWriter({t.test_id: i for i, t in enumerate(doc.tasks)})
+    shuffled = list(doc.tasks)
+    random.Random(5).shuffle(shuffled)
+    for n, t in enumerate(shuffled):
+        writer.add(t)
+        if n == 2:
+            assert writer.spool is None and writer.memory  # still in memory
+    assert writer.memory is None and writer.spool is not None  # moved
+    writer.finish(doc, tmp_path / "r.json")
+    writer.close()
+    assert (tmp_path / "r.json").read_bytes() == compact_json(results_to_json(doc)) + b"\n"
+
+
+def test_a_small_spool_makes_no_file(tmp_path):
+    doc = _document(PRETTY_MAX_RUNS + 20)
+    writer = StreamingResultsWriter({t.test_id: i for i, t in enumerate(doc.tasks)})
+    for t in doc.tasks:
+        writer.add(t)
+    assert writer.spool is None and len(writer.memory) == writer.size
+    writer.finish(doc, tmp_path / "r.json")
+    writer.close()
+    assert (tmp_path / "r.json").read_bytes() == encode_results(doc)
+
+
 @settings(max_examples=examples(150), deadline=None)
-@given(order=st.permutations(range(12)), finished=st.integers(0, 12), in_order_from=st.integers(0, 12))
+@given(order=st.permutations(range(12)), finished=st.integers(0, 12), in_order_from=st.integers(0, 12),
+       spill=st.sampled_from([writer_mod.SPILL_BYTES, 0, 2500]))
 def test_any_finishing_order_and_any_subset_gives_the_documents_bytes(tmp_path_factory, order, finished,
-                                                                     in_order_from):
-    """Stretches spooled in plan order are copied as blocks; the bytes never change."""
+                                                                     in_order_from, spill):
+    """Stretches spooled in plan order are copied as blocks, from memory or from the file
+    the spool moved to (at the first task, midway, never); the bytes never change."""
     doc = _document(12)
     order = order[:in_order_from] + sorted(order[in_order_from:])  # a mix of shuffled and in-order stretches
     done = order[:finished]
-    writer = StreamingResultsWriter({t.test_id: i for i, t in enumerate(doc.tasks)})
-    for i in done:
-        writer.add(doc.tasks[i])
+    default, writer_mod.SPILL_BYTES = writer_mod.SPILL_BYTES, spill
+    try:
+        writer = StreamingResultsWriter({t.test_id: i for i, t in enumerate(doc.tasks)})
+        for i in done:
+            writer.add(doc.tasks[i])
+    finally:
+        writer_mod.SPILL_BYTES = default
     target = tmp_path_factory.mktemp("w") / "r.json"
     writer.finish(doc, target)
     writer.close()

@@ -3,8 +3,8 @@
 A suite of 100,000 tasks has a results file of over 100 MB; building it as one
 document at the end holds every run, a tree of dicts and the encoded text at once
 (over a gigabyte). :class:`StreamingResultsWriter` instead encodes each task as it
-finishes (:func:`waza_core.results.codec.task_to_json`, compact) into an anonymous
-spool file, keeps only where each task's bytes are, and at the end writes the header
+finishes (:func:`waza_core.results.codec.task_to_json`, compact) into a spool (in
+memory up to :data:`SPILL_BYTES`, then an anonymous file), keeps only where each task's bytes are, and at the end writes the header
 (with the final summary), the tasks in plan order and the trailer into a temporary
 sibling of the target that is fsynced and renamed over it (as
 :func:`waza_core.results.io.write_atomic` does). The bytes are those of
@@ -13,7 +13,6 @@ sibling of the target that is fsynced and renamed over it (as
 
 from __future__ import annotations
 
-import tempfile
 from array import array
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,6 +24,10 @@ from waza_core.safe_write import write_file, write_stream
 
 _COPY_CHUNK = 1 << 20
 _SPOOL_BUFFER = 1 << 20
+#: the spool is kept in memory up to this size (~6,000 tasks of the usual ~1.3 KB), then moved
+#: to an anonymous temporary file: a run of a few thousand tasks makes no file and does not
+#: import ``tempfile`` (with ``shutil``, ``random`` and ``lzma``, ~11 M instructions)
+SPILL_BYTES = 8 << 20
 
 
 class StreamingResultsWriter:
@@ -34,9 +37,8 @@ class StreamingResultsWriter:
         self.positions = positions  # task id -> index in plan order
         self.offsets = array("q", [-1]) * len(positions)
         self.lengths = array("q", [0]) * len(positions)
-        # gone when closed, or on a crash; a large buffer: ~1.3 KB per task, one write call
-        # per ~800 tasks instead of one per ~6
-        self.spool = tempfile.TemporaryFile(prefix="waza-results-", buffering=_SPOOL_BUFFER)
+        self.memory: bytearray | None = bytearray()  # the spool until it grows past SPILL_BYTES
+        self.spool = None  # then: the file it moved to
         self.size = 0
 
     def add(self, task: TaskResult) -> None:
@@ -46,10 +48,26 @@ class StreamingResultsWriter:
         self.lengths[i] = len(data)
         # each entry is followed by its separator, so tasks spooled in plan order are one
         # stretch of the results file, copied at the end in large blocks
-        spool = self.spool
-        spool.write(data)
-        spool.write(b",")
+        memory = self.memory
+        if memory is not None:
+            memory += data
+            memory += b","
+            if len(memory) > SPILL_BYTES:
+                self._spill()
+        else:
+            spool = self.spool
+            spool.write(data)
+            spool.write(b",")
         self.size += len(data) + 1
+
+    def _spill(self) -> None:
+        """Move the spool from memory to an anonymous file: gone when closed, or on a crash."""
+        import tempfile  # deferred: see SPILL_BYTES
+
+        # a large buffer: ~1.3 KB per task, one write call per ~800 tasks instead of one per ~6
+        self.spool = tempfile.TemporaryFile(prefix="waza-results-", buffering=_SPOOL_BUFFER)
+        self.spool.write(self.memory)
+        self.memory = None
 
     def finish(self, doc: ResultsDocument, target: str | Path) -> None:
         """Write ``target``: ``doc``'s header and trailer around the spooled tasks (``doc.tasks``
@@ -70,7 +88,8 @@ class StreamingResultsWriter:
     def _copy_tasks(self, out) -> None:
         """The spooled tasks in plan order: one block per stretch of tasks that were spooled
         one after the other (the whole spool when they finished in plan order)."""
-        self.spool.flush()
+        if self.spool is not None:
+            self.spool.flush()
         start, end = -1, -2  # the block being gathered: spool bytes [start, end); none yet
         first = True
         for offset, length in zip(self.offsets, self.lengths, strict=True):
@@ -87,9 +106,13 @@ class StreamingResultsWriter:
             self._copy(out, start, end, first)
 
     def _copy(self, out, start: int, end: int, first: bool) -> None:
-        spool = self.spool
         if not first:
             out.write(b",")
+        if self.memory is not None:
+            with memoryview(self.memory) as view:
+                out.write(view[start:end])
+            return
+        spool = self.spool
         spool.seek(start)
         length = end - start
         while length:
@@ -100,7 +123,9 @@ class StreamingResultsWriter:
             length -= len(chunk)
 
     def close(self) -> None:
-        self.spool.close()
+        self.memory = None
+        if self.spool is not None:
+            self.spool.close()
 
 
 def write_results(doc: ResultsDocument, target: Path | None, stdout=None,

@@ -42,7 +42,6 @@ from waza_core.results.writer import StreamingResultsWriter, write_results
 from waza_core.run import baseline, multimodel
 from waza_core.run import journal as journal_mod
 from waza_core.run.backends import check_backend
-from waza_core.run.budget import Budget
 from waza_core.run.engine import Engine
 from waza_core.run.finish import console_report
 from waza_core.run.plan import RunOptions, select_tasks
@@ -53,7 +52,8 @@ from waza_core.suite.load import load_suite
 from waza_core.suite.project_config import run_default
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # imported where a run asks for them (--baseline-from, --cache): ~8 ms of every start
+if TYPE_CHECKING:  # imported where a run asks for them (--baseline-from, --cache, --max-spend): ~8 ms of every start
+    from waza_core.run.budget import Budget
     from waza_core.run.result_cache import RunCache
     from waza_core.run.stored_baseline import StoredBaseline
 
@@ -148,6 +148,8 @@ class SpendLimits:
         for name, value in (("max spend", cap), ("max run cost", per_run)):
             if value is not None and not (0 <= value < float("inf")):
                 raise WazaError(f"{name} must be a finite amount >= 0, got {value!r}")
+        from waza_core.run.budget import Budget  # deferred: only a run with a spending cap has a budget
+
         return Budget(float(cap), None if per_run is None else float(per_run))
 
 

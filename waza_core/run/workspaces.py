@@ -1,16 +1,15 @@
 """Run workspaces: a fresh private folder for each run, removed on a background thread.
 
 Its own module so that a command that prepares a suite without running it (``waza validate``)
-does not import what making and removing folders needs (``tempfile``, ``shutil``, ``queue``:
-~3 ms of its start); :meth:`waza_core.run.prepared.PreparedSuite.start` imports it.
+does not import it; :meth:`waza_core.run.prepared.PreparedSuite.start` does. What making and
+removing folders needs (``tempfile``, ``shutil``, ``queue``: ~11 M instructions, ~3 ms) and the
+removing thread come with the first workspace a run takes: a suite whose runs need none (mock
+runs graded on their output, most large suites) starts neither.
 """
 
 from __future__ import annotations
 
 import os
-import queue
-import shutil
-import tempfile
 import threading
 
 from waza_core.errors import WazaError
@@ -20,6 +19,8 @@ def _remove_workspace(ws: str) -> None:
     try:
         os.rmdir(ws)  # the common case under mock: nothing was written
     except OSError:
+        import shutil  # deferred: a workspace something was written into (see the module's docstring)
+
         shutil.rmtree(ws, ignore_errors=True)
 
 
@@ -34,18 +35,33 @@ class Workspaces:
     """
 
     def __init__(self, keep: bool = False) -> None:
-        self.trash: queue.SimpleQueue = queue.SimpleQueue()
-        self.janitor = threading.Thread(target=self._remove, name="waza-janitor", daemon=True)
-        self.janitor.start()
+        self.trash = None  # the removing thread's queue, from the first take() on
+        self.janitor: threading.Thread | None = None
+        self._starting = threading.Lock()  # runs on a thread pool may take their first at once
         self.keep = keep  # --keep-workspaces: never removed, not even after an interrupt
         self.live: set[str] = set()  # taken and not handed back: removed at close
         self.closed = False
+
+    def _start(self) -> None:
+        # deferred: see the module's docstring
+        import queue
+
+        with self._starting:
+            if self.janitor is None and not self.closed:  # after close() a run removes its own
+                self.trash = queue.SimpleQueue()
+                janitor = threading.Thread(target=self._remove, name="waza-janitor", daemon=True)
+                janitor.start()
+                self.janitor = janitor
 
     def _remove(self) -> None:
         while (ws := self.trash.get()) is not None:
             _remove_workspace(ws)
 
     def take(self) -> str:
+        if self.janitor is None:
+            self._start()
+        import tempfile  # deferred: see the module's docstring (a no-op after the first)
+
         try:
             ws = tempfile.mkdtemp(prefix="waza-ws-")  # 0700, whatever the umask
         except OSError as exc:
@@ -65,9 +81,12 @@ class Workspaces:
     def close(self) -> None:
         """Wait until every used workspace is removed; also remove those of runs that
         never handed theirs back (left behind at an interrupt)."""
-        self.trash.put(None)
-        self.janitor.join()
-        self.closed = True
+        with self._starting:  # no janitor starts after this
+            self.closed = True
+            janitor, self.janitor = self.janitor, None
+        if janitor is not None:
+            self.trash.put(None)
+            janitor.join()
         for ws in list(self.live):
             self.live.discard(ws)
             _remove_workspace(ws)
