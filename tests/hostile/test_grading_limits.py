@@ -80,3 +80,23 @@ def test_no_thread_keeps_spinning_after_a_timeout():
     cpu = time.process_time()
     time.sleep(1.0)
     assert time.process_time() - cpu < 0.5
+
+
+def test_ctypes_is_imported_only_when_a_grader_must_be_stopped(make_suite, tmp_path):
+    """The watchdog raises in a stuck grader's thread with ctypes; a run whose graders all
+    end in time never imports it (a fresh process each: the in-process tests share one)."""
+    import subprocess
+    import sys
+
+    probe = ("import runpy, sys\n"
+             "sys.argv = ['waza', 'run', sys.argv[1], '-q', '-p', 'tests.hostile.plugins']\n"
+             "try:\n    runpy.run_module('waza_core', run_name='__main__')\n"
+             "except SystemExit as exc:\n    code = exc.code\n"
+             "print(code, 'ctypes' in sys.modules)\n")
+    seen = {}
+    for grader in ("quick", "spin_bounded"):
+        suite = suite_with(make_suite, grader)
+        proc = subprocess.run([sys.executable, "-c", probe, suite], capture_output=True, timeout=120,
+                              env={**__import__("os").environ, **ENV}, cwd=tmp_path)
+        seen[grader] = proc.stdout.decode().split()[-2:]
+    assert seen == {"quick": ["0", "False"], "spin_bounded": ["1", "True"]}
