@@ -50,6 +50,10 @@ class BackendJob:
     workers: int  # the cap on concurrent runs
     #: backend-specific settings (``ray``: ``address``, ``workers`` as given on the command line)
     options: Mapping[str, Any] = attrs.field(factory=dict)
+    #: the driver does not need each run before the next one starts (no fail-fast, no
+    #: ``after_task`` hook, no spending cap): a sequential backend may hand fast runs over a
+    #: few at a time (:data:`waza_core.run.local.BATCH_SECONDS`)
+    batch_finished: bool = False
 
 
 class CompletedRun(NamedTuple):

@@ -121,8 +121,9 @@ class Engine:
 
     def _run(self, started: float, t0: float) -> ResultsDocument:
         prepared, plan = self.prepared, self.plan
+        batch_finished = not plan.fail_fast and not self.hooks.has("after_task") and self.options.budget is None
         backend = make_backend(self.options.backend, BackendJob(prepared, self.recipe, plan.parallel, plan.workers,
-                                                                dict(self.options.backend_options)))
+                                                                dict(self.options.backend_options), batch_finished))
         local_runs = backend.local_runs
         if self.wrap_backend is not None:
             backend = self.wrap_backend(backend)

@@ -2,7 +2,9 @@
 
 Sequential (``parallel`` off or one worker): units run in submission order, each
 to the end before the next starts, so fail-fast stops before the next task's first
-run. Parallel: a pool of ``workers`` threads fed a few units ahead; results come back
+run. When the driver needs no run before the next starts (``BackendJob.batch_finished``:
+no fail-fast, no ``after_task`` hook, no spending cap), runs that end within
+:data:`BATCH_SECONDS` of each other are handed over together, up to :data:`BATCH_RUNS`. Parallel: a pool of ``workers`` threads fed a few units ahead; results come back
 as runs finish. Units are taken from the plan as they are needed, never all at once.
 Every run records ``worker: local``.
 
@@ -16,12 +18,21 @@ flight, so no run outlives the backend.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Iterable, Iterator
 
 from waza_core.run.backend import Backend, BackendJob, CompletedRun
 from waza_core.run.plan import RunUnit
 from waza_core.run.unit import LOCAL_WORKER, run_unit
 from waza_core.signals import MAIN_WAIT_SECONDS
+
+#: a sequential run hands its finished runs to the driver in batches of at most this many...
+BATCH_RUNS = 32
+#: ...that all finished within this long of the batch's start: a run that takes longer (any
+#: real agent) is handed over alone, as soon as it ends. Runs of the mock executor (~50 us
+#: each) go in batches of 32: running 32, then aggregating and writing 32, keeps each
+#: stage's code and data in the processor's caches, ~15-20% of a warm run's time
+BATCH_SECONDS = 0.02
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # concurrent.futures is imported by a parallel run only (see LocalBackend)
@@ -59,8 +70,25 @@ class LocalBackend(Backend):
 
     def _sequential(self) -> Iterator[CompletedRun]:
         prepared = self.prepared
-        while (unit := next(self.todo, None)) is not None:
-            yield CompletedRun(unit, run_unit(prepared, unit, LOCAL_WORKER))
+        if not self.job.batch_finished:  # the driver reads each run before the next starts
+            while (unit := next(self.todo, None)) is not None:
+                yield CompletedRun(unit, run_unit(prepared, unit, LOCAL_WORKER))
+            return
+        todo, clock = self.todo, time.monotonic
+        while True:
+            batch: list[CompletedRun] = []
+            until = clock() + BATCH_SECONDS
+            try:
+                while len(batch) < BATCH_RUNS and (unit := next(todo, None)) is not None:
+                    batch.append(CompletedRun(unit, run_unit(prepared, unit, LOCAL_WORKER)))
+                    if clock() >= until:
+                        break
+            except BaseException:
+                yield from batch  # the runs that finished are the driver's, also when interrupted
+                raise
+            if not batch:
+                return
+            yield from batch
 
     def _fill(self) -> None:
         pool, prepared = self.pool, self.prepared
