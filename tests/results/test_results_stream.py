@@ -61,6 +61,7 @@ def test_a_spool_that_moves_to_a_file_midway_gives_the_same_bytes(tmp_path, monk
     """The spool is kept in memory up to SPILL_BYTES, then moved to an anonymous file."""
     doc = _document(40)
     monkeypatch.setattr(writer_mod, "SPILL_BYTES", 5 * len(compact_json(results_to_json(doc)["tasks"][0])))
+    monkeypatch.setattr(writer_mod, "SMALLEST_ENTRY_BYTES", 0)  # start in memory whatever the plan's size
     writer = StreamingResultsWriter({t.test_id: i for i, t in enumerate(doc.tasks)})
     shuffled = list(doc.tasks)
     random.Random(5).shuffle(shuffled)
@@ -72,6 +73,18 @@ def test_a_spool_that_moves_to_a_file_midway_gives_the_same_bytes(tmp_path, monk
     writer.finish(doc, tmp_path / "r.json")
     writer.close()
     assert (tmp_path / "r.json").read_bytes() == compact_json(results_to_json(doc)) + b"\n"
+
+
+def test_a_large_plan_spools_to_a_file_from_the_start():
+    """A plan that would outgrow the memory buffer anyway never holds it (the peak memory
+    of a 100,000-task run has no buffer in it)."""
+    many = writer_mod.SPILL_BYTES // writer_mod.SMALLEST_ENTRY_BYTES + 1
+    writer = StreamingResultsWriter({f"t{i}": i for i in range(many)})
+    assert writer.memory is None and writer.spool is not None
+    writer.close()
+    few = StreamingResultsWriter({f"t{i}": i for i in range(many - 1)})
+    assert few.spool is None and few.memory is not None
+    few.close()
 
 
 def test_a_small_spool_makes_no_file(tmp_path):
@@ -95,13 +108,14 @@ def test_any_finishing_order_and_any_subset_gives_the_documents_bytes(tmp_path_f
     doc = _document(12)
     order = order[:in_order_from] + sorted(order[in_order_from:])  # a mix of shuffled and in-order stretches
     done = order[:finished]
-    default, writer_mod.SPILL_BYTES = writer_mod.SPILL_BYTES, spill
+    default = writer_mod.SPILL_BYTES, writer_mod.SMALLEST_ENTRY_BYTES
+    writer_mod.SPILL_BYTES, writer_mod.SMALLEST_ENTRY_BYTES = spill, 0  # start in memory
     try:
         writer = StreamingResultsWriter({t.test_id: i for i, t in enumerate(doc.tasks)})
         for i in done:
             writer.add(doc.tasks[i])
     finally:
-        writer_mod.SPILL_BYTES = default
+        writer_mod.SPILL_BYTES, writer_mod.SMALLEST_ENTRY_BYTES = default
     target = tmp_path_factory.mktemp("w") / "r.json"
     writer.finish(doc, target)
     writer.close()

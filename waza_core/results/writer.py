@@ -24,10 +24,14 @@ from waza_core.safe_write import write_file, write_stream
 
 _COPY_CHUNK = 1 << 20
 _SPOOL_BUFFER = 1 << 20
-#: the spool is kept in memory up to this size (~6,000 tasks of the usual ~1.3 KB), then moved
+#: the spool is kept in memory up to this size (~3,000 tasks of the usual ~1.3 KB), then moved
 #: to an anonymous temporary file: a run of a few thousand tasks makes no file and does not
 #: import ``tempfile`` (with ``shutil``, ``random`` and ``lzma``, ~11 M instructions)
-SPILL_BYTES = 8 << 20
+SPILL_BYTES = 4 << 20
+#: a task entry is at least about this long (an entry of the mock executor is ~1.3 KB): a
+#: plan of more than SPILL_BYTES / this many tasks spools to a file from the start, so the
+#: peak memory of a large run has no buffer in it
+SMALLEST_ENTRY_BYTES = 1024
 
 
 class StreamingResultsWriter:
@@ -40,6 +44,8 @@ class StreamingResultsWriter:
         self.memory: bytearray | None = bytearray()  # the spool until it grows past SPILL_BYTES
         self.spool = None  # then: the file it moved to
         self.size = 0
+        if len(positions) * SMALLEST_ENTRY_BYTES > SPILL_BYTES:
+            self._spill()
 
     def add(self, task: TaskResult) -> None:
         data = compact_json(task_to_json(task))
