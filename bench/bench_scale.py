@@ -10,7 +10,13 @@ the size of the results file. Targets (issue 15) for 100,000 tasks: peak RSS at 
 300 MB and at most 120 us of wall time per task; the per-task cost should not grow
 with the number of tasks.
 
-Last figures (session 15; a 2-core virtual machine whose speed moves by half within
+Last figures (session 16, load average about 1; median of 3; plugins loaded as a user has
+them): 2,000 tasks 93 us wall per task, 30 MiB; 20,000 tasks 45 us, 49 MiB; 100,000 tasks
+42 us, 133 MiB peak, a 127 MB results file. Issue 24's warm memory target (150 MB) holds; its
+40 us does not yet (42 us here; 48 us a task in an interleaved comparison the same hour,
+docs/architecture.md "Session 16").
+
+Session 15 (a 2-core virtual machine whose speed moves by half within
 minutes, so wall and CPU figures from one run are good to about that; median of 3; plugins
 loaded as a user has them): 2,000 tasks 177 us wall per task (fixed start-up is most of it),
 32 MiB; 20,000 tasks 99 us, 74 MiB; 100,000 tasks 86 us, 133 MiB peak (164 MiB in session 14),
