@@ -39,10 +39,20 @@ def _tasks(n: int, extra: str = "", failing: int | None = None) -> dict[str, str
             for i in range(n)}
 
 
-def _run(path, reg, started, **opts):
+def _run(path, reg, started, observe=False, **opts):
+    """The results, and how many runs had started each time the engine took one (seen by
+    the aggregator: a run observer, as ``--journal`` adds, turns batching off)."""
     engine = Engine(load_suite(path, reg), reg, RunOptions(**opts))
     seen = []
-    engine.run_observers.append(lambda done: seen.append(len(started)))
+    if observe:
+        engine.run_observers.append(lambda done: None)
+    real_add = engine.aggregator.add
+
+    def add(done):
+        seen.append(len(started))
+        return real_add(done)
+
+    engine.aggregator.add = add
     return results_to_json(engine.run()), seen
 
 
@@ -62,13 +72,30 @@ def _without_times(doc: dict) -> dict:
 def test_fast_runs_come_in_batches_with_the_same_results(make_suite, reg, started, monkeypatch):
     path = make_suite(GRADED, _tasks(80, failing=7))
     batched, seen = _run(path, reg, started)
-    assert seen[:3] == [local.BATCH_RUNS] * 3  # the first batch was run before any was handed over
-    assert len(seen) == 80 and seen[-1] == 80
-    monkeypatch.setattr(local, "BATCH_RUNS", 1)
+    n = local.BATCH_RUNS
+    assert seen[:n] == list(range(1, n + 1))  # one by one until BATCH_RUNS fast runs in a row
+    assert seen[n:2 * n] == [2 * n] * n and seen[2 * n:] == [80] * (80 - 2 * n)  # then in batches
+    monkeypatch.setattr(local, "BATCH_RUNS", 10 ** 6)  # never fast enough for long enough: one by one
     started.clear()
     one_by_one, seen = _run(path, reg, started)
     assert seen == list(range(1, 81))
     assert _without_times(batched) == _without_times(one_by_one)
+
+
+def test_a_slow_run_ends_the_batching_until_fast_runs_come_again(make_suite, reg, started):
+    slow = f"graders:\n  - {{type: sleep, name: s, config: {{seconds: {local.FAST_RUN_SECONDS * 5}}}}}\n"
+    tasks = _tasks(45)
+    tasks["tasks/t035.yaml"] += slow
+    _, seen = _run(make_suite(GRADED, tasks), reg, started)
+    n = local.BATCH_RUNS
+    assert seen[:n] == list(range(1, n + 1))
+    assert seen[n:36] == [36] * (36 - n)  # the runs held in the batch waited for the slow one, once
+    assert seen[36:] == list(range(37, 46))  # then one by one again
+
+
+def test_a_run_observer_such_as_the_journal_sees_each_run_before_the_next(make_suite, reg, started):
+    _, seen = _run(make_suite(GRADED, _tasks(70)), reg, started, observe=True)
+    assert seen == list(range(1, 71))
 
 
 def test_a_slow_run_is_handed_over_before_the_next_starts(make_suite, reg, started):
@@ -90,18 +117,34 @@ def test_fail_fast_and_after_task_hooks_see_each_run_before_the_next(make_suite,
     assert len(seen) == (31 if why == "fail_fast" else 40)
 
 
-def test_an_interrupt_mid_batch_keeps_the_runs_that_finished(make_suite, reg, monkeypatch):
+def test_an_interrupt_while_runs_are_gathered_keeps_the_runs_that_finished(make_suite, reg, monkeypatch):
     real = local.run_unit
     calls = []
 
     def interrupted(*args):
         calls.append(1)
-        if len(calls) == 10:
+        if len(calls) == 40:  # in the second batch
             raise KeyboardInterrupt
         return real(*args)
 
     monkeypatch.setattr(local, "run_unit", interrupted)
-    doc = results_to_json(Engine(load_suite(make_suite(GRADED, _tasks(50)), reg), reg, RunOptions()).run())
+    doc = results_to_json(Engine(load_suite(make_suite(GRADED, _tasks(80)), reg), reg, RunOptions()).run())
     assert doc["incomplete"] is True
-    assert [t["test_id"] for t in doc["tasks"]] == [f"t{i:03d}" for i in range(9)]
-    assert len(calls) == 10  # nothing ran after the interrupt
+    assert [t["test_id"] for t in doc["tasks"]] == [f"t{i:03d}" for i in range(39)]
+    assert len(calls) == 40  # nothing ran after the interrupt
+
+
+def test_an_interrupt_while_the_engine_takes_a_batch_keeps_the_rest_of_it(make_suite, reg, started):
+    engine = Engine(load_suite(make_suite(GRADED, _tasks(80)), reg), reg, RunOptions())
+    real_add = engine.aggregator.add
+
+    def add(done):
+        entry = real_add(done)
+        if engine.aggregator.done == 40:  # the progress line of a task, say, in the second batch
+            raise KeyboardInterrupt
+        return entry
+
+    engine.aggregator.add = add
+    doc = results_to_json(engine.run())
+    assert doc["incomplete"] is True and len(started) == 64  # two batches ran: 32 one by one, then 32
+    assert [t["test_id"] for t in doc["tasks"]] == [f"t{i:03d}" for i in range(64)]

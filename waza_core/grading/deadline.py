@@ -150,8 +150,9 @@ _monotonic = time.monotonic
 
 def _clear_pending() -> None:
     """Drop an exception injected into this thread that has not fired yet."""
-    import ctypes  # deferred: imported by _load_ctypes before anything was injected, a lookup here
-
+    ctypes = sys.modules.get("ctypes")  # imported by _load_ctypes before anything was injected
+    if ctypes is None:
+        return  # nothing can have been injected (see _inject)
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(threading.get_ident()), ctypes.py_object())
 
 

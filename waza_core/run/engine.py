@@ -121,9 +121,12 @@ class Engine:
 
     def _run(self, started: float, t0: float) -> ResultsDocument:
         prepared, plan = self.prepared, self.plan
-        batch_finished = not plan.fail_fast and not self.hooks.has("after_task") and self.options.budget is None
+        # runs handed over in batches only where nothing reads each run as it ends (run/local.py)
+        batch_finished = (not plan.fail_fast and not self.hooks.has("after_task") and self.options.budget is None
+                          and not self.run_observers and self.wrap_backend is None)
         backend = make_backend(self.options.backend, BackendJob(prepared, self.recipe, plan.parallel, plan.workers,
                                                                 dict(self.options.backend_options), batch_finished))
+        inner = backend
         local_runs = backend.local_runs
         if self.wrap_backend is not None:
             backend = self.wrap_backend(backend)
@@ -138,7 +141,7 @@ class Engine:
             if todo and local_runs:
                 prepared.start()
             backend.submit(todo)
-            self._collect(backend)
+            self._collect(backend, inner if batch_finished else None)
             if self.suite.trigger_tests is not None and not self.cancel.is_set():
                 self.trigger_results = self._trigger_tests()
         except KeyboardInterrupt:
@@ -169,8 +172,10 @@ class Engine:
             return []
         return list(todo.values())
 
-    def _collect(self, backend) -> None:
-        """Feed the runs to the aggregator as they finish; fail-fast cancels what has not started."""
+    def _collect(self, backend, batched=None) -> None:
+        """Feed the runs to the aggregator as they finish; fail-fast cancels what has not started.
+        ``batched``: the backend that hands runs over in batches; at an interrupt the runs it
+        finished and had not handed over yet are aggregated too."""
         stream = backend.results()
         observers = self.run_observers
         after_task = self.hooks.has("after_task")
@@ -186,6 +191,11 @@ class Engine:
                         self._warn(f"after_task hook error for {entry.test_id!r}: {problem}")
                 if self.plan.fail_fast and self.aggregator.saw_failure and backend.cancel():
                     self.incomplete = True
+        except KeyboardInterrupt:
+            if batched is not None:  # nothing else reads runs when they come in batches: no observer, no hook
+                for done in batched.take_finished():
+                    add(done)
+            raise
         finally:
             stream.close()
 

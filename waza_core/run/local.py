@@ -3,8 +3,10 @@
 Sequential (``parallel`` off or one worker): units run in submission order, each
 to the end before the next starts, so fail-fast stops before the next task's first
 run. When the driver needs no run before the next starts (``BackendJob.batch_finished``:
-no fail-fast, no ``after_task`` hook, no spending cap), runs that end within
-:data:`BATCH_SECONDS` of each other are handed over together, up to :data:`BATCH_RUNS`. Parallel: a pool of ``workers`` threads fed a few units ahead; results come back
+no fail-fast, no ``after_task`` hook, no spending cap, no journal or other run observer, no
+result cache), fast runs are handed over a few at a time (:data:`BATCH_RUNS`,
+:data:`BATCH_SECONDS`, :data:`FAST_RUN_SECONDS`); at an interrupt the driver takes those not
+handed over yet with :meth:`LocalBackend.take_finished`. Parallel: a pool of ``workers`` threads fed a few units ahead; results come back
 as runs finish. Units are taken from the plan as they are needed, never all at once.
 Every run records ``worker: local``.
 
@@ -17,6 +19,7 @@ flight, so no run outlives the backend.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import time
 from collections.abc import Iterable, Iterator
@@ -26,13 +29,16 @@ from waza_core.run.plan import RunUnit
 from waza_core.run.unit import LOCAL_WORKER, run_unit
 from waza_core.signals import MAIN_WAIT_SECONDS
 
-#: a sequential run hands its finished runs to the driver in batches of at most this many...
+#: a sequential run of fast runs hands them to the driver in batches of at most this many...
 BATCH_RUNS = 32
-#: ...that all finished within this long of the batch's start: a run that takes longer (any
-#: real agent) is handed over alone, as soon as it ends. Runs of the mock executor (~50 us
-#: each) go in batches of 32: running 32, then aggregating and writing 32, keeps each
-#: stage's code and data in the processor's caches, ~15-20% of a warm run's time
+#: ...that all finished within this long of the batch's start...
 BATCH_SECONDS = 0.02
+#: ...once this many runs in a row (BATCH_RUNS) each took less than this. A slower run ends
+#: the batch it is in and the batching until BATCH_RUNS fast runs in a row again: a suite of
+#: real agents never batches. Runs of the mock executor (~50 us each) go in batches of 32:
+#: running 32, then aggregating and writing 32, keeps each stage's code and data in the
+#: processor's caches, ~15-20% of a warm run's time
+FAST_RUN_SECONDS = 0.002
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # concurrent.futures is imported by a parallel run only (see LocalBackend)
@@ -47,6 +53,8 @@ class LocalBackend(Backend):
         self.prepared = job.prepared
         self.threaded = job.parallel and job.workers > 1
         self.todo: Iterator[RunUnit] = iter(())  # not submitted to a thread yet, made as needed
+        #: sequential, batched: runs finished and not handed to the driver yet
+        self.ready: collections.deque[CompletedRun] = collections.deque()
         self.pending: dict[Future, RunUnit] = {}  # threaded: on the pool, not yielded yet
         #: runs handed to the pool at once: enough to keep every thread busy, few enough that
         #: a 100,000-run plan does not become 100,000 futures
@@ -74,21 +82,34 @@ class LocalBackend(Backend):
             while (unit := next(self.todo, None)) is not None:
                 yield CompletedRun(unit, run_unit(prepared, unit, LOCAL_WORKER))
             return
-        todo, clock = self.todo, time.monotonic
+        clock, ready = time.monotonic, self.ready
+        fast = 0  # runs in a row that took less than FAST_RUN_SECONDS each
         while True:
-            batch: list[CompletedRun] = []
             until = clock() + BATCH_SECONDS
+            size = BATCH_RUNS if fast >= BATCH_RUNS else 1
             try:
-                while len(batch) < BATCH_RUNS and (unit := next(todo, None)) is not None:
-                    batch.append(CompletedRun(unit, run_unit(prepared, unit, LOCAL_WORKER)))
-                    if clock() >= until:
+                while len(ready) < size and (unit := next(self.todo, None)) is not None:
+                    began = clock()
+                    ready.append(CompletedRun(unit, run_unit(prepared, unit, LOCAL_WORKER)))
+                    ended = clock()
+                    fast = fast + 1 if ended - began < FAST_RUN_SECONDS else 0
+                    if not fast or ended >= until:
                         break
             except BaseException:
-                yield from batch  # the runs that finished are the driver's, also when interrupted
+                while ready:  # the runs that finished are the driver's, also when interrupted
+                    yield ready.popleft()
                 raise
-            if not batch:
+            if not ready:
                 return
-            yield from batch
+            while ready:
+                yield ready.popleft()
+
+    def take_finished(self) -> list[CompletedRun]:
+        """The runs that finished but were not handed over yet (a batch the driver stopped
+        reading in the middle of, at an interrupt); they are the caller's now."""
+        finished = list(self.ready)
+        self.ready.clear()
+        return finished
 
     def _fill(self) -> None:
         pool, prepared = self.pool, self.prepared
