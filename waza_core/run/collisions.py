@@ -96,13 +96,11 @@ def _suite_file_of(path: str, ident: tuple, suite: Any) -> str | None:
     # no task file had the target's inode when the loader stat'ed it: none is the target
     inodes = getattr(suite, "task_file_inodes", None)
     skip_tasks = ident[0] == "path" or (inodes is not None and inodes.rules_out(suite, folded_inode(ident[2])))
-    for name, candidate, kind in _suite_paths(suite, parts):
+    for name, candidate, kind in _suite_paths(suite, parts, task_files=not skip_tasks):
         if kind == _FOLDER:
             inside = os.path.realpath(candidate).rstrip(os.sep) + os.sep
             if real.startswith(inside):
                 return name
-        elif kind == _TASK and skip_tasks:
-            continue
         elif ident[0] == "inode":
             try:
                 st = os.stat(candidate)
@@ -115,14 +113,15 @@ def _suite_file_of(path: str, ident: tuple, suite: Any) -> str | None:
     return None
 
 
-def _suite_paths(suite: Any, parts: set[str]) -> Iterator[tuple[str, str, str]]:
+def _suite_paths(suite: Any, parts: set[str], task_files: bool = True) -> Iterator[tuple[str, str, str]]:
     """(how to name it, path, :data:`_READ` / :data:`_TASK` / :data:`_NAMED` / :data:`_FOLDER`)
     of the suite's own files: eval.yaml, ``.waza.yaml`` and ``trigger_tests.yaml`` beside it,
     the fixtures folder, every task file and ``context_dir`` (a disabled task's too), and every
     string of a document that names a file relative to the eval's folder, the task's folder or
     the fixtures folder, or from ``{suite_dir}``, and each word of a hook's command. Only strings
     whose last part is a part of the target's resolved path are looked at (a cheap filter: a
-    100,000-task suite has millions of strings)."""
+    100,000-task suite has millions of strings). ``task_files=False``: not the task files
+    themselves (the caller ruled them out: no name is made for each of 100,000 tasks)."""
     root = Path(suite.file).parent
     fixtures = root / "fixtures"
     needles = _needles(parts)
@@ -134,7 +133,8 @@ def _suite_paths(suite: Any, parts: set[str]) -> Iterator[tuple[str, str, str]]:
     yield from _hook_words(suite.raw.get("hooks") if isinstance(suite.raw, dict) else None, root, parts)
     for tasks, note in ((suite.tasks, ""), (getattr(suite, "disabled_tasks", ()), " (a disabled task)")):
         for task in tasks:
-            yield f"the task file {task.filename}{note}", task.filename, _TASK
+            if task_files:
+                yield f"the task file {task.filename}{note}", task.filename, _TASK
             if task.context_dir:
                 for base in (Path(task.filename).parent, root):
                     yield f"the context_dir of task {task.id!r}{note}", os.fspath(base / task.context_dir), _FOLDER
