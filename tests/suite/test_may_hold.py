@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from tests.conftest import BASIC_EVAL
 from tests.depth import examples
 from waza_core.mocks.run import SuiteMocks
-from waza_core.model import TaskSpec
+from waza_core import model
+from waza_core.model import TaskSpec, tasks_that_may_hold
 from waza_core.plugins import get_registry
 from waza_core.suite.load import load_suite
 
@@ -52,6 +53,34 @@ def test_an_escaped_key_and_a_dict_document_are_maybe():
     assert _task(b'{"\\u0063ommand_mocks":[]}').may_hold(b"command_mocks")
     assert _task({"a": 1}).may_hold(b"command_mocks")
     assert not _task(b'{"id":"t","inputs":{"prompt":"p"}}').may_hold(b"command_mocks", b"repos")
+
+
+_needles = st.lists(st.sampled_from([k.encode() for k in KEYS] + [b"\n", b"a\nb", b"", b'"', b"\\"]),
+                    min_size=1, max_size=3)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.lists(st.tuples(_docs, st.sampled_from(["json", "msgspec", "dict"])), max_size=12), _needles,
+       st.sampled_from([1, 3, 512]))
+def test_the_search_by_chunks_names_the_tasks_may_hold_names(docs, needles, chunk):
+    """tasks_that_may_hold joins the compact JSON of a chunk of tasks to search it at once: the
+    positions it gives are exactly those where may_hold is True (cached or not, escapes,
+    needles across the joint)."""
+    encode = {"json": lambda d: json.dumps(d).encode(), "msgspec": msgspec.json.encode, "dict": lambda d: d}
+    tasks = [_task(encode[how](doc) if how != "dict" or isinstance(doc, dict) else {"v": doc})
+             for doc, how in docs]
+    default, model.MAY_HOLD_CHUNK = model.MAY_HOLD_CHUNK, chunk
+    try:
+        found = list(tasks_that_may_hold(tasks, *needles))
+    finally:
+        model.MAY_HOLD_CHUNK = default
+    assert found == [i for i, t in enumerate(tasks) if t.may_hold(*needles)]
+
+
+def test_a_string_across_two_documents_is_not_found_in_either():
+    tasks = [_task(b'{"a":"comm"}'), _task(b'{"b":"and_mocks"}'), _task(b'{"c":"x"}')]
+    assert list(tasks_that_may_hold(tasks, b"command_mocks")) == []
+    assert list(tasks_that_may_hold(tasks + [_task(b'{"command_mocks":1}')], b"command_mocks")) == [3]
 
 
 TASK = """id: {id}

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from waza_core.errors import WazaError
+from waza_core.model import tasks_that_may_hold
 from waza_core.run.multimodel import per_model_path
 from waza_core.suite.cache import folded_inode
 from waza_core.suite.script_paths import SUITE_DIR, expand
@@ -132,13 +133,16 @@ def _suite_paths(suite: Any, parts: set[str], task_files: bool = True) -> Iterat
     yield from _named(suite.raw, (root, fixtures), "eval.yaml", parts, root)
     yield from _hook_words(suite.raw.get("hooks") if isinstance(suite.raw, dict) else None, root, parts)
     for tasks, note in ((suite.tasks, ""), (getattr(suite, "disabled_tasks", ()), " (a disabled task)")):
-        for task in tasks:
+        tasks = list(tasks)
+        # the documents that may hold a needle, searched 512 at a time (every one when no needles)
+        holders = range(len(tasks)) if needles is None else set(tasks_that_may_hold(tasks, *needles))
+        for i, task in enumerate(tasks):
             if task_files:
                 yield f"the task file {task.filename}{note}", task.filename, _TASK
             if task.context_dir:
                 for base in (Path(task.filename).parent, root):
                     yield f"the context_dir of task {task.id!r}{note}", os.fspath(base / task.context_dir), _FOLDER
-            if needles is not None and not task.may_hold(*needles):
+            if i not in holders:
                 continue  # no string of the document can end in a part of the target
             yield from _named(task.raw, (Path(task.filename).parent, root, fixtures), f"task {task.id!r}{note}",
                               parts, root)

@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from waza_core.model import tasks_that_may_hold
 
 
 def check_document(kind: str, data: dict, file: Path, text: str | None, problems) -> None:
@@ -56,9 +57,8 @@ def check_suite(data: dict, eval_file: Path, tasks: list, problems) -> None:
         problems.add(eval_file, f"mcp_mocks requires schemaVersion 1.1 or newer (this file says {shown!r})",
                      None, (), "mcp_mocks")
     _check_fixtures(data.get("command_mocks"), base, eval_file, problems)
-    for task in tasks:
-        if not task.may_hold(b"command_mocks"):
-            continue
+    for i in tasks_that_may_hold(tasks, b"command_mocks"):
+        task = tasks[i]
         mocks = task.raw.get("command_mocks")
         if mocks is None:
             continue
