@@ -3,6 +3,8 @@ results, and each run is still seen before the next starts whenever that matters
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tests.conftest import BASIC_EVAL
@@ -148,3 +150,24 @@ def test_an_interrupt_while_the_engine_takes_a_batch_keeps_the_rest_of_it(make_s
     doc = results_to_json(engine.run())
     assert doc["incomplete"] is True and len(started) == 64  # two batches ran: 32 one by one, then 32
     assert [t["test_id"] for t in doc["tasks"]] == [f"t{i:03d}" for i in range(64)]
+
+
+def test_workspaces_start_their_thread_and_imports_with_the_first_one_taken(tmp_path, monkeypatch):
+    """A run whose tasks need no workspace starts no removing thread (run/workspaces.py)."""
+    import threading
+
+    from waza_core.run.workspaces import Workspaces
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    before = threading.active_count()
+    unused = Workspaces()
+    assert unused.janitor is None and threading.active_count() == before
+    unused.close()
+    used = Workspaces()
+    ws = used.take()
+    assert used.janitor is not None and used.janitor.is_alive()
+    used.remove(ws)
+    used.close()
+    assert used.janitor is None and not os.path.exists(ws)
+    assert threading.active_count() == before

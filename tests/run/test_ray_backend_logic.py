@@ -173,3 +173,10 @@ def test_no_recipe_no_ray():
     job = BackendJob(prepared=SimpleNamespace(cancel=threading.Event()), recipe=None, parallel=True, workers=1)
     with pytest.raises(WazaError, match="needs a suite loaded from its file"):
         RayBackend(job)
+
+
+def test_an_interrupt_takes_no_held_runs_from_a_backend_that_yields_each_as_it_ends():
+    """The engine asks the backend for the runs it finished and still holds when Ctrl-C lands
+    (a batched local run, run/local.py); a Ray run yields each run as it comes back: none."""
+    b = backend_on(FakeRay(cpus=2), units(3))
+    assert b.take_finished() == []

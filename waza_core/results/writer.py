@@ -4,10 +4,10 @@ A suite of 100,000 tasks has a results file of over 100 MB; building it as one
 document at the end holds every run, a tree of dicts and the encoded text at once
 (over a gigabyte). :class:`StreamingResultsWriter` instead encodes each task as it
 finishes (:func:`waza_core.results.codec.task_to_json`, compact) into a spool (in
-memory up to :data:`SPILL_BYTES`, then an anonymous file), keeps only where each task's bytes are, and at the end writes the header
-(with the final summary), the tasks in plan order and the trailer into a temporary
-sibling of the target that is fsynced and renamed over it (as
-:func:`waza_core.results.io.write_atomic` does). The bytes are those of
+memory up to :data:`SPILL_BYTES`, then an anonymous file), keeps only where each task's
+bytes are, and at the end writes the header (with the final summary), the tasks in plan
+order and the trailer into a temporary sibling of the target that is fsynced and renamed
+over it (as :func:`waza_core.results.io.write_atomic` does). The bytes are those of
 :func:`waza_core.results.codec.encode_results` for a compact document.
 """
 

@@ -51,8 +51,9 @@ class BackendJob:
     #: backend-specific settings (``ray``: ``address``, ``workers`` as given on the command line)
     options: Mapping[str, Any] = attrs.field(factory=dict)
     #: the driver does not need each run before the next one starts (no fail-fast, no
-    #: ``after_task`` hook, no spending cap): a sequential backend may hand fast runs over a
-    #: few at a time (:data:`waza_core.run.local.BATCH_SECONDS`)
+    #: ``after_task`` hook, no spending cap, no run observer, no result cache: see
+    #: ``Engine._run``): a backend may hand fast runs over a few at a time, and give those it
+    #: still holds at an interrupt through :meth:`Backend.take_finished` (``run/local.py``)
     batch_finished: bool = False
 
 
@@ -89,6 +90,12 @@ class Backend:
     def interrupt(self) -> None:  # pragma: no cover - interface
         """Stop now: drop what has not started and kill what runs."""
         raise NotImplementedError
+
+    def take_finished(self) -> list[CompletedRun]:
+        """The runs that finished but were not yielded yet (a backend that hands runs over in
+        batches, whose reader stopped in the middle of one at an interrupt); they are the
+        caller's now. None by default: a backend that yields each run as it ends holds none."""
+        return []
 
     def close(self) -> None:
         """Release threads, processes and connections; called once, last, always."""

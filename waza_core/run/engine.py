@@ -193,7 +193,7 @@ class Engine:
                     self.incomplete = True
         except KeyboardInterrupt:
             if batched is not None:  # nothing else reads runs when they come in batches: no observer, no hook
-                for done in batched.take_finished():
+                for done in batched.take_finished():  # what the backend finished and still held
                     add(done)
             raise
         finally:

@@ -6,7 +6,9 @@ run. When the driver needs no run before the next starts (``BackendJob.batch_fin
 no fail-fast, no ``after_task`` hook, no spending cap, no journal or other run observer, no
 result cache), fast runs are handed over a few at a time (:data:`BATCH_RUNS`,
 :data:`BATCH_SECONDS`, :data:`FAST_RUN_SECONDS`); at an interrupt the driver takes those not
-handed over yet with :meth:`LocalBackend.take_finished`. Parallel: a pool of ``workers`` threads fed a few units ahead; results come back
+handed over yet with :meth:`~waza_core.run.backend.Backend.take_finished`.
+
+Parallel: a pool of ``workers`` threads fed a few units ahead; results come back
 as runs finish. Units are taken from the plan as they are needed, never all at once.
 Every run records ``worker: local``.
 
@@ -105,8 +107,6 @@ class LocalBackend(Backend):
                 yield ready.popleft()
 
     def take_finished(self) -> list[CompletedRun]:
-        """The runs that finished but were not handed over yet (a batch the driver stopped
-        reading in the middle of, at an interrupt); they are the caller's now."""
         finished = list(self.ready)
         self.ready.clear()
         return finished

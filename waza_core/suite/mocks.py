@@ -21,6 +21,7 @@ def check_document(kind: str, data: dict, file: Path, text: str | None, problems
     """Per-file rules: each problem at its key's line and column."""
     # deferred: the rules are needed only for a file parsed, or a suite with mocks (~1 ms of a warm run)
     from waza_core.mocks import spec as mock_spec
+
     def add(base: tuple, found: list) -> None:
         for path, message in found:
             problems.add(file, message, text, base + tuple(path))
