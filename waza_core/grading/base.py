@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
+from waza_core.frozen_build import fast_builder
 from waza_core.model import GraderResult, GraderSpec, RunEvidence, TaskSpec
 
 if TYPE_CHECKING:
     from waza_core.model import Suite
 
 
-@attrs.frozen
+@attrs.frozen(weakref_slot=False)  # see make_grading_context
 class GradingContext:
     """What a grader sees of one run."""
 
@@ -33,6 +34,10 @@ class GradingContext:
     #: the final output of the same task run without the skill (baseline mode), for
     #: pairwise judging; ``None`` when there is no baseline run
     baseline_output: str | None = None
+
+
+#: ``GradingContext(...)``, for one context per run (waza_core/frozen_build.py)
+make_grading_context = fast_builder(GradingContext)
 
 
 @attrs.frozen

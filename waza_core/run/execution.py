@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, ClassVar
 
 import attrs
 
+from waza_core.frozen_build import fast_builder
 from waza_core.model import RunEvidence, TaskSpec
 
 if TYPE_CHECKING:
     from waza_core.model import Suite
 
 
-@attrs.frozen
+@attrs.frozen(weakref_slot=False)  # see make_request
 class ExecutionRequest:
     task: TaskSpec
     prompt: str
@@ -46,6 +47,10 @@ class ExecutionRequest:
     #: here" (a failed ``checkpoints`` entry with ``on_failure: stop``). Executors that
     #: call it set ``reports_turns = True``; None when nobody listens.
     on_turn: Callable[[int, RunEvidence], bool] | None = None
+
+
+#: ``ExecutionRequest(...)``, for one request per run (waza_core/frozen_build.py)
+make_request = fast_builder(ExecutionRequest)
 
 
 class Executor:

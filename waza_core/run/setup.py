@@ -28,7 +28,7 @@ import attrs
 
 from waza_core.errors import WazaError
 from waza_core.model import RunEvidence, TaskSpec
-from waza_core.run.execution import ExecutionRequest
+from waza_core.run.execution import ExecutionRequest, make_request
 from waza_core.run.plan import RunUnit
 from waza_core.run.prepared import PreparedSuite, PreparedTask
 
@@ -101,7 +101,7 @@ def build_request(prepared: PreparedSuite, ptask: PreparedTask, unit: RunUnit, a
     preparers added; an attempt that no preparer extends (a suite without any) calls it
     without building a RunSetup. Positional, in field order: one is made per attempt."""
     task = ptask.task
-    return ExecutionRequest(
+    return make_request(
         task, task.prompt, workspace_dir, task.timeout_seconds or prepared.suite.config.timeout_seconds,
         unit.model, prepared.skill_directories(task), unit.trial, attempt, ptask.inputs.files,
         {} if environment is None else environment, path_prepend, {} if mcp_servers is None else mcp_servers,

@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 
 from waza_core.errors import ExecutorError, WazaError
-from waza_core.grading.base import GradingContext
+from waza_core.grading.base import make_grading_context
 from waza_core.grading.grade import grade_run
 from waza_core.model import RunEvidence
 from waza_core.results.model import RunResult
@@ -105,7 +105,7 @@ def graded_result(prepared: PreparedSuite, ptask: PreparedTask, unit: RunUnit, a
         return RunResult.from_evidence(evidence, unit.trial, attempt, "error", {}, evidence.error, kept, worker)
     if prepared.settings.skip_graders:
         return RunResult.from_evidence(evidence, unit.trial, attempt, "n/a", {}, None, kept, worker)
-    ctx = GradingContext(ptask.task, evidence, ws, prepared.suite, prepared.cancel)
+    ctx = make_grading_context(ptask.task, evidence, ws, prepared.suite, prepared.cancel)
     validations, status, error = grade_run(ptask.graders, ctx)
     return RunResult.from_evidence(evidence, unit.trial, attempt, status, validations, error, kept, worker)
 

@@ -305,6 +305,8 @@ class SuiteCache:
         #: each (:mod:`waza_core.suite.seal`): then no line is checked again
         self.sealed = False
         self._reseal: bool | None = None  # whether a checked line should get the file sealed (once)
+        #: whether :meth:`keep_rest` was called (the tasks came from the suite's snapshot)
+        self.kept_rest = False
         if self.dir is None:
             return
         self.path = self.dir / "suites" / (hashlib.sha256(os.fsencode(eval_file)).hexdigest() + ".json")
@@ -315,7 +317,7 @@ class SuiteCache:
             return
         header = self._read_header(buf)
         if header is None:
-            _close(buf)
+            release(buf)
             return
         self._buf, self._view = buf, memoryview(buf)
         self._pos = self._start = buf.find(b"\n") + 1
@@ -324,7 +326,7 @@ class SuiteCache:
             self.sealed = secret is not None and seal.matches(secret, self._sealed_name(), lines, header.get("seal"))
         if not isinstance(buf, bytes):
             self._dropped = 0
-            self._drop(0, len(buf))  # the seal read every page
+            drop_pages(self._buf, 0, len(buf))  # the seal read every page
 
     def _sealed_name(self) -> str:
         """What the seal binds the lines to besides their bytes: the fingerprint and this cache
@@ -464,25 +466,23 @@ class SuiteCache:
             return head[0], head[1]
         return None
 
+    def keep_rest(self) -> None:
+        """Count every whole line after the last one looked up as visited, in its order: a load
+        whose tasks came from the suite's snapshot (:mod:`waza_core.suite.snapshot`) looks none
+        of them up, and its save must keep them for the load that will."""
+        buf = self._buf
+        end = buf.rfind(b"\n") + 1 if buf else 0
+        if self._pos < end:
+            self._visits.append(self._pos)
+            self._visits.append(end)
+        self._pos = len(buf)
+        self.kept_rest = True
+
     def _drop_read(self, upto: int) -> None:
         """Drop this process's pages of the mapped file from the last drop to ``upto``."""
-        end = self._drop(self._dropped, upto)
+        end = drop_pages(self._buf, self._dropped, upto)
         if end > self._dropped:
             self._dropped = end
-
-    def _drop(self, start: int, upto: int) -> int:
-        """Drop this process's pages of the mapped file from ``start`` (a page boundary) to the
-        page boundary at or before ``upto``, which is returned (the pages stay in the system's
-        file cache, so a later look back reads them again at no cost)."""
-        import mmap  # deferred, as in untrusted.read_or_map
-
-        end = upto - upto % mmap.PAGESIZE
-        if end > start:
-            try:
-                self._buf.madvise(mmap.MADV_DONTNEED, start, end - start)  # type: ignore[union-attr]
-            except (OSError, ValueError):
-                pass  # only memory: never a reason to fail a load
-        return end
 
     def close(self) -> None:
         """Let go of the file read or mapped (after :meth:`save`; the cache answers nothing after)."""
@@ -490,7 +490,7 @@ class SuiteCache:
         self._view.release()
         self._view = memoryview(self._buf)
         self._index = None
-        _close(buf)
+        release(buf)
 
     def _lookup(self, file: str, kind: str) -> tuple[int, int] | None:
         """(start, end) of the line of ``file`` anywhere in the cache file: the headers of
@@ -507,7 +507,7 @@ class SuiteCache:
                     self._index.setdefault(found, (pos, end + 1))
                 pos = end + 1
             if not isinstance(buf, bytes):
-                self._drop(0, len(buf))  # every header was read
+                drop_pages(self._buf, 0, len(buf))  # every header was read
         return self._index.get((file, kind))
 
     def put(self, file: str, kind: str, key: list[int], data: Any) -> None:
@@ -562,7 +562,24 @@ class SuiteCache:
             pass
 
 
-def _close(buf: bytes | mmap.mmap) -> None:
+def drop_pages(buf: bytes | mmap.mmap, start: int, upto: int) -> int:
+    """Drop this process's pages of the mapped file ``buf`` from ``start`` (a page boundary) to
+    the page boundary at or before ``upto``, which is returned (the pages stay in the system's
+    file cache, so a later look back reads them again at no cost). Nothing for bytes."""
+    if isinstance(buf, bytes):
+        return start
+    import mmap  # deferred, as in untrusted.read_or_map
+
+    end = upto - upto % mmap.PAGESIZE
+    if end > start:
+        try:
+            buf.madvise(mmap.MADV_DONTNEED, start, end - start)
+        except (OSError, ValueError):
+            pass  # only memory: never a reason to fail a load
+    return max(end, start)
+
+
+def release(buf: bytes | mmap.mmap) -> None:
     """Unmap ``buf`` when it is a mapped file (a view of it still held: the mapping goes with it)."""
     if not isinstance(buf, bytes):
         try:

@@ -1,0 +1,199 @@
+"""The snapshot of a suite's plain tasks (waza_core/suite/snapshot.py): a warm load of an
+unchanged suite builds its task specs from it, equal in every field to what the suite cache's
+load builds; anything changed, added, removed, damaged or not plain goes through the cache."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.conftest import BASIC_EVAL
+from waza_core.suite import cache as cache_mod
+from waza_core.suite import load as load_mod
+from waza_core.suite import seal, snapshot
+from waza_core.suite.load import load_suite
+
+PLAIN = [
+    "id: {i}\ninputs: {{prompt: 'explain item {i}'}}\ngraders: [{{type: text, name: g, config: {{contains: [x]}}}}]\n",
+    # a weight, a name of its own, an escape, two graders
+    "id: {i}\nname: Task {i}\ninputs:\n  prompt: \"sé {i}\\u00e9\"\ngraders:\n  - type: text\n    name: first\n    weight: 2\n"
+    "    config: {{not_contains: [y]}}\n  - {{type: text, name: other, config: {{regex_match: ['a+']}}}}\n",
+    # every other field written, at its default
+    "id: {i}\ndescription: ''\ntags: []\nenabled: true\ninputs: {{prompt: p}}\n"
+    "graders: [{{type: text, name: g, config: {{contains: [p]}}}}]\n",
+]
+
+
+@pytest.fixture(autouse=True)
+def small(monkeypatch, cache):
+    """Snapshots for suites of 4 tasks and more (a test's suites are small), the cache on."""
+    monkeypatch.setattr(snapshot, "MIN_TASKS", 4)
+
+
+@pytest.fixture
+def lookups(monkeypatch):
+    """How many task documents the suite cache was asked for, by load."""
+    calls: list[str] = []
+    get = cache_mod.SuiteCache.get
+
+    def spying(self, file, kind, key):
+        if kind == "task":
+            calls.append(file)
+        return get(self, file, kind, key)
+
+    monkeypatch.setattr(cache_mod.SuiteCache, "get", spying)
+    return calls
+
+
+def _tasks(n: int = 9, shapes=PLAIN) -> dict[str, str]:
+    return {f"tasks/t{i:02}.yaml": shapes[i % len(shapes)].format(i=f"t{i:02}") for i in range(n)}
+
+
+def _fields(task) -> tuple:
+    """Every field of a task spec, its graders' inner fields and its document's bytes included."""
+    graders = tuple((g.type, g.name, g.weight, g._config, g._where, g._at_file) for g in task.graders)
+    return (*(getattr(task, a.name) for a in type(task).__attrs_attrs__ if a.name != "graders"), graders,
+            task.raw_json)
+
+
+def _specs(cache_dir):
+    return sorted((cache_dir / "suites").glob("*" + snapshot.SUFFIX))
+
+
+def test_an_unchanged_suite_loads_from_its_snapshot_equal_in_every_field(make_suite, registry, cache, lookups,
+                                                                         how_read):
+    path = make_suite(BASIC_EVAL, _tasks())
+    cold = load_suite(path, registry)  # parses, fills the cache, writes the snapshot
+    assert len(_specs(cache)) == 1
+    lookups.clear()
+    warm = load_suite(path, registry)
+    assert lookups == []  # no task document looked up
+    assert [_fields(t) for t in warm.tasks] == [_fields(t) for t in cold.tasks]
+    assert warm == cold
+    assert list(warm.task_file_inodes.inodes) == list(cold.task_file_inodes.inodes)
+    # the types a grader keeps are shared strings, as the cache's load shares them
+    assert len({id(g.type) for t in warm.tasks for g in t.graders}) == 1
+    # the suite cache still answers for every task afterwards (its lines were kept)
+    os.remove(_specs(cache)[0])
+    lookups.clear()
+    again = load_suite(path, registry)
+    assert len(lookups) == 9 and [_fields(t) for t in again.tasks] == [_fields(t) for t in cold.tasks]
+
+
+def test_a_changed_task_file_is_read_again_and_a_new_snapshot_written(make_suite, registry, cache, lookups):
+    path = make_suite(BASIC_EVAL, _tasks())
+    load_suite(path, registry)
+    load_suite(path, registry)
+    task = path.parent / "tasks" / "t04.yaml"
+    task.write_text(task.read_text().replace("sé t04", "changed"))
+    lookups.clear()
+    suite = load_suite(path, registry)
+    assert len(lookups) == 9  # the snapshot did not answer: every file through the cache
+    assert "changed" in suite.tasks[4].prompt
+    lookups.clear()
+    warm = load_suite(path, registry)
+    assert lookups == [] and warm.tasks[4].prompt == suite.tasks[4].prompt
+
+
+@pytest.mark.parametrize("change", ["add", "remove", "rename"])
+def test_another_list_of_task_files_goes_through_the_cache(make_suite, registry, cache, lookups, change):
+    path = make_suite(BASIC_EVAL, _tasks())
+    load_suite(path, registry)
+    folder = path.parent / "tasks"
+    if change == "add":
+        (folder / "t99.yaml").write_text(PLAIN[0].format(i="t99"))
+    elif change == "remove":
+        (folder / "t03.yaml").unlink()
+    else:
+        (folder / "t03.yaml").rename(folder / "t03b.yaml")
+    lookups.clear()
+    suite = load_suite(path, registry)
+    assert lookups  # not from the snapshot
+    names = sorted(p.name for p in folder.iterdir())
+    assert [os.path.basename(t.filename) for t in suite.tasks] == names
+    lookups.clear()
+    assert load_suite(path, registry) == suite and lookups == []
+
+
+def test_a_prompt_file_is_read_on_every_load(make_suite, registry, cache):
+    """A prompt read from another file is not covered by the task file's stat: no snapshot."""
+    tasks = _tasks()
+    tasks["tasks/t00.yaml"] = ("id: t00\ninputs: {prompt_file: p.md}\n"
+                                "graders: [{type: text, name: g, config: {contains: [x]}}]\n")
+    path = make_suite(BASIC_EVAL, tasks, {"tasks/p.md": "first"})
+    assert load_suite(path, registry).tasks[0].prompt == "first"
+    assert _specs(cache) == []
+    (path.parent / "tasks" / "p.md").write_text("second")
+    assert load_suite(path, registry).tasks[0].prompt == "second"
+
+
+@pytest.mark.parametrize("extra", ["tags: [a]", "description: d", "enabled: false", "timeout_seconds: 5",
+                                   "expected: {output_contains: [x]}"])
+def test_a_suite_with_a_task_that_is_not_plain_has_no_snapshot(make_suite, registry, cache, extra):
+    tasks = _tasks()
+    tasks["tasks/t04.yaml"] += extra + "\n"
+    path = make_suite(BASIC_EVAL, tasks)
+    first = load_suite(path, registry)
+    assert _specs(cache) == []
+    assert load_suite(path, registry) == first
+
+
+def test_a_damaged_or_foreign_snapshot_is_only_a_miss(make_suite, registry, cache, lookups):
+    path = make_suite(BASIC_EVAL, _tasks())
+    cold = load_suite(path, registry)
+    (spec,) = _specs(cache)
+    data = bytearray(spec.read_bytes())
+    data[-20] ^= 1  # one bit of a document: the seal no longer matches
+    spec.write_bytes(bytes(data))
+    lookups.clear()
+    assert [_fields(t) for t in load_suite(path, registry).tasks] == [_fields(t) for t in cold.tasks]
+    assert len(lookups) == 9
+    spec.write_bytes(b"{}\n" + bytes(100))  # not a header of ours
+    lookups.clear()
+    assert load_suite(path, registry) == cold and len(lookups) == 9
+    spec.write_bytes(b"")
+    assert load_suite(path, registry) == cold
+
+
+def test_a_snapshot_of_other_code_is_not_used(make_suite, registry, cache, lookups, monkeypatch):
+    path = make_suite(BASIC_EVAL, _tasks())
+    load_suite(path, registry)
+    monkeypatch.setattr(cache_mod, "FORMAT", cache_mod.FORMAT + 100)  # another fingerprint
+    lookups.clear()
+    load_suite(path, registry)
+    assert len(lookups) == 9
+
+
+def test_no_key_no_snapshot(make_suite, registry, cache, monkeypatch):
+    monkeypatch.setattr(seal, "key", lambda create=False, apart_from=None: None)
+    path = make_suite(BASIC_EVAL, _tasks())
+    first = load_suite(path, registry)
+    assert _specs(cache) == [] and load_suite(path, registry) == first
+
+
+def test_a_small_suite_or_no_cache_has_no_snapshot(make_suite, registry, cache, monkeypatch):
+    path = make_suite(BASIC_EVAL, _tasks(3))
+    load_suite(path, registry)
+    load_suite(path, registry)
+    assert _specs(cache) == []
+    monkeypatch.setenv("WAZA_NO_CACHE", "1")
+    path = make_suite(BASIC_EVAL, _tasks())
+    load_suite(path, registry)
+    assert not (cache / "suites").exists() or _specs(cache) == []
+
+
+def test_the_eval_file_changed_keeps_every_task_line(make_suite, registry, cache, lookups, monkeypatch):
+    """A load from the snapshot writes the cache file again when the eval changed: with every
+    task line kept, so the next load without the snapshot parses nothing."""
+    path = make_suite(BASIC_EVAL, _tasks())
+    load_suite(path, registry)
+    path.write_text(path.read_text().replace("name: basic", "name: basic2"))
+    lookups.clear()
+    assert load_suite(path, registry).name == "basic2" and lookups == []
+    os.remove(_specs(cache)[0])
+    parsed = []
+    read_yaml = load_mod.read_yaml
+    monkeypatch.setattr(load_mod, "read_yaml", lambda file, problems: parsed.append(file) or read_yaml(file, problems))
+    load_suite(path, registry)
+    assert parsed == []

@@ -1,0 +1,236 @@
+"""What a load built of a suite's plain tasks, kept beside its cache: a warm load decodes no document.
+
+A warm load through the suite cache (:mod:`waza_core.suite.cache`) still does, for each task
+file, a ``stat``, a comparison of its cache line's head, a JSON decode of its document and the
+building of its grader and task specs from that: ~12 us a task, a quarter of a warm
+100,000-task ``waza run``. Most large suites are plain tasks (an id, an inline prompt, graders,
+every other field at its default), whose specs depend on the document alone. So after a load
+that built every task of a suite from the cache, this module writes each spec's fields to
+``suites/<sha256>.specs`` beside the cache file; the next load, when nothing changed, builds
+the specs from them: a ``stat`` and four integers compared a file, no document decoded (~6 us
+a task).
+
+The snapshot is used only when all of these hold; else the load goes through the cache as before:
+
+* the suite has at least :data:`MIN_TASKS` task files, every one a plain task
+  (:func:`_plain`) that came through the suite cache (so it loaded without a problem);
+* its seal matches: an HMAC-SHA256, under the suite cache's key (:mod:`waza_core.suite.seal`),
+  of the cache's fingerprint (waza's version, the loader's files, every plugin), the snapshot's
+  file name and all its bytes. Without a key nothing is written or read;
+* the suite cache file itself answers under that fingerprint;
+* the task files are the same list in the same order (a digest of their names), and each one's
+  ``stat`` identity (size, mtime, ctime, inode) is the one its spec was built from: the first
+  file that differs ends the attempt and the load starts again through the cache, which then
+  writes a new snapshot.
+
+Format: a JSON header line ``{"fingerprint": ..., "seal": ...}``, then records, each an 8-byte
+little-endian length and a msgpack array: first ``[digest of the names, number of tasks]``,
+then one per :data:`CHUNK` tasks, in columns: the stat keys (``array('q')`` bytes, four a task),
+ids, names (nil when equal to the id), prompts, documents (the compact JSON the task keeps as
+``raw``) and graders (``[type, name, weight, config]`` each; config compact JSON or ``{}``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from array import array
+from collections.abc import Sequence
+from typing import Any
+
+from waza_core import cache_json, untrusted
+from waza_core.model import TaskSpec, make_grader_spec, make_task_spec
+from waza_core.safe_write import replace_entry
+from waza_core.suite import cache as suite_cache
+from waza_core.suite import seal
+from waza_core.suite.cache import SuiteCache, drop_pages, folded_inode, release
+
+#: a suite of fewer task files is loaded through the cache alone (a snapshot saves ~6 us a task)
+MIN_TASKS = 256
+#: tasks per record: a load decodes one record at a time and drops the pages it has read
+CHUNK = 4096
+SUFFIX = ".specs"
+_LENGTH_BYTES = 8
+
+#: the fields of a plain task that hold their defaults (the others: id, name, prompt, file,
+#: graders and the document), compared on a spec with every field at its default
+_DEFAULTED = ("description", "tags", "enabled", "timeout_seconds", "context_dir", "files", "_context",
+              "follow_up_prompts", "skill_directories", "golden", "requirements", "checkpoints",
+              "instruction_files", "first_event_timeout_seconds", "responder")
+_BARE = TaskSpec(id="", name="", prompt="", file="")
+_DEFAULTS = tuple(getattr(_BARE, name) for name in _DEFAULTED)
+
+
+def names_digest(names: Sequence[str]) -> str:
+    """What ties a snapshot to the list of task files, in order (a NUL is in no path)."""
+    return hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _path(cache: SuiteCache) -> Any:
+    return cache.path.with_suffix(SUFFIX)
+
+
+def _sealed_name(cache: SuiteCache) -> str:
+    return f"{cache.fp}\n{os.fsdecode(_path(cache).name)}"
+
+
+def _msgpack():
+    # deferred: msgspec's import costs ~13 ms (waza_core/cache_json.py); a large suite only
+    import msgspec
+
+    return msgspec.msgpack
+
+
+def load(cache: SuiteCache, names: list[str], keys: array) -> list[TaskSpec] | None:
+    """The specs of the task files ``names`` from the suite's snapshot, with each file's stat
+    key appended to ``keys`` (as the cache's load appends them); None, and ``keys`` as it was,
+    when there is no usable snapshot or a file changed since."""
+    if len(names) < MIN_TASKS or cache.dir is None or cache.holds_nothing:
+        return None
+    secret = seal.key(apart_from=cache.dir)
+    if secret is None:
+        return None
+    try:
+        buf = untrusted.read_or_map(_path(cache), limit=suite_cache.MAX_FILE_BYTES,
+                                        map_from=suite_cache.MAP_FROM_BYTES)
+    except (OSError, untrusted.UntrustedInput):
+        return None
+    start = len(keys)
+    try:
+        tasks = _read(buf, secret, cache, names, keys)
+    except (ValueError, TypeError, IndexError, KeyError, OverflowError, RecursionError):
+        tasks = None  # not what waza writes: a damaged or foreign file is only a miss
+    finally:
+        release(buf)
+    if tasks is None:
+        del keys[start:]
+        return None
+    cache.keep_rest()
+    return tasks
+
+
+def _read(buf: Any, secret: bytes, cache: SuiteCache, names: list[str], keys: array) -> list[TaskSpec] | None:
+    end = buf.find(b"\n")
+    if end < 0:
+        return None
+    header = cache_json.decode(buf[:end])
+    if not isinstance(header, dict) or header.get("fingerprint") != cache.fp:
+        return None
+    with memoryview(buf) as view:
+        with view[end + 1:] as body:
+            if not seal.matches(secret, _sealed_name(cache), body, header.get("seal")):
+                return None
+        drop_pages(buf, 0, len(buf))  # the seal read every page
+        records = _records(buf, view, end + 1)
+        try:
+            return _tasks(records, names, keys)
+        finally:
+            records.close()  # its view of the file, before the file is let go
+
+
+def _tasks(records, names: list[str], keys: array) -> list[TaskSpec] | None:
+    decode = _msgpack().decode
+    first = next(records, None)
+    if first is None:
+        return None
+    digest, count = decode(first)
+    if count != len(names) or digest != names_digest(names):
+        return None
+    tasks: list[TaskSpec] = []
+    shared: dict[str, str] = {}
+    for record in records:
+        if not _build(decode(record), names, len(tasks), keys, tasks, shared):
+            return None
+    return tasks if len(tasks) == count else None
+
+
+def _records(buf: Any, view: memoryview, pos: int):
+    """Each record's bytes, in order; the pages of a mapped file are dropped behind them."""
+    dropped = 0
+    while pos < len(buf):
+        size = int.from_bytes(view[pos:pos + _LENGTH_BYTES], "little")
+        pos += _LENGTH_BYTES
+        if pos + size > len(buf):
+            raise ValueError("a record cut short")
+        with view[pos:pos + size] as record:
+            yield record
+        pos += size
+        if not isinstance(buf, bytes) and pos - dropped > suite_cache.DROP_EVERY_BYTES:
+            dropped = drop_pages(buf, dropped, pos)
+
+
+def _build(record: list, names: list[str], first: int, keys: array, tasks: list[TaskSpec],
+           shared: dict[str, str]) -> bool:
+    """Add the specs of one record's tasks (``names[first:]``); False at the first file whose
+    ``stat`` is not the one written."""
+    stat_keys, ids, task_names, prompts, docs, graders = record
+    written = array("q")
+    written.frombytes(stat_keys)
+    stat, fold = os.stat, folded_inode
+    for i, task_id in enumerate(ids):
+        name = names[first + i]
+        try:
+            st = stat(name)
+        except OSError:
+            return False
+        j = 4 * i
+        key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, fold(st.st_ino))
+        if key != (written[j], written[j + 1], written[j + 2], written[j + 3]):
+            return False
+        keys.extend(key)
+        specs = tuple([make_grader_spec(shared.setdefault(kind, kind), shared.setdefault(gname, gname), weight, config,
+                                        k, name)
+                       for k, (kind, gname, weight, config) in enumerate(graders[i])])
+        tasks.append(make_task_spec(id=task_id, name=task_names[i] or task_id, prompt=prompts[i], file=name,
+                              graders=specs, raw=docs[i]))
+    return True
+
+
+def save(cache: SuiteCache, names: list[str], tasks: list[TaskSpec], keys: array) -> None:
+    """Write the snapshot of a load that made ``tasks`` of ``names`` (``keys``: the stat key of
+    each, as the load read it), when every task is plain; nothing when one is not, or when there
+    is no cache or key. Never a reason to fail the load."""
+    if len(names) < MIN_TASKS or len(tasks) != len(names) or len(keys) != 4 * len(names) or cache.dir is None:
+        return
+    if -1 in keys[3::4] or not all(_plain(t) for t in tasks):
+        return
+    secret = seal.key(create=True, apart_from=cache.dir)
+    if secret is None:
+        return
+    encode = _msgpack().encode
+    records = [encode([names_digest(names), len(names)])]
+    for start in range(0, len(tasks), CHUNK):
+        records.append(encode(_columns(tasks[start:start + CHUNK], keys[4 * start:4 * (start + CHUNK)])))
+    body = b"".join(len(r).to_bytes(_LENGTH_BYTES, "little") + r for r in records)
+    header = cache_json.encode({"fingerprint": cache.fp, "seal": seal.seal(secret, _sealed_name(cache), body)})
+    try:
+        replace_entry(_path(cache), header + b"\n" + body, 0o600)  # a planted link is replaced, not followed
+    except Exception:  # as the suite cache: a snapshot that cannot be written is only a slower next load
+        pass
+
+
+def _columns(tasks: list[TaskSpec], keys: array) -> list:
+    return [keys.tobytes(), [t.id for t in tasks], [None if t.name == t.id else t.name for t in tasks],
+            [t.prompt for t in tasks], [t.raw_json for t in tasks],
+            [[[g.type, g.name, g.weight, g._config] for g in t.graders] for t in tasks]]
+
+
+def _plain(task: TaskSpec) -> bool:
+    """Whether ``task`` is made again exactly from its id, name, prompt, file, graders and
+    document: every other field at its default, the document from the suite cache, the prompt
+    written in it (not read from a ``prompt_file``, which no ``stat`` of the task file covers),
+    each grader an entry of its ``graders`` list with its config as compact JSON (or none)."""
+    raw = task.raw_json
+    if raw is None or raw.find(b'"prompt_file"') >= 0:
+        return False
+    if tuple([getattr(task, name) for name in _DEFAULTED]) != _DEFAULTS:
+        return False
+    file = task.filename
+    for k, g in enumerate(task.graders):
+        config = g._config
+        if g._where != k or type(g._where) is not int or g._at_file != file:
+            return False
+        if type(config) is not bytes and config != {}:
+            return False
+    return True
