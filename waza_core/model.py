@@ -215,14 +215,22 @@ def tasks_that_may_hold(tasks: list[TaskSpec], *strings: bytes) -> Iterator[int]
     for start in range(0, len(tasks), MAY_HOLD_CHUNK):
         chunk = tasks[start:start + MAY_HOLD_CHUNK]
         if whole:
-            blobs = [t.raw_json for t in chunk]
-            if None not in blobs:
-                text = b"\n".join(blobs)  # type: ignore[arg-type]  # no None: checked above
-                if all(text.find(n) < 0 for n in needles):
-                    continue
+            try:  # the documents as kept (raw_json without a property call a task)
+                text = b"\n".join([t._raw for t in chunk])  # type: ignore[misc]  # a dict raises TypeError
+            except TypeError:  # a document kept as a dict (a task not from the suite cache)
+                text = None
+            if text is not None and _holds_none(text, needles):
+                continue
         for i, task in enumerate(chunk, start):
             if task.may_hold(*strings):
                 yield i
+
+
+def _holds_none(text: bytes, needles: tuple[bytes, ...]) -> bool:
+    for needle in needles:
+        if text.find(needle) >= 0:
+            return False
+    return True
 
 
 @attrs.frozen

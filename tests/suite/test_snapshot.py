@@ -17,7 +17,8 @@ from waza_core.suite.load import load_suite
 PLAIN = [
     "id: {i}\ninputs: {{prompt: 'explain item {i}'}}\ngraders: [{{type: text, name: g, config: {{contains: [x]}}}}]\n",
     # a weight, a name of its own, an escape, two graders
-    "id: {i}\nname: Task {i}\ninputs:\n  prompt: \"sé {i}\\u00e9\"\ngraders:\n  - type: text\n    name: first\n    weight: 2\n"
+    "id: {i}\nname: Task {i}\ninputs:\n  prompt: \"sé {i}\\u00e9\"\n"
+    "graders:\n  - type: text\n    name: first\n    weight: 2\n"
     "    config: {{not_contains: [y]}}\n  - {{type: text, name: other, config: {{regex_match: ['a+']}}}}\n",
     # every other field written, at its default
     "id: {i}\ndescription: ''\ntags: []\nenabled: true\ninputs: {{prompt: p}}\n"
