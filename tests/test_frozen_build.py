@@ -22,7 +22,7 @@ class Sample:
     number: int
     text: str = attrs.field(default="d", converter=str)
     _private: dict = attrs.field(factory=dict, alias="private")
-    checked: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    later: int = attrs.field(default=0, kw_only=True)
 
 
 def _fields(obj) -> tuple:
@@ -39,6 +39,7 @@ def test_built_through_the_twin_is_what_the_class_makes(at_once):
     build = fast_builder(Sample)
     made, built = Sample(1, 2, private={"a": 1}), build(1, 2, private={"a": 1})
     assert type(built) is Sample and _fields(built) == _fields(made) == (1, "2", {"a": 1}, 0)
+    assert _fields(build(1, later=3)) == (1, "d", {}, 3)
     assert built == made and repr(built) == repr(made)
     assert hash(build(1, 2, private=None)) == hash(Sample(1, 2, private=None))
     assert build(3)._private == {} and build(3)._private is not build(3)._private  # a factory per object
@@ -48,14 +49,14 @@ def test_built_through_the_twin_is_what_the_class_makes(at_once):
     assert attrs.evolve(built, number=5) == Sample(5, 2, private={"a": 1})
 
 
-def test_the_twin_runs_validators_and_refuses_what_the_class_refuses(at_once):
+def test_the_twin_refuses_what_the_class_refuses(at_once):
     build = fast_builder(Sample)
-    with pytest.raises(ValueError):
-        build(1, checked=-1)
     with pytest.raises(TypeError):
         build()  # a required field
     with pytest.raises(TypeError):
         build(1, nope=2)
+    with pytest.raises(TypeError):
+        build(1, 2, 3, 4)  # later is keyword-only
 
 
 def test_the_first_calls_use_the_class_itself(monkeypatch):
@@ -86,10 +87,49 @@ def test_a_class_that_does_not_qualify_keeps_its_constructor(at_once):
     class WithDict:
         number: int
 
-    for cls in (WithWeakref, WithPostInit, WithDict):
-        assert make_twin(cls) is None
+    @attrs.frozen(weakref_slot=False)
+    class WithValidator:  # a validator may call the class's methods, which the twin has not
+        number: int = attrs.field()
+
+        @number.validator
+        def _check(self, attribute, value) -> None:
+            self.limit(value)
+
+        def limit(self, value: int) -> None:
+            if value < 0:
+                raise ValueError("negative")
+
+    @attrs.frozen(weakref_slot=False)
+    class WithSelfFactory:
+        number: int
+        double: int = attrs.field(default=attrs.Factory(lambda self: self.twice(), takes_self=True))
+
+        def twice(self) -> int:
+            return 2 * self.number
+
+    @attrs.frozen(weakref_slot=False, init=False)
+    class WithOwnInit:
+        number: int
+
+        def __init__(self, text: str) -> None:
+            object.__setattr__(self, "number", int(text) * 10)
+
+    @attrs.frozen(weakref_slot=False)
+    class WithNew:
+        number: int
+
+        def __new__(cls, *args, **kwargs):
+            return super().__new__(cls)
+
+    for cls in (WithWeakref, WithPostInit, WithDict, WithValidator, WithSelfFactory, WithNew):
+        assert make_twin(cls) is None, cls
         assert fast_builder(cls)(1) == cls(1)
+    assert make_twin(WithOwnInit) is None
+    assert fast_builder(WithOwnInit)("4").number == 40
     assert fast_builder(WithPostInit)(1).number == 2
+    assert fast_builder(WithSelfFactory)(2).double == 4
+    with pytest.raises(ValueError):
+        fast_builder(WithValidator)(-1)
 
 
 def test_the_model_builders_make_the_model_classes(at_once, monkeypatch):

@@ -15,8 +15,10 @@ model uses it where thousands are built (``tests/test_frozen_build.py`` compares
 
 The twin is made once it pays: the first :data:`WARM_CALLS` calls go to ``cls`` itself (making
 a class costs ~0.5 ms; a run of one task never makes one). Only a class that qualifies gets a
-twin, else the constructor stays ``cls``: attrs-made, slotted, based on ``object``, without
-``__attrs_pre_init__``/``__attrs_post_init__``, and without a ``__weakref__`` slot
+twin, else the constructor stays ``cls``: attrs-made with attrs' own ``__init__``, slotted,
+based on ``object``, without ``__new__``, ``__attrs_pre_init__`` or ``__attrs_post_init__``, every
+field set by ``__init__`` without a validator and without a default or converter that takes the
+instance or the field (what the twin could not do as ``cls`` does), and without a ``__weakref__`` slot
 (``weakref_slot=False``: Python lays that slot out after the fields, which makes two such
 classes incompatible for the assignment); the assignment is tried once on a bare object first.
 """
@@ -60,8 +62,10 @@ def make_twin(cls: type) -> type | None:
     """The class not frozen whose instances can become instances of ``cls``; None when ``cls``
     does not qualify (see the module doc)."""
     if (not attrs.has(cls) or cls.__bases__ != (object,) or "__slots__" not in cls.__dict__
-            or cls.__weakrefoffset__ or cls.__dictoffset__
-            or hasattr(cls, "__attrs_pre_init__") or hasattr(cls, "__attrs_post_init__")):
+            or cls.__weakrefoffset__ or cls.__dictoffset__ or cls.__new__ is not object.__new__
+            or hasattr(cls, "__attrs_pre_init__") or hasattr(cls, "__attrs_post_init__")
+            or "attrs generated" not in getattr(getattr(cls.__init__, "__code__", None), "co_filename", "")
+            or not all(_plain_field(a) for a in attrs.fields(cls))):
         return None
     fields = {a.name: attrs.field(default=a.default, validator=a.validator, converter=a.converter, alias=a.alias,
                                   init=a.init, kw_only=a.kw_only, eq=False, order=False, repr=False)
@@ -74,3 +78,16 @@ def make_twin(cls: type) -> type | None:
     except TypeError:
         return None
     return twin
+
+
+def _plain_field(a: attrs.Attribute) -> bool:
+    """A field the twin sets as ``cls`` would: set by ``__init__``, no validator (one may call the
+    class's methods or read the field's metadata, which the twin has not), a default or converter
+    that does not take the instance or the field."""
+    if not a.init or a.validator is not None:
+        return False
+    if isinstance(a.default, attrs.Factory) and a.default.takes_self:  # type: ignore[arg-type]
+        return False
+    converter = a.converter
+    return not (isinstance(converter, attrs.Converter)
+                and (converter.takes_self or converter.takes_field))  # type: ignore[attr-defined]

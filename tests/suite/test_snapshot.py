@@ -4,14 +4,17 @@ load builds; anything changed, added, removed, damaged or not plain goes through
 
 from __future__ import annotations
 
+import json
 import os
 
+import attrs
 import pytest
 
 from tests.conftest import BASIC_EVAL
 from waza_core.suite import cache as cache_mod
 from waza_core.suite import load as load_mod
 from waza_core.suite import seal, snapshot
+from waza_core.model import TaskSpec
 from waza_core.suite.load import load_suite
 
 PLAIN = [
@@ -129,15 +132,89 @@ def test_a_prompt_file_is_read_on_every_load(make_suite, registry, cache):
     assert load_suite(path, registry).tasks[0].prompt == "second"
 
 
-@pytest.mark.parametrize("extra", ["tags: [a]", "description: d", "enabled: false", "timeout_seconds: 5",
-                                   "expected: {output_contains: [x]}"])
+NOT_PLAIN = ["tags: [a]", "description: d", "enabled: false", "timeout_seconds: 5", "golden: true",
+             "first_event_timeout_seconds: 5", "requirements: [{id: r1, text: works}]",
+             "expected: {output_contains: [x]}"]
+NOT_PLAIN_INPUTS = ["context: {a: 1}", "follow_up_prompts: [more]"]
+
+
+def _not_plain(task: str, extra: str) -> str:
+    if extra in NOT_PLAIN_INPUTS:  # a key of inputs: written out in block style
+        prompt = task[task.index("prompt:"):task.index("}", task.index("prompt:"))].replace("prompt: ", "")
+        head, rest = task.split("inputs:", 1)
+        return f"{head}inputs:\n  prompt: {prompt}\n  {extra}\n{rest[rest.index('graders'):]}"
+    return task + extra + "\n"
+
+
+@pytest.mark.parametrize("extra", NOT_PLAIN + NOT_PLAIN_INPUTS)
 def test_a_suite_with_a_task_that_is_not_plain_has_no_snapshot(make_suite, registry, cache, extra):
     tasks = _tasks()
-    tasks["tasks/t04.yaml"] += extra + "\n"
+    tasks["tasks/t03.yaml"] = _not_plain(tasks["tasks/t03.yaml"], extra)
     path = make_suite(BASIC_EVAL, tasks)
     first = load_suite(path, registry)
     assert _specs(cache) == []
     assert load_suite(path, registry) == first
+
+
+def test_every_field_of_a_task_is_written_or_at_its_default():
+    """A field added to TaskSpec must be named in snapshot.py: written, or checked at its default."""
+    fields = [a.name for a in attrs.fields(TaskSpec)]
+    assert sorted(fields) == sorted(snapshot._REBUILT + snapshot._DEFAULTED)
+
+
+def test_a_snapshot_of_a_suite_no_longer_plain_is_removed(make_suite, registry, cache, lookups):
+    path = make_suite(BASIC_EVAL, _tasks())
+    load_suite(path, registry)
+    assert len(_specs(cache)) == 1
+    task = path.parent / "tasks" / "t07.yaml"
+    task.write_text(task.read_text() + "tags: [late]\n")
+    load_suite(path, registry)
+    assert _specs(cache) == []  # not read again on every load only to be found out of date
+    lookups.clear()
+    load_suite(path, registry)
+    assert len(lookups) == 9
+
+
+def test_no_snapshot_with_a_cache_file_whose_lines_are_checked(make_suite, registry, cache, lookups):
+    """A cache file without its seal (someone else may have written it) has each line checked, and
+    is written again sealed with the lines that passed: a snapshot load, which checks none, is not
+    made, so a planted line is never sealed."""
+    path = make_suite(BASIC_EVAL, _tasks())
+    cold = load_suite(path, registry)
+    (cache_file,) = (cache / "suites").glob("*.json")
+    lines = cache_file.read_bytes().split(b"\n")
+    header = json.loads(lines[0])
+    del header["seal"]
+    lines[0] = json.dumps(header, separators=(",", ":")).encode()
+    at = next(i for i, line in enumerate(lines) if b"t05.yaml" in line)
+    lines[at] = lines[at].split(b"\t")[0] + b'\t{"id":"t05","tags":"not a list","inputs":{"prompt":"planted"}}'
+    cache_file.write_bytes(b"\n".join(lines))
+    lookups.clear()
+    suite = load_suite(path, registry)
+    assert len(lookups) == 9 and suite.tasks[5].prompt == cold.tasks[5].prompt
+    assert b"planted" not in cache_file.read_bytes()
+    assert json.loads(cache_file.read_bytes().split(b"\n")[0]).get("seal")  # sealed again
+
+
+def test_a_foreign_header_is_not_decoded(make_suite, registry, cache, monkeypatch):
+    path = make_suite(BASIC_EVAL, _tasks())
+    cold = load_suite(path, registry)
+    (spec,) = _specs(cache)
+    spec.write_bytes(b'{"x":[' + b"[]," * 300_000 + b'[]]}\n')
+    sizes: list[int] = []
+    decode = snapshot.cache_json.decode
+    monkeypatch.setattr(snapshot.cache_json, "decode", lambda data: sizes.append(len(data)) or decode(data))
+    assert load_suite(path, registry) == cold
+    assert all(size < snapshot.HEADER_MAX_BYTES for size in sizes)
+
+
+def test_a_snapshot_of_another_model_file_is_not_used(make_suite, registry, cache, lookups, monkeypatch):
+    path = make_suite(BASIC_EVAL, _tasks())
+    load_suite(path, registry)
+    monkeypatch.setattr(snapshot, "_model_identity", lambda: "another")
+    lookups.clear()
+    load_suite(path, registry)
+    assert len(lookups) == 9
 
 
 def test_a_damaged_or_foreign_snapshot_is_only_a_miss(make_suite, registry, cache, lookups):

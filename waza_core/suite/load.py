@@ -322,9 +322,9 @@ def _load_checked(file: Path | str, kind: str, registry, problems: Problems, cac
     if keys is not None:
         try:
             keys.extend(_NO_KEY if key is None else (key[0], key[1], key[2], folded_inode(key[3])))
-        except OverflowError:  # a time after the year 2262 (64-bit items): recorded as unknown
+        except OverflowError:  # a time outside 1677-2262 (64-bit items): unknown but the inode
             del keys[len(keys) - len(keys) % 4:]  # what the failed extend added
-            keys.extend(_NO_KEY)
+            keys.extend((-1, -1, -1, folded_inode(key[3])))  # type: ignore[index]  # key is not None here
     if key is not None:
         data = cache.get(name, kind, key)
         if data is not None:
@@ -504,8 +504,8 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
         _check_scripts(file, graders, tasks, data.get("hooks"), problems)
         ungraded.check(file, data, graders, tasks, problems)
     cache.save()
-    if keys is not None and not cache.kept_rest and not problems.items:
-        snapshot.save(cache, names, tasks, keys)
+    if keys is not None and not cache.kept_rest:  # written again, or removed when it cannot be
+        snapshot.save(cache, names, tasks if not problems.items else [], keys)
     cache.close()
     warnings = sorted(problems.warnings, key=_position_key)
     if strict and warnings:

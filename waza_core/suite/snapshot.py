@@ -17,11 +17,13 @@ The snapshot is used only when all of these hold; else the load goes through the
 * its seal matches: an HMAC-SHA256, under the suite cache's key (:mod:`waza_core.suite.seal`),
   of the cache's fingerprint (waza's version, the loader's files, every plugin), the snapshot's
   file name and all its bytes. Without a key nothing is written or read;
-* the suite cache file itself answers under that fingerprint;
+* the suite cache file carries its seal too (a cache file whose lines are each checked again,
+  as one someone else may have written, is not used with a snapshot: its save keeps only lines
+  that passed);
 * the task files are the same list in the same order (a digest of their names), and each one's
   ``stat`` identity (size, mtime, ctime, inode) is the one its spec was built from: the first
   file that differs ends the attempt and the load starts again through the cache, which then
-  writes a new snapshot.
+  writes a new snapshot, or removes it when the suite no longer qualifies.
 
 Format: a JSON header line ``{"fingerprint": ..., "seal": ...}``, then records, each an 8-byte
 little-endian length and a msgpack array: first ``[digest of the names, number of tasks]``,
@@ -51,10 +53,14 @@ MIN_TASKS = 256
 #: tasks per record: a load decodes one record at a time and drops the pages it has read
 CHUNK = 4096
 SUFFIX = ".specs"
+#: the header line is at most this long (waza writes ~150 bytes)
+HEADER_MAX_BYTES = 512
 _LENGTH_BYTES = 8
 
-#: the fields of a plain task that hold their defaults (the others: id, name, prompt, file,
-#: graders and the document), compared on a spec with every field at its default
+#: the fields of a plain task that hold their defaults, compared on a spec with every field at its
+#: default; the others are written (_REBUILT). Every field is in one of the two
+#: (tests/suite/test_snapshot.py): a field added to TaskSpec must be added to one
+_REBUILT = ("id", "name", "prompt", "filename", "graders", "_raw")
 _DEFAULTED = ("description", "tags", "enabled", "timeout_seconds", "context_dir", "files", "_context",
               "follow_up_prompts", "skill_directories", "golden", "requirements", "checkpoints",
               "instruction_files", "first_event_timeout_seconds", "responder")
@@ -72,7 +78,18 @@ def _path(cache: SuiteCache) -> Any:
 
 
 def _sealed_name(cache: SuiteCache) -> str:
-    return f"{cache.fp}\n{os.fsdecode(_path(cache).name)}"
+    """What the seal binds the snapshot to besides its bytes: the cache's fingerprint, the file's
+    name, and the file that defines the specs it rebuilds (``waza_core/model.py``, which the
+    fingerprint does not name: an editable install changes it without a new version)."""
+    return f"{cache.fp}\n{os.fsdecode(_path(cache).name)}\n{_model_identity()}"
+
+
+def _model_identity() -> str:
+    try:
+        st = os.stat(sys.modules[TaskSpec.__module__].__file__ or "")
+    except (OSError, KeyError, TypeError):
+        return "?"
+    return f"{st.st_size} {st.st_mtime_ns}"
 
 
 def _msgpack():
@@ -86,7 +103,9 @@ def load(cache: SuiteCache, names: list[str], keys: array) -> list[TaskSpec] | N
     """The specs of the task files ``names`` from the suite's snapshot, with each file's stat
     key appended to ``keys`` (as the cache's load appends them); None, and ``keys`` as it was,
     when there is no usable snapshot or a file changed since."""
-    if len(names) < MIN_TASKS or cache.dir is None or cache.holds_nothing:
+    if len(names) < MIN_TASKS or cache.dir is None or not cache.sealed:
+        # an unsealed cache file has its lines checked one by one, and is sealed again only with
+        # lines that passed: a snapshot load checks none, so it must not keep them (keep_rest)
         return None
     secret = seal.key(apart_from=cache.dir)
     if secret is None:
@@ -111,8 +130,11 @@ def load(cache: SuiteCache, names: list[str], keys: array) -> list[TaskSpec] | N
 
 
 def _read(buf: Any, secret: bytes, cache: SuiteCache, names: list[str], keys: array) -> list[TaskSpec] | None:
-    end = buf.find(b"\n")
-    if end < 0:
+    # the header waza writes, and nothing longer, is decoded: a foreign first line of a
+    # gigabyte is not read into objects
+    start = b'{"fingerprint":"%s","seal":"' % cache.fp.encode()
+    end = buf.find(b"\n", 0, HEADER_MAX_BYTES)
+    if end < 0 or buf[:len(start)] != start:
         return None
     header = cache_json.decode(buf[:end])
     if not isinstance(header, dict) or header.get("fingerprint") != cache.fp:
@@ -167,6 +189,8 @@ def _build(record: list, names: list[str], first: int, keys: array, tasks: list[
     stat_keys, ids, task_names, prompts, docs, graders = record
     written = array("q")
     written.frombytes(stat_keys)
+    if len(written) != 4 * len(ids):
+        return False
     stat, fold = os.stat, folded_inode
     for i, task_id in enumerate(ids):
         name = names[first + i]
@@ -175,25 +199,27 @@ def _build(record: list, names: list[str], first: int, keys: array, tasks: list[
         except OSError:
             return False
         j = 4 * i
-        key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, fold(st.st_ino))
-        if key != (written[j], written[j + 1], written[j + 2], written[j + 3]):
+        if (st.st_mtime_ns != written[j + 1] or st.st_size != written[j] or st.st_ctime_ns != written[j + 2]
+                or fold(st.st_ino) != written[j + 3]):
             return False
-        keys.extend(key)
         specs = tuple([make_grader_spec(shared.setdefault(kind, kind), shared.setdefault(gname, gname), weight, config,
                                         k, name)
                        for k, (kind, gname, weight, config) in enumerate(graders[i])])
         tasks.append(make_task_spec(id=task_id, name=task_names[i] or task_id, prompt=prompts[i], file=name,
-                              graders=specs, raw=docs[i]))
+                                    graders=specs, raw=docs[i]))
+    keys.extend(written)  # every file's stat was the one written
     return True
 
 
 def save(cache: SuiteCache, names: list[str], tasks: list[TaskSpec], keys: array) -> None:
-    """Write the snapshot of a load that made ``tasks`` of ``names`` (``keys``: the stat key of
-    each, as the load read it), when every task is plain; nothing when one is not, or when there
-    is no cache or key. Never a reason to fail the load."""
-    if len(names) < MIN_TASKS or len(tasks) != len(names) or len(keys) != 4 * len(names) or cache.dir is None:
+    """After a load that did not come from the snapshot: write the snapshot of ``tasks`` of
+    ``names`` (``keys``: the stat key of each, as the load read it) when every task is plain,
+    else remove the one there is (the next loads would read it only to find it out of date).
+    Never a reason to fail the load."""
+    if cache.dir is None:
         return
-    if -1 in keys[3::4] or not all(_plain(t) for t in tasks):
+    if not _snapshot_of(names, tasks, keys):
+        _remove(cache)
         return
     secret = seal.key(create=True, apart_from=cache.dir)
     if secret is None:
@@ -210,6 +236,21 @@ def save(cache: SuiteCache, names: list[str], tasks: list[TaskSpec], keys: array
         pass
 
 
+def _snapshot_of(names: list[str], tasks: list[TaskSpec], keys: array) -> bool:
+    """Whether the load's ``tasks`` can have a snapshot: enough of them, one per file, every
+    file's stat known, every task plain."""
+    if len(names) < MIN_TASKS or len(tasks) != len(names) or len(keys) != 4 * len(names):
+        return False
+    return -1 not in keys[0::4] and all(_plain(t) for t in tasks)
+
+
+def _remove(cache: SuiteCache) -> None:
+    try:
+        os.unlink(_path(cache))  # the name: a link planted there is removed, not followed
+    except OSError:
+        pass
+
+
 def _columns(tasks: list[TaskSpec], keys: array) -> list:
     return [keys.tobytes(), [t.id for t in tasks], [None if t.name == t.id else t.name for t in tasks],
             [t.prompt for t in tasks], [t.raw_json for t in tasks],
@@ -221,8 +262,7 @@ def _plain(task: TaskSpec) -> bool:
     document: every other field at its default, the document from the suite cache, the prompt
     written in it (not read from a ``prompt_file``, which no ``stat`` of the task file covers),
     each grader an entry of its ``graders`` list with its config as compact JSON (or none)."""
-    raw = task.raw_json
-    if raw is None or raw.find(b'"prompt_file"') >= 0:
+    if task.raw_json is None or task.may_hold(b'"prompt_file"'):
         return False
     if tuple([getattr(task, name) for name in _DEFAULTED]) != _DEFAULTS:
         return False
