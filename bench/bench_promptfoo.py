@@ -58,6 +58,11 @@ best: **0.048** (target 0.05, met on the day); as promptfoo runs by default 8.18
 ``-j 1 --no-write`` 4.94 s best, 0.042. Session 15's tree gave 0.053 at a similar load (waza 0.27
 s best against 5.02 s). The margin is thin: on a quiet machine promptfoo has taken 3.5 s.
 
+Issue 24, session 17 (the snapshot of plain tasks, frozen classes built through a twin; load
+average 1.8 before, 2.7 after): waza 0.17 s median, 0.15 s best; promptfoo ``-j 4 --no-write``
+3.56 s median, 3.49 s best: **0.044** (target 0.05); by default 6.07 s best, 0.025. Run once
+before that hour, with promptfoo slower (4.57 s best): 0.037.
+
 Issue 24 (target: at most 0.05 against ``--no-write``), after the second round on the warm path,
 at a load average of 9.4 falling to 6.6 (eight sessions on two cores; wall times are noise):
 waza best 0.71 s (median CPU 0.59 s), promptfoo ``-j 4 --no-write`` best 14.71 s (median CPU

@@ -10,7 +10,13 @@ the size of the results file. Targets (issue 15) for 100,000 tasks: peak RSS at 
 300 MB and at most 120 us of wall time per task; the per-task cost should not grow
 with the number of tasks.
 
-Last figures (session 16, load average about 1; median of 3; plugins loaded as a user has
+Last figures (session 17, the snapshot of plain tasks and the frozen builders; load average
+about 1; median of 3): 2,000 tasks 95 us wall per task, 30 MiB; 20,000 tasks 51 us, 50 MiB;
+100,000 tasks 40 us (3.96 s), 134 MiB. Issue 24's warm targets (40 us, 150 MB) hold at such an
+hour and the time is missed by a few us at a busier one (42.8 us a task median in an interleaved
+comparison, docs/architecture.md "Session 17").
+
+Session 16 (load average about 1; median of 3; plugins loaded as a user has
 them): 2,000 tasks 93 us wall per task, 30 MiB; 20,000 tasks 45 us, 49 MiB; 100,000 tasks
 42 us, 133 MiB peak, a 127 MB results file. On the session's last tree, an hour later: 87 us,
 52 us, 44 us, the same memory (the machine's speed, not the code, moved the 20,000 line). Issue 24's warm memory target (150 MB) holds; its
