@@ -49,7 +49,8 @@ def mock_turns(request: ExecutionRequest) -> tuple[list[str], list[str]]:
                     lines.append(data[:PREVIEW_BYTES].decode("utf-8", "ignore") + "...(truncated)")
                 else:
                     lines.append(content)
-    return lines, [f"Mock response for: {p}" for p in task.follow_up_prompts]
+    follow_ups = task.follow_up_prompts
+    return lines, [f"Mock response for: {p}" for p in follow_ups] if follow_ups else []
 
 
 class MockExecutor(Executor):
@@ -61,7 +62,9 @@ class MockExecutor(Executor):
 
     def execute(self, request: ExecutionRequest) -> RunEvidence:
         first, follow_ups = mock_turns(request)
-        return answer_turns(request, "mock", _outputs(first, follow_ups))
+        # one turn (most tasks): its one output, without the generator of the turns
+        outputs = _outputs(first, follow_ups) if follow_ups else ("\n".join(first),)
+        return answer_turns(request, "mock", outputs)
 
 
 def _outputs(first: list[str], follow_ups: list[str]):

@@ -153,6 +153,11 @@ class TaskSpec:
         return {} if context is None else context
 
     @property
+    def has_context(self) -> bool:
+        """Whether the task has an ``inputs.context`` (spares :attr:`context`'s new empty dict)."""
+        return self._context is not None
+
+    @property
     def file(self) -> Path:
         """The task's YAML file (a new Path each time: :attr:`filename` is the string)."""
         return Path(self.filename)

@@ -10,7 +10,7 @@ import os
 import attrs
 import pytest
 
-from tests.conftest import BASIC_EVAL
+from tests.conftest import BASIC_EVAL, run_waza
 from waza_core.suite import cache as cache_mod
 from waza_core.suite import load as load_mod
 from waza_core.suite import seal, snapshot
@@ -275,3 +275,29 @@ def test_the_eval_file_changed_keeps_every_task_line(make_suite, registry, cache
     monkeypatch.setattr(load_mod, "read_yaml", lambda file, problems: parsed.append(file) or read_yaml(file, problems))
     load_suite(path, registry)
     assert parsed == []
+
+
+def test_a_real_run_writes_the_snapshot_and_the_next_run_gives_the_same_results(make_suite, cache, tmp_path):
+    """Whole `waza run` processes on a suite of the default size: the first run writes the
+    snapshot (and the key that seals it), the second loads from it; the results are the same."""
+    # 256 tasks: the default MIN_TASKS of the child processes (the autouse fixture patched this one)
+    path = make_suite(BASIC_EVAL, {f"tasks/t{i:03}.yaml": PLAIN[0].format(i=f"t{i:03}") for i in range(256)})
+    env = {"WAZA_CACHE_DIR": str(cache), "XDG_STATE_HOME": str(tmp_path / "state")}
+    first = run_waza("run", str(path), "-q", "-o", str(tmp_path / "one.json"), env=env)
+    assert first.returncode == 0, first.stderr.decode()
+    assert len(_specs(cache)) == 1 and (tmp_path / "state" / "waza" / seal.KEY_NAME).exists()
+    written = _specs(cache)[0].stat().st_mtime_ns
+    second = run_waza("run", str(path), "-q", "-o", str(tmp_path / "two.json"), env=env)
+    assert second.returncode == 0, second.stderr.decode()
+    assert _specs(cache)[0].stat().st_mtime_ns == written  # read, not written again
+
+    def tasks(name: str) -> list:
+        runs = json.loads((tmp_path / name).read_text())["tasks"]
+        for task in runs:
+            for run in task["runs"]:
+                run.pop("duration_ms")
+                for v in run["validations"].values():
+                    v.pop("duration_ms")
+        return runs
+
+    assert tasks("one.json") == tasks("two.json") and len(tasks("two.json")) == 256

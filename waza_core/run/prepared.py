@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
+from operator import attrgetter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -152,7 +153,11 @@ class PreparedTasks(Mapping):
         self._build = build
 
     def add_bare(self, position: int, needs_workspace: bool) -> None:
-        self._place(self.tasks[position].id, position)
+        task_id = self.tasks[position].id
+        if task_id in self.positions:  # as _place: an earlier task of the same id is forgotten
+            self._place(task_id, position)
+        else:  # the usual task, once for each of a suite's 100,000: no second call
+            self.positions[task_id] = position
         self._bare_workspace[position] = needs_workspace
 
     def add(self, prepared: PreparedTask) -> None:
@@ -241,6 +246,10 @@ class _TaskInputsView(Mapping):
         return len(self.by_id.positions)
 
 
+#: a grader spec's type (``map`` over a task's graders: once per task of a 100,000-task suite)
+_grader_type = attrgetter("type")
+
+
 class PreparedSuite:
     """Executor, graders, inputs and run preparers of one suite run, in one process."""
 
@@ -264,11 +273,11 @@ class PreparedSuite:
         #: kind of task, not once per task of a 100,000-task suite
         kinds: dict[tuple[str, ...], tuple[list[type[Grader]], bool, bool]] = {}
         for position, t in enumerate(tasks):
-            if t.files or isinstance(t.context.get("fixture"), str):
+            if t.files or (t.has_context and isinstance(t.context.get("fixture"), str)):
                 inputs = load_inputs(t, self.fixtures_dir(t), self.inputs_root(t), suite.dir)
             else:  # nothing to read: no folder to resolve (a resolve is a system call per level)
                 inputs = NO_INPUTS
-            kind = tuple([s.type for s in t.graders])
+            kind = tuple(map(_grader_type, t.graders))
             known = kinds.get(kind)
             if known is None:
                 known = kinds[kind] = self._grader_kind(t)  # an unknown type fails here
