@@ -3,14 +3,17 @@ pinned in waza.lock; waza run uses only what the lock pins and refuses a changed
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
+import tarfile
 
 import pytest
 
 from tests.conftest import write
 from tests.inprocess import waza_in_process  # noqa: F401  (the `waza` fixture, in process)
+from waza_core.suite import get as get_mod
 from waza_core.suite import refs, yamlio
 
 MODULE = "example.com/acme/graders"
@@ -153,3 +156,39 @@ def test_example_folder_behaves_as_its_readme_says(waza, tmp_path, env):
     preset.write_text(preset.read_text() + "x\n")
     codes.append(waza("run", "suite/eval.yaml", "-q", cwd=sg, env=env).returncode)
     assert codes == [2, 0, 0, 2]
+
+
+def _tar(*members: tuple[str, bytes | str | None, str]) -> bytes:
+    """A tar of (name, content or link target, kind: file, sym, lnk, fifo, dir)."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        for name, data, kind in members:
+            info = tarfile.TarInfo(name)
+            if kind == "file":
+                info.size, info.mode = len(data), 0o4777  # setuid and write for all: dropped
+                tar.addfile(info, io.BytesIO(data))
+                continue
+            info.type = {"sym": tarfile.SYMTYPE, "lnk": tarfile.LNKTYPE, "fifo": tarfile.FIFOTYPE,
+                         "dir": tarfile.DIRTYPE}[kind]
+            if kind in ("sym", "lnk"):
+                info.linkname = data
+            tar.addfile(info)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("filters", [True, False], ids=["python-filters", "python-3.11.0-3.11.3"])
+def test_a_module_archive_unpacks_as_the_data_filter_allows(tmp_path, monkeypatch, filters):
+    """Python 3.11.0-3.11.3 has no tarfile extraction filters: the same archives are refused."""
+    if not filters:
+        monkeypatch.delattr(tarfile, "data_filter", raising=False)
+    good = _tar(("d", None, "dir"), ("d/a.py", b"x = 1\n", "file"), ("d/link", "a.py", "sym"),
+                ("d/hard", "d/a.py", "lnk"))
+    get_mod._untar(good, str(tmp_path / "ok"))
+    assert (tmp_path / "ok" / "d" / "link").read_text() == "x = 1\n"
+    assert (tmp_path / "ok" / "d" / "a.py").stat().st_mode & 0o7022 == 0
+    # (no absolute member name: the filter strips its slash, and a bug here must not write to /)
+    for bad in [("../up.py", b"", "file"), ("out", "../../etc/passwd", "sym"), ("out", "/etc/passwd", "sym"),
+                ("h", "../x", "lnk"), ("p", None, "fifo")]:
+        with pytest.raises((get_mod.WazaError, tarfile.TarError)):
+            get_mod._untar(_tar(bad), str(tmp_path / "bad"))
+    assert not (tmp_path / "up.py").exists()

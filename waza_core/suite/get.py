@@ -171,7 +171,40 @@ def _from_git(ref: refs.Ref, url: str, root: Path) -> tuple[str, Path]:
 
 def _untar(data: bytes, dest: str) -> None:
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(dest, filter="data")  # no absolute paths, no '..', no device files
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(dest, filter="data")  # no absolute paths, no '..', no device files
+        else:  # Python 3.11.0-3.11.3 has no extraction filters: the same refusals, made here
+            tar.extractall(dest, members=_data_members(tar, dest))  # noqa: S202  # checked
+
+
+def _data_members(tar: tarfile.TarFile, dest: str) -> list[tarfile.TarInfo]:
+    """The members of ``tar`` as the ``data`` extraction filter lets them through (Python
+    3.11.4 and later): a name or link that is absolute or leaves ``dest``, a device or a FIFO is
+    refused (a WazaError naming it); setuid, setgid, sticky and write-for-others bits are
+    dropped."""
+    root = os.path.realpath(dest)
+    out = []
+    for member in tar.getmembers():
+        if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
+            raise WazaError(f"the module's archive holds {member.name!r}, which is not a file, folder or link")
+        _inside(root, member.name, member.name)
+        if member.issym():
+            _inside(root, os.path.join(os.path.dirname(member.name), member.linkname), member.name)
+        elif member.islnk():
+            _inside(root, member.linkname, member.name)
+        if member.isfile() or member.islnk():  # the filter's modes: no high bits, no write for others
+            mode = member.mode & 0o755
+            member.mode = (mode if mode & 0o100 else mode & ~0o111) | 0o600
+        elif member.isdir():
+            member.mode = 0o755
+        out.append(member)
+    return out
+
+
+def _inside(root: str, name: str, member: str) -> None:
+    path = os.path.realpath(os.path.join(root, name))
+    if os.path.isabs(name) or not (path == root or path.startswith(root + os.sep)):
+        raise WazaError(f"the module's archive holds {member!r}, which leads outside its folder")
 
 
 def _from_folder(ref: refs.Ref, folder: Path, root: Path) -> tuple[str, Path, str]:
