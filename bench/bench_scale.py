@@ -12,9 +12,10 @@ with the number of tasks.
 
 Last figures (session 17, the snapshot of plain tasks and the frozen builders; load average
 about 1; median of 3): 2,000 tasks 95 us wall per task, 30 MiB; 20,000 tasks 51 us, 50 MiB;
-100,000 tasks 40 us (3.96 s), 134 MiB. Issue 24's warm targets (40 us, 150 MB) hold at such an
-hour and the time is missed by a few us at a busier one (42.8 us a task median in an interleaved
-comparison, docs/architecture.md "Session 17").
+100,000 tasks 40 us (3.96 s), 134 MiB. On the session's last tree at load 1.4-1.6: 91 us, 46 us,
+43 us, the same memory. Issue 24's warm targets (40 us, 150 MB): the memory holds; the time holds
+at a quiet hour and is missed by a few us at a busier one (39.0 and 42.8 us a task, medians of
+interleaved comparisons, docs/architecture.md "Session 17").
 
 Session 16 (load average about 1; median of 3; plugins loaded as a user has
 them): 2,000 tasks 93 us wall per task, 30 MiB; 20,000 tasks 45 us, 49 MiB; 100,000 tasks
