@@ -16,7 +16,8 @@ The snapshot is used only when all of these hold; else the load goes through the
   (:func:`_plain`) that came through the suite cache (so it loaded without a problem);
 * its seal matches: an HMAC-SHA256, under the suite cache's key (:mod:`waza_core.suite.seal`),
   of the cache's fingerprint (waza's version, the loader's files, every plugin), the snapshot's
-  file name and all its bytes. Without a key nothing is written or read;
+  file name, the size and time of ``waza_core/model.py`` (the specs' classes) and all its bytes.
+  Without a key nothing is written or read;
 * the suite cache file carries its seal too (a cache file whose lines are each checked again,
   as one someone else may have written, is not used with a snapshot: its save keeps only lines
   that passed);
@@ -112,7 +113,7 @@ def load(cache: SuiteCache, names: list[str], keys: array) -> list[TaskSpec] | N
         return None
     try:
         buf = untrusted.read_or_map(_path(cache), limit=suite_cache.MAX_FILE_BYTES,
-                                        map_from=suite_cache.MAP_FROM_BYTES)
+                                    map_from=suite_cache.MAP_FROM_BYTES)
     except (OSError, untrusted.UntrustedInput):
         return None
     start = len(keys)
