@@ -195,10 +195,13 @@ def write_file(path: str | os.PathLike[str], data: bytes, mode: int | None = Non
     write_stream(path, lambda fh: fh.write(data), mode, through_links=through_links)
 
 
-def replace_entry(path: str | os.PathLike[str], data: bytes, mode: int | None = None) -> None:
+def replace_entry(path: str | os.PathLike[str], data: bytes | Callable[[BinaryIO], object],
+                  mode: int | None = None) -> None:
     """Write a cache entry at ``path`` atomically, replacing **the name**, whatever it is:
     a symbolic link, a FIFO or a device planted there (a cache folder is shared input,
-    docs/safety.md) is replaced, never followed, opened or chmodded. A folder is refused."""
+    docs/safety.md) is replaced, never followed, opened or chmodded. A folder is refused.
+    ``data``: the bytes, or ``fill(binary_file)`` that writes them (a large entry made as it is
+    written; the file is a new regular file, so ``fill`` may seek in it)."""
     p = os.fspath(path)
     try:
         st = os.lstat(p)
@@ -209,7 +212,7 @@ def replace_entry(path: str | os.PathLike[str], data: bytes, mode: int | None = 
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise WazaError(f"cannot write {p}: it is a folder")
     regular = st if st is not None and stat.S_ISREG(st.st_mode) else None
-    _write_replacing(p, p, lambda fh: fh.write(data), mode, regular)
+    _write_replacing(p, p, data if callable(data) else lambda fh: fh.write(data), mode, regular)
 
 
 def write_stream(path: str | os.PathLike[str], fill: Callable[[BinaryIO], object], mode: int | None = None, *,

@@ -15,6 +15,7 @@ from waza_core.suite import cache as cache_mod
 from waza_core.suite import load as load_mod
 from waza_core.suite import seal, snapshot
 from waza_core.model import TaskSpec
+from waza_core.safe_write import replace_entry
 from waza_core.suite.load import load_suite
 
 PLAIN = [
@@ -302,3 +303,25 @@ def test_a_real_run_writes_the_snapshot_and_the_next_run_gives_the_same_results(
         return runs
 
     assert tasks("one.json") == tasks("two.json") and len(tasks("two.json")) == 256
+
+
+def test_the_snapshot_is_written_as_it_is_encoded(tmp_path):
+    """The parts the snapshot feeds the seal one at a time give the seal of the whole; an entry
+    written by a fill function may seek back to write its header last."""
+    secret = b"k" * 32
+    mac = seal.sealer(secret, "name")
+    for part in (b"ab", b"", b"cde"):
+        mac.update(part)
+    assert mac.hexdigest() == seal.seal(secret, "name", b"abcde")
+
+    def fill(fh):
+        fh.write(b"????\n")
+        fh.write(b"body")
+        fh.seek(0)
+        fh.write(b"head")
+
+    target = tmp_path / "entry"
+    target.symlink_to(tmp_path / "elsewhere")  # a planted link: replaced, not followed
+    replace_entry(target, fill, 0o600)
+    assert target.read_bytes() == b"head\nbody" and not target.is_symlink()
+    assert not (tmp_path / "elsewhere").exists()

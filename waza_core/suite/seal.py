@@ -74,9 +74,15 @@ def key(create: bool = False, apart_from: Path | None = None) -> bytes | None:
 def seal(secret: bytes, name: str, lines: bytes | memoryview) -> str:
     """The seal of the ``lines`` of a cache file named by ``name`` (its fingerprint and file
     name): hex HMAC-SHA256."""
-    mac = hmac.new(secret, name.encode("utf-8", "surrogateescape") + b"\n", "sha256")
+    mac = sealer(secret, name)
     mac.update(lines)
     return mac.hexdigest()
+
+
+def sealer(secret: bytes, name: str) -> hmac.HMAC:
+    """An HMAC to be given the lines of a cache file named by ``name`` part by part (a file
+    written as it is made); its ``hexdigest()`` is then :func:`seal` of them all."""
+    return hmac.new(secret, name.encode("utf-8", "surrogateescape") + b"\n", "sha256")
 
 
 def matches(secret: bytes, name: str, lines: bytes | memoryview, claimed: object) -> bool:
