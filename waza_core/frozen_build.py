@@ -67,8 +67,9 @@ def make_twin(cls: type) -> type | None:
             or "attrs generated" not in getattr(getattr(cls.__init__, "__code__", None), "co_filename", "")
             or not all(_plain_field(a) for a in attrs.fields(cls))):
         return None
-    fields = {a.name: attrs.field(default=a.default, validator=a.validator, converter=a.converter, alias=a.alias,
-                                  init=a.init, kw_only=a.kw_only, eq=False, order=False, repr=False)
+    # every field qualifies (_plain_field): set by __init__, without a validator
+    fields = {a.name: attrs.field(default=a.default, converter=a.converter, alias=a.alias, kw_only=a.kw_only,
+                                  eq=False, order=False, repr=False)
               for a in attrs.fields(cls)}
     twin = attrs.make_class(cls.__name__, fields, slots=True, frozen=False, weakref_slot=False, eq=False,
                             order=False, repr=False, hash=False, init=True)

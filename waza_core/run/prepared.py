@@ -153,11 +153,7 @@ class PreparedTasks(Mapping):
         self._build = build
 
     def add_bare(self, position: int, needs_workspace: bool) -> None:
-        task_id = self.tasks[position].id
-        if task_id in self.positions:  # as _place: an earlier task of the same id is forgotten
-            self._place(task_id, position)
-        else:  # the usual task, once for each of a suite's 100,000: no second call
-            self.positions[task_id] = position
+        self._place(self.tasks[position].id, position)
         self._bare_workspace[position] = needs_workspace
 
     def add(self, prepared: PreparedTask) -> None:

@@ -72,6 +72,8 @@ MAX_FILE_BYTES = 1 << 30
 #: dropped as it goes (:meth:`SuiteCache._drop_read`): a 100,000-task suite's 24 MiB file,
 #: held whole until its last task was built, was most of what the load's peak had beyond the suite
 MAP_FROM_BYTES = 1 << 20
+#: the longest header line read (waza writes ~150 bytes: :func:`header_line`)
+HEADER_MAX_BYTES = 512
 #: how far a load reads on in a mapped file before it drops the pages behind it
 DROP_EVERY_BYTES = 1 << 20
 
@@ -315,7 +317,7 @@ class SuiteCache:
             buf = untrusted.read_or_map(self.path, limit=MAX_FILE_BYTES, map_from=MAP_FROM_BYTES)
         except (OSError, untrusted.UntrustedInput):
             return
-        header = self._read_header(buf)
+        header = read_header(buf, self.fp)
         if header is None:
             release(buf)
             return
@@ -332,19 +334,6 @@ class SuiteCache:
         """What the seal binds the lines to besides their bytes: the fingerprint and this cache
         file's name (another suite's sealed file copied here is not sealed here)."""
         return f"{self.fp}\n{os.fsdecode(self.path.name)}"
-
-    def _read_header(self, buf: bytes | mmap.mmap) -> dict | None:
-        """The header line of ``buf`` when it is this fingerprint's: ``{"fingerprint": ...}``,
-        and ``"seal"`` when waza sealed the lines (:mod:`waza_core.suite.seal`)."""
-        start = b'{"fingerprint":"%s"' % self.fp.encode()
-        if buf[:len(start)] != start:
-            return None
-        end = buf.find(b"\n")
-        try:
-            header = _decode(buf[:end]) if end > 0 else None
-        except (ValueError, RecursionError):  # nested too deeply: not ours
-            return None
-        return header if isinstance(header, dict) and header.get("fingerprint") == self.fp else None
 
     @property
     def holds_nothing(self) -> bool:
@@ -526,11 +515,6 @@ class SuiteCache:
         self._new.append(line)
         self.dirty = True
 
-    def _header(self, sealed: str | None) -> bytes:
-        """The header line: the fingerprint, and the seal of the lines after it when there is a key."""
-        header = {"fingerprint": self.fp} if sealed is None else {"fingerprint": self.fp, "seal": sealed}
-        return _encode(header) + b"\n"
-
     def save(self) -> None:
         """Write the lines of the files this load visited, in its order, when a file
         was (re)checked, a line was found out of order or lines of gone files are left."""
@@ -548,18 +532,45 @@ class SuiteCache:
                     pass
             secret = seal.key(create=True, apart_from=self.dir)
             # the header's length is known before the lines are: written last, over a placeholder
-            header_len = len(self._header("0" * 64 if secret is not None else None))
+            header_len = len(header_line(self.fp, "0" * 64 if secret is not None else None))
             out = bytearray(header_len)
             view, visits = self._view, self._visits
             for i in range(0, len(visits), 2):
                 start = visits[i]
                 out += view[start:visits[i + 1]] if start >= 0 else self._new[-1 - start]
             body = memoryview(out)[header_len:]
-            out[:header_len] = self._header(None if secret is None else seal.seal(secret, self._sealed_name(), body))
+            out[:header_len] = header_line(self.fp,
+                                           None if secret is None else seal.seal(secret, self._sealed_name(), body))
             body.release()
             replace_entry(self.path, bytes(out), 0o600)  # a planted link is replaced, not followed
         except Exception:  # a cache that cannot be written is only a slower next load
             pass
+
+
+def header_line(fp: str, sealed: str | None) -> bytes:
+    """The first line of a file of this cache (the suite's cache file, its snapshot): the
+    fingerprint, and the seal of the bytes after it when there is a key. Its length does not
+    depend on the seal (64 hex digits), so a file can be written with a placeholder first."""
+    header = {"fingerprint": fp} if sealed is None else {"fingerprint": fp, "seal": sealed}
+    return _encode(header) + b"\n"
+
+
+def read_header(buf: bytes | mmap.mmap, fp: str) -> dict | None:
+    """The first line of ``buf``, decoded, when it is a header of the fingerprint ``fp``
+    (:func:`header_line`), else None. A line is decoded only when it starts as such a header does
+    and ends within :data:`HEADER_MAX_BYTES`: a planted first line of a gigabyte is not read
+    into objects."""
+    start = b'{"fingerprint":"%s"' % fp.encode()
+    if buf[:len(start)] != start:
+        return None
+    end = buf.find(b"\n", 0, HEADER_MAX_BYTES)
+    if end < 0:
+        return None
+    try:
+        header = _decode(buf[:end])
+    except (ValueError, RecursionError):  # nested too deeply: not ours
+        return None
+    return header if isinstance(header, dict) and header.get("fingerprint") == fp else None
 
 
 def drop_pages(buf: bytes | mmap.mmap, start: int, upto: int) -> int:

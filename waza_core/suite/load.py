@@ -505,7 +505,7 @@ def load_suite(path: str | Path, registry, strict: bool = False) -> Suite:
         ungraded.check(file, data, graders, tasks, problems)
     cache.save()
     if keys is not None and not cache.kept_rest:  # written again, or removed when it cannot be
-        snapshot.save(cache, names, tasks if not problems.items else [], keys)
+        snapshot.save(cache, names, tasks, keys)
     cache.close()
     warnings = sorted(problems.warnings, key=_position_key)
     if strict and warnings:

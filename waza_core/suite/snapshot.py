@@ -26,7 +26,7 @@ The snapshot is used only when all of these hold; else the load goes through the
   file that differs ends the attempt and the load starts again through the cache, which then
   writes a new snapshot, or removes it when the suite no longer qualifies.
 
-Format: a JSON header line ``{"fingerprint": ..., "seal": ...}``, then records, each an 8-byte
+Format: the cache file's header line (``suite.cache.header_line``: fingerprint and seal), then records, each an 8-byte
 little-endian length and a msgpack array: first ``[digest of the names, number of tasks]``,
 then one per :data:`CHUNK` tasks, in columns: the stat keys (``array('q')`` bytes, four a task),
 ids, names (nil when equal to the id), prompts, documents (the compact JSON the task keeps as
@@ -43,7 +43,7 @@ from collections.abc import Iterator, Sequence
 from operator import attrgetter
 from typing import Any
 
-from waza_core import cache_json, untrusted
+from waza_core import untrusted
 from waza_core.model import TaskSpec, make_grader_spec, make_task_spec
 from waza_core.safe_write import replace_entry
 from waza_core.suite import cache as suite_cache
@@ -55,8 +55,6 @@ MIN_TASKS = 256
 #: tasks per record: a load decodes one record at a time and drops the pages it has read
 CHUNK = 4096
 SUFFIX = ".specs"
-#: the header line is at most this long (waza writes ~150 bytes)
-HEADER_MAX_BYTES = 512
 _LENGTH_BYTES = 8
 
 #: the fields of a plain task that hold their defaults, compared on a spec with every field at its
@@ -132,15 +130,10 @@ def load(cache: SuiteCache, names: list[str], keys: array) -> list[TaskSpec] | N
 
 
 def _read(buf: Any, secret: bytes, cache: SuiteCache, names: list[str], keys: array) -> list[TaskSpec] | None:
-    # the header waza writes, and nothing longer, is decoded: a foreign first line of a
-    # gigabyte is not read into objects
-    start = b'{"fingerprint":"%s","seal":"' % cache.fp.encode()
-    end = buf.find(b"\n", 0, HEADER_MAX_BYTES)
-    if end < 0 or buf[:len(start)] != start:
+    header = suite_cache.read_header(buf, cache.fp)  # the cache file's header rules
+    if header is None:
         return None
-    header = cache_json.decode(buf[:end])
-    if not isinstance(header, dict) or header.get("fingerprint") != cache.fp:
-        return None
+    end = buf.find(b"\n")
     with memoryview(buf) as view:
         with view[end + 1:] as body:
             if not seal.matches(secret, _sealed_name(cache), body, header.get("seal")):
@@ -231,7 +224,7 @@ def save(cache: SuiteCache, names: list[str], tasks: list[TaskSpec], keys: array
     if secret is None:
         return
     mac = seal.sealer(secret, _sealed_name(cache))
-    placeholder = _header(cache, "0" * 64)
+    placeholder = suite_cache.header_line(cache.fp, "0" * 64)
 
     def fill(fh) -> None:
         fh.write(placeholder)
@@ -241,7 +234,7 @@ def save(cache: SuiteCache, names: list[str], tasks: list[TaskSpec], keys: array
             mac.update(record)
             fh.write(length)
             fh.write(record)
-        header = _header(cache, mac.hexdigest())
+        header = suite_cache.header_line(cache.fp, mac.hexdigest())
         if len(header) != len(placeholder):  # a seal is 64 hex digits: never
             raise ValueError("the snapshot's header changed length")
         fh.seek(0)
@@ -251,10 +244,6 @@ def save(cache: SuiteCache, names: list[str], tasks: list[TaskSpec], keys: array
         replace_entry(_path(cache), fill, 0o600)  # a planted link is replaced, not followed
     except Exception:  # as the suite cache: a snapshot that cannot be written is only a slower next load
         pass
-
-
-def _header(cache: SuiteCache, sealed: str) -> bytes:
-    return cache_json.encode({"fingerprint": cache.fp, "seal": sealed}) + b"\n"
 
 
 def _records_of(names: list[str], tasks: list[TaskSpec], keys: array) -> Iterator[bytes]:
