@@ -43,6 +43,9 @@ _O_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW",
 class ProgramGrader(Grader):
     name = "program"
     bounded = True  # the program runs through run_process, killed at its own timeout
+    # run_process gets ctx.cancel: a stop of the run kills the program, and grade then removes
+    # its context folder (an exception raised inside grade could land before that)
+    stops_on_cancel = True
     config_schema = {
         "type": "object",
         "additionalProperties": False,
@@ -96,16 +99,18 @@ class ProgramGrader(Grader):
                 "the program grader cannot write its grading context file on Windows yet: waza will not "
                 "write transcript data without a protected DACL (see docs/graders/program.md)", "context_io")
         output = ctx.evidence.output or ""
-        box = _ContextDir.create(self._tmp_base, _context_bytes(ctx))
         env = self._env.copy()
         env[ENV_WORKSPACE] = os.fspath(ctx.workspace_dir) if ctx.workspace_dir else ""
-        env[ENV_CONTEXT] = box.path
         # deferred: waza_core adds ~6.6 ms to importing this module
         from waza_core import ProcessStartError, run_process
 
         problem: GraderError | None = None
         res = None
+        # nothing between making the folder and the try that removes it (stops_on_cancel: a stop
+        # of the run is not raised in here, it reaches run_process through ctx.cancel)
+        box = _ContextDir.create(self._tmp_base, _context_bytes(ctx))
         try:
+            env[ENV_CONTEXT] = box.path
             res = run_process(self.argv, env=env, input=output.encode("utf-8", "surrogatepass"),
                               timeout=self.timeout, max_stdout=MAX_OUTPUT, max_stderr=MAX_OUTPUT,
                               cancel=ctx.cancel)
@@ -198,6 +203,9 @@ class _ContextDir:
             left = _discard(directory)
             raise GraderError(f"cannot write grading context {path}: {exc.strerror or exc}{left}",
                               "context_io") from None
+        except BaseException:  # stopped part way (its time limit passed): nothing is left behind
+            _discard(directory)
+            raise
         return cls(directory, path, (st.st_dev, st.st_ino), (fst.st_dev, fst.st_ino))
 
     def remove(self) -> None:

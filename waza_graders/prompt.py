@@ -592,20 +592,19 @@ class PromptGrader(Grader):
         import shutil
         import tempfile
 
-
-
         if ctx.cancel is not None and ctx.cancel.is_set():
             raise GraderError("the run was cancelled before the judge was asked", "cancelled")
-        scratch = None
-        if self.judge_in_run_workspace and ctx.workspace_dir:
-            workspace = ctx.workspace_dir
-        else:
-            workspace = scratch = tempfile.mkdtemp(prefix="waza-judge-")
         env = {SESSION_ENV: ctx.evidence.session_id} if self.continue_session and ctx.evidence.session_id else {}
         task = attrs.evolve(ctx.task, prompt=message, follow_up_prompts=(), files=(), context={}, graders=())
-        request = ExecutionRequest(task=task, prompt=message, workspace_dir=workspace, timeout_seconds=self.timeout,
-                                   model=self.judge_model, skill_directories=(), environment=env)
-        try:
+        scratch = None
+        try:  # the scratch folder made inside the try that removes it: a stop raised here leaves none
+            if self.judge_in_run_workspace and ctx.workspace_dir:
+                workspace = ctx.workspace_dir
+            else:
+                workspace = scratch = tempfile.mkdtemp(prefix="waza-judge-")
+            request = ExecutionRequest(task=task, prompt=message, workspace_dir=workspace,
+                                       timeout_seconds=self.timeout, model=self.judge_model, skill_directories=(),
+                                       environment=env)
             return self._judge.execute(request)
         except (ExecutorError, WazaError) as exc:
             raise GraderError(f"judge executor {self.judge_name!r} failed: {exc}", "judge_failed") from None

@@ -100,3 +100,48 @@ def test_ctypes_is_imported_only_when_a_grader_must_be_stopped(make_suite, tmp_p
                               env={**__import__("os").environ, **ENV}, cwd=tmp_path)
         seen[grader] = proc.stdout.decode().split()[-2:]
     assert seen == {"quick": ["0", "False"], "spin_bounded": ["1", "True"]}
+
+
+@pytest.mark.parametrize("bounded", [True, False])
+def test_a_stop_of_the_run_is_not_raised_in_a_grader_that_stops_by_itself(tmp_path, bounded):
+    """A grader that watches ``ctx.cancel`` (``stops_on_cancel``) finishes its own clean-up
+    after a stop; any other grader gets ``GradingCancelled`` at whatever line it is on."""
+    import threading
+
+    from waza_core import CancelEvent
+    from waza_core.grading import deadline
+    from waza_core.grading.base import Grader, GradingContext
+    from waza_core.grading.grade import grade_one
+    from waza_core.model import GraderSpec, RunEvidence, TaskSpec
+
+    steps: list[str] = []
+    inside = threading.Event()
+
+    class Holder(Grader):
+        def grade(self, ctx):
+            inside.set()
+            ctx.cancel.wait(30)
+            steps.append("saw the stop")
+            time.sleep(0.3)  # releasing what it holds
+            steps.append("cleaned up")
+            return self.result(0.0, False, "stopped")
+
+    Holder.bounded = bounded
+    task = TaskSpec(id="t", name="t", prompt="p", file=tmp_path / "t.yaml", timeout_seconds=60)
+    for stops_by_itself in (True, False):
+        Holder.stops_on_cancel = stops_by_itself
+        steps.clear(), inside.clear()
+        cancel = CancelEvent()
+        cancel._subscribe(lambda c=cancel: deadline.cancel_all(c))  # what a suite run's cancel event does
+        ctx = GradingContext(task=task, evidence=RunEvidence(output=""), workspace_dir=None, cancel=cancel)
+        got = []
+        worker = threading.Thread(target=lambda: got.append(grade_one(Holder(GraderSpec(type="h", name="h")), ctx)))
+        worker.start()
+        assert inside.wait(10)
+        cancel.set()
+        worker.join(30)
+        [res] = got
+        if stops_by_itself:
+            assert steps == ["saw the stop", "cleaned up"] and res.feedback == "stopped", (steps, res)
+        else:
+            assert "cleaned up" not in steps and res.error["kind"] == "cancelled", (steps, res)

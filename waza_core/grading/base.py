@@ -86,6 +86,12 @@ class Grader:
     #: called in the run's thread at no cost. Otherwise it runs on a helper thread that
     #: the run abandons when it overruns (docs/safety.md)
     bounded: ClassVar[bool] = False
+    #: True when ``grade`` watches ``ctx.cancel`` itself and returns soon after it is set (its
+    #: child runs through ``run_process(..., cancel=ctx.cancel)``): a stop of the whole run
+    #: (Ctrl-C, SIGTERM) is then not raised inside it as ``GradingCancelled``, which can land
+    #: at any line, between creating a file and the ``try`` that removes it. Its time limit
+    #: still applies (docs/safety.md)
+    stops_on_cancel: ClassVar[bool] = False
     #: True when building the grader is cheap, cannot fail once the suite's load-time
     #: checks (schema, ``check_config``) passed, reads no environment variable, has no
     #: ``start``/``close`` and sets ``needs_workspace`` on the class, not per instance:

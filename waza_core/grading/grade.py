@@ -56,10 +56,12 @@ def grade_one(g: Grader, ctx: GradingContext) -> GraderResult:
     """One grader on one run: its result, or a grader-error result; never raises
     (except KeyboardInterrupt, which stops the whole run)."""
     limit = grading_limit(g, ctx)
+    # the group a stop of the run raises GradingCancelled in: none for a grader that stops by itself
+    group = None if g.stops_on_cancel else ctx.cancel
     if g.bounded:
-        outcome = deadline.in_thread(g.grade, limit, ctx.cancel, ctx)
+        outcome = deadline.in_thread(g.grade, limit, group, ctx)
     else:
-        outcome = _on_helper(g, ctx, limit)
+        outcome = _on_helper(g, ctx, limit, group)
     kind, value = outcome
     if kind == "ok":
         return value
@@ -137,13 +139,13 @@ def _shown_path(path: str) -> str:
     return rel if not rel.startswith("..") else path
 
 
-def _on_helper(g: Grader, ctx: GradingContext, limit: float) -> tuple[str, object]:
+def _on_helper(g: Grader, ctx: GradingContext, limit: float, group: object) -> tuple[str, object]:
     """A grader that does not declare itself bounded: on a helper thread, with its own
     cancel event (linked to the run's), so the run can move on when it overruns."""
     own = CancelEvent()
     token = ctx.cancel._subscribe(own.set) if isinstance(ctx.cancel, CancelEvent) else None
     try:
-        return deadline.on_helper(lambda: g.grade(attrs.evolve(ctx, cancel=own)), limit, own, ctx.cancel)
+        return deadline.on_helper(lambda: g.grade(attrs.evolve(ctx, cancel=own)), limit, own, group)
     finally:
         if token is not None:
             ctx.cancel._unsubscribe(token)

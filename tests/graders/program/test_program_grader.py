@@ -275,6 +275,38 @@ def test_cancelled_run_stops_the_program(tmp_path):
     assert exc.value.kind == "cancelled" and time.monotonic() - t0 < 5
 
 
+def test_a_stop_of_the_run_at_any_moment_leaves_no_context_folder(tmp_path, private_tmp):
+    """A run stopped (Ctrl-C, SIGTERM) at a random moment of each of 400 gradings, the way a
+    suite run's cancel event does it (it kills child groups and stops grading calls): every
+    context folder is removed. A stop raised inside ``grade`` had left about one in 300 behind,
+    when it landed between making the folder and the ``try`` that removes it."""
+    import random
+    import threading
+
+    from waza_core import CancelEvent
+    from waza_core.grading import deadline
+    from waza_core.grading.grade import grade_one
+
+    g = python_grader(script(tmp_path, "import sys; sys.stdin.read()\n"), timeout=60)
+    rng = random.Random(7)
+    kinds = set()
+    for _ in range(400):
+        cancel = CancelEvent()
+        cancel._subscribe(lambda c=cancel: deadline.cancel_all(c))
+        ctx = context(tmp_path, output="x" * 1000)
+        ctx = type(ctx)(task=ctx.task, evidence=ctx.evidence, workspace_dir=ctx.workspace_dir, cancel=cancel)
+        got = []
+        worker = threading.Thread(target=lambda: got.append(grade_one(g, ctx)))
+        worker.start()
+        time.sleep(rng.uniform(0, 0.004))
+        cancel.set()
+        worker.join(30)
+        [res] = got
+        kinds.add(res.error["kind"] if res.error else "passed")
+        assert list(private_tmp.iterdir()) == []
+    assert kinds <= {"cancelled", "passed"}, kinds
+
+
 def test_plugin_module_is_import_light():
     code = ("import sys; import waza_graders.program; "
             "print(sorted(m for m in ('subprocess', 'selectors', 'waza_core.procs', 'shutil', 'ruamel', "
