@@ -28,6 +28,15 @@ PLAIN = [
     "id: {i}\ndescription: ''\ntags: []\nenabled: true\ninputs: {{prompt: p}}\n"
     "graders: [{{type: text, name: g, config: {{contains: [p]}}}}]\n",
 ]
+#: plain tasks with fields the snapshot keeps when they are not at their default
+KEPT = [
+    "id: {i}\nname: N {i}\ndescription: d {i}\ntags: [a, 'b {i}']\ntimeout_seconds: 5\ngolden: true\n"
+    "first_event_timeout_seconds: 7\ninputs:\n  prompt: p\n  follow_up_prompts: [more, 'again {i}']\n"
+    "graders: [{{type: text, name: g, config: {{contains: [p]}}}}]\n",
+    # a disabled task, and a time limit alone
+    "id: {i}\nenabled: false\ninputs: {{prompt: p}}\ngraders: [{{type: text, name: g, config: {{contains: [p]}}}}]\n",
+    "id: {i}\ntimeout_seconds: 9\ninputs: {{prompt: p}}\ngraders: [{{type: text, name: g, config: {{contains: [p]}}}}]\n",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -66,9 +75,10 @@ def _specs(cache_dir):
     return sorted((cache_dir / "suites").glob("*" + snapshot.SUFFIX))
 
 
+@pytest.mark.parametrize("shapes", [PLAIN, PLAIN + KEPT], ids=["plain", "with kept fields"])
 def test_an_unchanged_suite_loads_from_its_snapshot_equal_in_every_field(make_suite, registry, cache, lookups,
-                                                                         how_read):
-    path = make_suite(BASIC_EVAL, _tasks())
+                                                                         how_read, shapes):
+    path = make_suite(BASIC_EVAL, _tasks(12, shapes))
     cold = load_suite(path, registry)  # parses, fills the cache, writes the snapshot
     assert len(_specs(cache)) == 1
     lookups.clear()
@@ -76,6 +86,7 @@ def test_an_unchanged_suite_loads_from_its_snapshot_equal_in_every_field(make_su
     assert lookups == []  # no task document looked up
     assert [_fields(t) for t in warm.tasks] == [_fields(t) for t in cold.tasks]
     assert warm == cold
+    assert [_fields(t) for t in warm.disabled_tasks] == [_fields(t) for t in cold.disabled_tasks]
     assert list(warm.task_file_inodes.inodes) == list(cold.task_file_inodes.inodes)
     # the types a grader keeps are shared strings, as the cache's load shares them
     assert len({id(g.type) for t in warm.tasks for g in t.graders}) == 1
@@ -83,7 +94,7 @@ def test_an_unchanged_suite_loads_from_its_snapshot_equal_in_every_field(make_su
     os.remove(_specs(cache)[0])
     lookups.clear()
     again = load_suite(path, registry)
-    assert len(lookups) == 9 and [_fields(t) for t in again.tasks] == [_fields(t) for t in cold.tasks]
+    assert len(lookups) == 12 and [_fields(t) for t in again.tasks] == [_fields(t) for t in cold.tasks]
 
 
 def test_a_changed_task_file_is_read_again_and_a_new_snapshot_written(make_suite, registry, cache, lookups):
@@ -133,10 +144,9 @@ def test_a_prompt_file_is_read_on_every_load(make_suite, registry, cache):
     assert load_suite(path, registry).tasks[0].prompt == "second"
 
 
-NOT_PLAIN = ["tags: [a]", "description: d", "enabled: false", "timeout_seconds: 5", "golden: true",
-             "first_event_timeout_seconds: 5", "requirements: [{id: r1, text: works}]",
-             "expected: {output_contains: [x]}"]
-NOT_PLAIN_INPUTS = ["context: {a: 1}", "follow_up_prompts: [more]"]
+NOT_PLAIN = ["requirements: [{id: r1, text: works}]", "expected: {output_contains: [x]}", "context_dir: ctx",
+             "instruction_files: [AGENTS.md]"]
+NOT_PLAIN_INPUTS = ["context: {a: 1}", "files: [{path: a.txt, content: x}]"]
 
 
 def _not_plain(task: str, extra: str) -> str:
@@ -160,7 +170,23 @@ def test_a_suite_with_a_task_that_is_not_plain_has_no_snapshot(make_suite, regis
 def test_every_field_of_a_task_is_written_or_at_its_default():
     """A field added to TaskSpec must be named in snapshot.py: written, or checked at its default."""
     fields = [a.name for a in attrs.fields(TaskSpec)]
-    assert sorted(fields) == sorted(snapshot._REBUILT + snapshot._DEFAULTED)
+    assert sorted(fields) == sorted(snapshot._REBUILT + snapshot._KEPT + snapshot._DEFAULTED)
+    # the order _kept_arguments reads them in
+    assert list(snapshot._kept_arguments(list(snapshot._KEPT_DEFAULTS))) == [f.lstrip("_") for f in snapshot._KEPT]
+
+
+@pytest.mark.parametrize("value", [b"bytes", 1.5, True, ["a list"], ("a", 1), {"a": 1}])
+def test_a_kept_field_of_another_type_is_not_plain(value):
+    """A value msgpack might give back as another type (a tuple as a list, bytes) is not written:
+    every _KEPT field is checked for the type the load gives it."""
+    base = TaskSpec(id="t", name="t", prompt="p", file="t.yaml", raw=b'{"id":"t"}')
+    for field in snapshot._KEPT:
+        default = getattr(base, field)
+        if type(value) is type(default) or (value is True and isinstance(default, bool)):
+            continue
+        if field.endswith("timeout_seconds") and type(value) is float:
+            continue  # a number: kept
+        assert not snapshot._plain(attrs.evolve(base, **{field: value})), (field, value)
 
 
 def test_a_snapshot_of_a_suite_no_longer_plain_is_removed(make_suite, registry, cache, lookups):
@@ -168,7 +194,7 @@ def test_a_snapshot_of_a_suite_no_longer_plain_is_removed(make_suite, registry, 
     load_suite(path, registry)
     assert len(_specs(cache)) == 1
     task = path.parent / "tasks" / "t07.yaml"
-    task.write_text(task.read_text() + "tags: [late]\n")
+    task.write_text(task.read_text() + "requirements: [{id: r1, text: works}]\n")
     load_suite(path, registry)
     assert _specs(cache) == []  # not read again on every load only to be found out of date
     lookups.clear()

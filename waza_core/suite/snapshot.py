@@ -3,12 +3,12 @@
 A warm load through the suite cache (:mod:`waza_core.suite.cache`) still does, for each task
 file, a ``stat``, a comparison of its cache line's head, a JSON decode of its document and the
 building of its grader and task specs from that: ~12 us a task, a quarter of a warm
-100,000-task ``waza run``. Most large suites are plain tasks (an id, an inline prompt, graders,
-every other field at its default), whose specs depend on the document alone. So after a load
-that built every task of a suite from the cache, this module writes each spec's fields to
-``suites/<sha256>.specs`` beside the cache file; the next load, when nothing changed, builds
-the specs from them: a ``stat`` and four integers compared a file, no document decoded (~6 us
-a task).
+100,000-task ``waza run``. Most large suites are plain tasks (an id, an inline prompt, graders;
+maybe a name, a description, tags, a time limit or follow-up prompts; no files, context or
+checkpoints), whose specs depend on the document alone. So after a load that built every task
+of a suite from the cache, this module writes each spec's fields to ``suites/<sha256>.specs``
+beside the cache file; the next load, when nothing changed, builds the specs from them: a
+``stat`` and four integers compared a file, no document decoded (~6 us a task).
 
 The snapshot is used only when all of these hold; else the load goes through the cache as before:
 
@@ -30,7 +30,8 @@ Format: the cache file's header line (``suite.cache.header_line``: fingerprint a
 little-endian length and a msgpack array: first ``[digest of the names, number of tasks]``,
 then one per :data:`CHUNK` tasks, in columns: the stat keys (``array('q')`` bytes, four a task),
 ids, names (nil when equal to the id), prompts, documents (the compact JSON the task keeps as
-``raw``) and graders (``[type, name, weight, config]`` each; config compact JSON or ``{}``).
+``raw``), graders (``[type, name, weight, config]`` each; config compact JSON or ``{}``) and the
+:data:`_KEPT` fields (nil when all are at their defaults, else a list of them in that order).
 """
 
 from __future__ import annotations
@@ -57,15 +58,21 @@ CHUNK = 4096
 SUFFIX = ".specs"
 _LENGTH_BYTES = 8
 
-#: the fields of a plain task that hold their defaults, compared on a spec with every field at its
-#: default; the others are written (_REBUILT). Every field is in one of the two
-#: (tests/suite/test_snapshot.py): a field added to TaskSpec must be added to one
+#: the fields of a task that are written for every task (_REBUILT); written only when one of them
+#: is not at its default, as a list of plain values (_KEPT: strings, numbers, booleans, tuples of
+#: strings, as the load gives them, all read from the task file alone); and those a plain task must
+#: hold at their default (_DEFAULTED: files and folders the task file names, whose contents no stat
+#: of it covers, and structures). Every field is in one of the three (tests/suite/test_snapshot.py):
+#: a field added to TaskSpec must be added to one
 _REBUILT = ("id", "name", "prompt", "filename", "graders", "_raw")
-_DEFAULTED = ("description", "tags", "enabled", "timeout_seconds", "context_dir", "files", "_context",
-              "follow_up_prompts", "skill_directories", "golden", "requirements", "checkpoints",
-              "instruction_files", "first_event_timeout_seconds", "responder")
-_defaulted_fields = attrgetter(*_DEFAULTED)  # one call, in C, for the 15 (once a task of each save)
+_KEPT = ("description", "tags", "enabled", "timeout_seconds", "follow_up_prompts", "golden",
+         "first_event_timeout_seconds")
+_DEFAULTED = ("context_dir", "files", "_context", "skill_directories", "requirements", "checkpoints",
+              "instruction_files", "responder")
+_defaulted_fields = attrgetter(*_DEFAULTED)  # one call, in C, for the 8 (once a task of each save)
+_kept_fields = attrgetter(*_KEPT)
 _DEFAULTS = _defaulted_fields(TaskSpec(id="", name="", prompt="", file=""))
+_KEPT_DEFAULTS = _kept_fields(TaskSpec(id="", name="", prompt="", file=""))
 
 
 def names_digest(names: Sequence[str]) -> str:
@@ -181,7 +188,7 @@ def _build(record: list, names: list[str], first: int, keys: array, tasks: list[
            shared: dict[str, str]) -> bool:
     """Add the specs of one record's tasks (``names[first:]``); False at the first file whose
     ``stat`` is not the one written."""
-    stat_keys, ids, task_names, prompts, docs, graders = record
+    stat_keys, ids, task_names, prompts, docs, graders, kept = record
     written = array("q")
     written.frombytes(stat_keys)
     if len(written) != 4 * len(ids):
@@ -200,8 +207,13 @@ def _build(record: list, names: list[str], first: int, keys: array, tasks: list[
         specs = tuple([make_grader_spec(shared.setdefault(kind, kind), shared.setdefault(gname, gname), weight, config,
                                         k, name)
                        for k, (kind, gname, weight, config) in enumerate(graders[i])])
-        tasks.append(make_task_spec(id=task_id, name=task_names[i] or task_id, prompt=prompts[i], file=name,
-                                    graders=specs, raw=docs[i]))
+        values = kept[i]
+        if values is None:  # every _KEPT field at its default
+            tasks.append(make_task_spec(id=task_id, name=task_names[i] or task_id, prompt=prompts[i], file=name,
+                                        graders=specs, raw=docs[i]))
+        else:
+            tasks.append(make_task_spec(id=task_id, name=task_names[i] or task_id, prompt=prompts[i], file=name,
+                                        graders=specs, raw=docs[i], **_kept_arguments(values)))
     keys.extend(written)  # every file's stat was the one written
     return True
 
@@ -272,17 +284,44 @@ def _remove(cache: SuiteCache) -> None:
 def _columns(tasks: list[TaskSpec], keys: array) -> list:
     return [keys.tobytes(), [t.id for t in tasks], [None if t.name == t.id else t.name for t in tasks],
             [t.prompt for t in tasks], [t.raw_json for t in tasks],
-            [[[g.type, g.name, g.weight, g._config] for g in t.graders] for t in tasks]]
+            [[[g.type, g.name, g.weight, g._config] for g in t.graders] for t in tasks],
+            [None if (values := _kept_fields(t)) == _KEPT_DEFAULTS else list(values) for t in tasks]]
+
+
+def _kept_arguments(values: list) -> dict[str, Any]:
+    """The _KEPT fields of a task, as written (msgpack gives lists where the spec holds tuples)."""
+    description, tags, enabled, timeout, follow_ups, golden, first_event = values
+    return {"description": description, "tags": tuple(tags), "enabled": enabled, "timeout_seconds": timeout,
+            "follow_up_prompts": tuple(follow_ups), "golden": golden, "first_event_timeout_seconds": first_event}
+
+
+def _plain_values(values: tuple) -> bool:
+    """Whether the _KEPT fields of a task are of the types the load gives them, which msgpack
+    gives back as they were (a str is never read back as bytes, nor an int as a float)."""
+    description, tags, enabled, timeout, follow_ups, golden, first_event = values
+    return (type(description) is str and type(enabled) is bool and type(golden) is bool and _strings(tags)
+            and _strings(follow_ups) and _number(timeout) and _number(first_event))
+
+
+def _strings(value: Any) -> bool:
+    return type(value) is tuple and all(type(item) is str for item in value)
+
+
+def _number(value: Any) -> bool:
+    return value is None or type(value) in (int, float)
 
 
 def _plain(task: TaskSpec) -> bool:
-    """Whether ``task`` is made again exactly from its id, name, prompt, file, graders and
-    document: every other field at its default, the document from the suite cache, the prompt
+    """Whether ``task`` is made again exactly from its id, name, prompt, file, graders, document
+    and _KEPT fields: every other field at its default, the document from the suite cache, the prompt
     written in it (not read from a ``prompt_file``, which no ``stat`` of the task file covers),
     each grader an entry of its ``graders`` list with its config as compact JSON (or none)."""
     if task.raw_json is None or task.may_hold(b'"prompt_file"'):
         return False
     if _defaulted_fields(task) != _DEFAULTS:
+        return False
+    values = _kept_fields(task)
+    if values != _KEPT_DEFAULTS and not _plain_values(values):
         return False
     file = task.filename
     for k, g in enumerate(task.graders):
