@@ -320,8 +320,7 @@ def _plain(task: TaskSpec) -> bool:
         return False
     if _defaulted_fields(task) != _DEFAULTS:
         return False
-    values = _kept_fields(task)
-    if values != _KEPT_DEFAULTS and not _plain_values(values):
+    if not _plain_values(_kept_fields(task)):  # also at their defaults: 1 == True, yet an int
         return False
     file = task.filename
     for k, g in enumerate(task.graders):
