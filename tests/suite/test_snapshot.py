@@ -35,7 +35,7 @@ KEPT = [
     "graders: [{{type: text, name: g, config: {{contains: [p]}}}}]\n",
     # a disabled task, and a time limit alone
     "id: {i}\nenabled: false\ninputs: {{prompt: p}}\ngraders: [{{type: text, name: g, config: {{contains: [p]}}}}]\n",
-    "id: {i}\ntimeout_seconds: 9\ninputs: {{prompt: p}}\ngraders: [{{type: text, name: g, config: {{contains: [p]}}}}]\n",
+    "id: {i}\ntimeout_seconds: 9\ntags: [a, b]\ninputs: {{prompt: p}}\ngraders: [{{type: text, name: g, config: {{contains: [p]}}}}]\n",
 ]
 
 
@@ -88,8 +88,11 @@ def test_an_unchanged_suite_loads_from_its_snapshot_equal_in_every_field(make_su
     assert warm == cold
     assert [_fields(t) for t in warm.disabled_tasks] == [_fields(t) for t in cold.disabled_tasks]
     assert list(warm.task_file_inodes.inodes) == list(cold.task_file_inodes.inodes)
-    # the types a grader keeps are shared strings, as the cache's load shares them
+    # the types a grader keeps are shared strings, as the cache's load shares them; and tags
     assert len({id(g.type) for t in warm.tasks for g in t.graders}) == 1
+    tagged = [t.tags for t in warm.tasks if t.tags]
+    assert len({id(tags) for tags in tagged}) == len(set(tagged))
+    assert len({id(tag) for tags in tagged for tag in tags}) == len({tag for tags in tagged for tag in tags})
     # the suite cache still answers for every task afterwards (its lines were kept)
     os.remove(_specs(cache)[0])
     lookups.clear()
@@ -172,7 +175,7 @@ def test_every_field_of_a_task_is_written_or_at_its_default():
     fields = [a.name for a in attrs.fields(TaskSpec)]
     assert sorted(fields) == sorted(snapshot._REBUILT + snapshot._KEPT + snapshot._DEFAULTED)
     # the order _kept_arguments reads them in
-    assert list(snapshot._kept_arguments(list(snapshot._KEPT_DEFAULTS))) == [f.lstrip("_") for f in snapshot._KEPT]
+    assert list(snapshot._kept_arguments(list(snapshot._KEPT_DEFAULTS), {})) == [f.lstrip("_") for f in snapshot._KEPT]
 
 
 @pytest.mark.parametrize("value", [b"bytes", 1.5, True, ["a list"], ("a", 1), {"a": 1}])

@@ -162,7 +162,7 @@ def _tasks(records, names: list[str], keys: array) -> list[TaskSpec] | None:
     if count != len(names) or digest != names_digest(names):
         return None
     tasks: list[TaskSpec] = []
-    shared: dict[str, str] = {}
+    shared: dict = {}  # strings, and tuples of tags: one object each for the whole suite
     for record in records:
         if not _build(decode(record), names, len(tasks), keys, tasks, shared):
             return None
@@ -185,7 +185,7 @@ def _records(buf: Any, view: memoryview, pos: int):
 
 
 def _build(record: list, names: list[str], first: int, keys: array, tasks: list[TaskSpec],
-           shared: dict[str, str]) -> bool:
+           shared: dict) -> bool:
     """Add the specs of one record's tasks (``names[first:]``); False at the first file whose
     ``stat`` is not the one written."""
     stat_keys, ids, task_names, prompts, docs, graders, kept = record
@@ -213,7 +213,7 @@ def _build(record: list, names: list[str], first: int, keys: array, tasks: list[
                                         graders=specs, raw=docs[i]))
         else:
             tasks.append(make_task_spec(id=task_id, name=task_names[i] or task_id, prompt=prompts[i], file=name,
-                                        graders=specs, raw=docs[i], **_kept_arguments(values)))
+                                        graders=specs, raw=docs[i], **_kept_arguments(values, shared)))
     keys.extend(written)  # every file's stat was the one written
     return True
 
@@ -288,9 +288,14 @@ def _columns(tasks: list[TaskSpec], keys: array) -> list:
             [None if (values := _kept_fields(t)) == _KEPT_DEFAULTS else list(values) for t in tasks]]
 
 
-def _kept_arguments(values: list) -> dict[str, Any]:
-    """The _KEPT fields of a task, as written (msgpack gives lists where the spec holds tuples)."""
+def _kept_arguments(values: list, shared: dict) -> dict[str, Any]:
+    """The _KEPT fields of a task, as written (msgpack gives lists where the spec holds tuples).
+    Tasks share their tags, as strings and as tuples (``shared``): suites repeat a few tags over
+    many tasks, and at 100,000 tasks of two tags each a copy per task held ~16 MB more."""
     description, tags, enabled, timeout, follow_ups, golden, first_event = values
+    if tags:
+        tags = tuple([shared.setdefault(tag, tag) for tag in tags])
+        tags = shared.setdefault(tags, tags)
     return {"description": description, "tags": tuple(tags), "enabled": enabled, "timeout_seconds": timeout,
             "follow_up_prompts": tuple(follow_ups), "golden": golden, "first_event_timeout_seconds": first_event}
 
