@@ -93,6 +93,9 @@ def test_an_unchanged_suite_loads_from_its_snapshot_equal_in_every_field(make_su
     tagged = [t.tags for t in warm.tasks if t.tags]
     assert len({id(tags) for tags in tagged}) == len(set(tagged))
     assert len({id(tag) for tags in tagged for tag in tags}) == len({tag for tags in tagged for tag in tags})
+    # the cache's load shares tags too
+    tagged = [t.tags for t in cold.tasks if t.tags]
+    assert len({id(tags) for tags in tagged}) == len(set(tagged))
     # the suite cache still answers for every task afterwards (its lines were kept)
     os.remove(_specs(cache)[0])
     lookups.clear()

@@ -219,7 +219,7 @@ def _weight(value: Any) -> float:
 
 
 def _grader_specs(entries: list, file: Path | str, base: str = "graders", shown: str | None = None,
-                  shared: dict[str, str] | None = None, compact: bool = False,
+                  shared: dict | None = None, compact: bool = False,
                   at_file: str | None = None) -> list[GraderSpec]:
     """Grader specs of a checked document (``ref`` entries already resolved); ``shown``:
     ``display_path(file)``, when the caller has it. ``shared``: strings seen so far in
@@ -719,7 +719,7 @@ def _load_tasks(names: list[str], registry, problems: Problems, cache, most_help
     without them."""
     tasks = []
     cwd = os.getcwd()
-    shared: dict[str, str] = {}
+    shared: dict = {}  # strings, and tuples of tags
     helpers = prefetch.Helpers()
     wanted = prefetch.helpers_wanted(len(names), most_helpers) if cache.holds_nothing else 0  # a first load
     stale = cache.stale
@@ -789,7 +789,7 @@ def _check_for_helper(registry):
 
 
 def _load_task(file: Path | str, registry, problems: Problems, cache, name: str | None = None,
-               cwd: str | None = None, shared: dict[str, str] | None = None, keys: array | None = None
+               cwd: str | None = None, shared: dict | None = None, keys: array | None = None
                ) -> TaskSpec | None:
     """One task file as a TaskSpec (None when it has problems). ``name``: ``str(file)``,
     ``cwd``: the working folder, ``shared``: see :func:`_grader_specs`, when the caller
@@ -835,7 +835,7 @@ def _load_task(file: Path | str, registry, problems: Problems, cache, name: str 
                               raw=raw)
     return make_task_spec(
         id=data["id"], name=data.get("name") or data["id"], prompt=prompt, file=name,
-        description=data.get("description", ""), tags=tuple(data["tags"]) if "tags" in data else (),
+        description=data.get("description", ""), tags=_tags(data["tags"], shared) if "tags" in data else (),
         enabled=data.get("enabled", True), timeout_seconds=data.get("timeout_seconds"),
         context_dir=data.get("context_dir"),
         files=tuple(FileInput(f["path"], f.get("content")) for f in inputs["files"]) if "files" in inputs else (),
@@ -851,6 +851,15 @@ def _load_task(file: Path | str, registry, problems: Problems, cache, name: str 
         first_event_timeout_seconds=data.get("first_event_timeout_seconds"),
         responder=dict(inputs["responder"]) if "responder" in inputs else None,
     )
+
+
+def _tags(tags: list, shared: dict | None) -> tuple[str, ...]:
+    """A task's tags, shared with the tasks before it that have the same (suites repeat a few
+    tags over many tasks; ``shared``: see :func:`_grader_specs`)."""
+    if shared is None or not tags:
+        return tuple(tags)
+    kept = tuple([shared.setdefault(tag, tag) for tag in tags])
+    return shared.setdefault(kept, kept)
 
 
 def _read_prompt_file(file: Path, text: str, rel: str, problems: Problems) -> str | None:
