@@ -184,7 +184,7 @@ class TaskSpec:
         # find(), not ``in``: on Python 3.11 ``needle in raw`` first tries the needle as an
         # integer (a byte) and builds a TypeError it then drops: twice the time, 7 times a task
         find = raw.find
-        if find(b"\\u") >= 0:
+        if find(b"\\") >= 0 and find(b"\\u") >= 0:  # see _holds_none
             return True
         for s in strings:  # a loop, not any(<generator>): twice per task of every warm run
             if find(s) >= 0:
@@ -216,7 +216,6 @@ def tasks_that_may_hold(tasks: list[TaskSpec], *strings: bytes) -> Iterator[int]
     is found is looked at task by task. A string holding a newline (the joint; compact JSON
     has none) is looked for task by task."""
     whole = not any(b"\n" in s for s in strings)
-    needles = (b"\\u", *strings)
     for start in range(0, len(tasks), MAY_HOLD_CHUNK):
         chunk = tasks[start:start + MAY_HOLD_CHUNK]
         if whole:
@@ -224,7 +223,7 @@ def tasks_that_may_hold(tasks: list[TaskSpec], *strings: bytes) -> Iterator[int]
                 text = b"\n".join([t._raw for t in chunk])  # type: ignore[misc]  # a dict raises TypeError
             except TypeError:  # a document kept as a dict (a task not from the suite cache)
                 text = None
-            if text is not None and _holds_none(text, needles):
+            if text is not None and _holds_none(text, strings):
                 continue
         for i, task in enumerate(chunk, start):
             if task.may_hold(*strings):
@@ -232,6 +231,11 @@ def tasks_that_may_hold(tasks: list[TaskSpec], *strings: bytes) -> Iterator[int]
 
 
 def _holds_none(text: bytes, needles: tuple[bytes, ...]) -> bool:
+    """Whether ``text`` holds none of ``needles`` and no ``\\u`` escape. A backslash is looked
+    for first: one byte is found by ``memchr``, ~80 times as fast as the two of ``\\u`` (~1 against
+    ~72 us in the 72 KB of 512 documents), and most documents have no escape at all."""
+    if text.find(b"\\") >= 0 and text.find(b"\\u") >= 0:
+        return False
     for needle in needles:
         if text.find(needle) >= 0:
             return False

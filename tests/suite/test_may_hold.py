@@ -53,6 +53,11 @@ def test_an_escaped_key_and_a_dict_document_are_maybe():
     assert _task(b'{"\\u0063ommand_mocks":[]}').may_hold(b"command_mocks")
     assert _task({"a": 1}).may_hold(b"command_mocks")
     assert not _task(b'{"id":"t","inputs":{"prompt":"p"}}').may_hold(b"command_mocks", b"repos")
+    # other escapes hide no key: a backslash is looked for first, then the \\u of an escape
+    other = _task(b'{"id":"t","inputs":{"prompt":"a\\nb \\"q\\""}}')
+    assert not other.may_hold(b"command_mocks") and not list(tasks_that_may_hold([other] * 3, b"command_mocks"))
+    escaped = _task(b'{"\\u0063ommand_mocks":[]}')
+    assert list(tasks_that_may_hold([other, escaped, other], b"command_mocks")) == [1]
 
 
 _needles = st.lists(st.sampled_from([k.encode() for k in KEYS] + [b"\n", b"a\nb", b"", b'"', b"\\"]),
