@@ -104,7 +104,10 @@ class Aggregator:
 
     def tasks(self) -> list[TaskResult]:
         """The finished tasks in plan order (none when they are not kept)."""
-        return [self.finished[t.id] for t in self.plan.tasks if t.id in self.finished]
+        finished = self.finished
+        if not finished:  # not kept (a streamed run), or none finished: no pass over the plan
+            return []
+        return [finished[t.id] for t in self.plan.tasks if t.id in finished]
 
     def document(self, suite: Suite, started: float, duration_ms: int, incomplete: bool) -> ResultsDocument:
 
