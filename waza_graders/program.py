@@ -101,41 +101,50 @@ class ProgramGrader(Grader):
         output = ctx.evidence.output or ""
         env = self._env.copy()
         env[ENV_WORKSPACE] = os.fspath(ctx.workspace_dir) if ctx.workspace_dir else ""
+        # An exception raised in this thread from outside (Ctrl-C in a sequential run, whose
+        # grading runs in the main thread; a time limit's GraderTimeout) can land at any line,
+        # also between a call's return and the assignment of its value: so the folder is handed
+        # over in ``held``, a list made before it, and removed below wherever the exception landed
+        held: list[_ContextDir] = []
+        try:
+            _ContextDir.create(self._tmp_base, _context_bytes(ctx), held)
+            box = held[0]
+            env[ENV_CONTEXT] = box.path
+            res, problem = self._run(env, output, ctx)
+            try:
+                box.remove()
+            except GraderError as exc:
+                if problem is not None:
+                    exc.args = (f"{exc}; besides, {problem}",)
+                raise
+        except BaseException:
+            for made in held:
+                made.remove_after_interrupt()  # nothing when it was removed, or left after tampering
+            raise
+        if problem is not None:
+            raise problem
+        return self._verdict(res, ctx)
+
+    def _run(self, env: dict[str, str], output: str, ctx: GradingContext):
+        """Run the program: (its ProcessResult or None, the GraderError it comes to, or None)."""
         # deferred: waza_core adds ~6.6 ms to importing this module
         from waza_core import ProcessStartError, run_process
 
-        problem: GraderError | None = None
-        res = None
-        # nothing between making the folder and the try that removes it (stops_on_cancel: a stop
-        # of the run is not raised in here, it reaches run_process through ctx.cancel)
-        box = _ContextDir.create(self._tmp_base, _context_bytes(ctx))
         try:
-            env[ENV_CONTEXT] = box.path
             res = run_process(self.argv, env=env, input=output.encode("utf-8", "surrogatepass"),
                               timeout=self.timeout, max_stdout=MAX_OUTPUT, max_stderr=MAX_OUTPUT,
                               cancel=ctx.cancel)
         except ProcessStartError as exc:
             hint = " (no shell is used: put arguments in 'args')" if " " in self.argv[0] else ""
-            problem = GraderError(f"program {self.display} could not start: {exc.reason}{hint}", "start_failed")
-        except BaseException:
-            box.remove_after_interrupt()
-            raise
-        if res is not None and res.timed_out:
-            problem = GraderError(f"program {self.display} timed out after {self.timeout:g} s; "
-                                  f"its process group was killed{_tail(res.stderr_text())}", "timeout",
-                                  {"stdout": _text(res.stdout, res.stdout_truncated, "stdout"),
-                                   "stderr": _text(res.stderr, res.stderr_truncated, "stderr")})
-        elif res is not None and res.cancelled:
-            problem = GraderError(f"program {self.display} was stopped: the run was cancelled", "cancelled")
-        try:
-            box.remove()
-        except GraderError as exc:
-            if problem is not None:
-                exc.args = (f"{exc}; besides, {problem}",)
-            raise
-        if problem is not None:
-            raise problem
-        return self._verdict(res, ctx)
+            return None, GraderError(f"program {self.display} could not start: {exc.reason}{hint}", "start_failed")
+        if res.timed_out:
+            return res, GraderError(f"program {self.display} timed out after {self.timeout:g} s; "
+                                    f"its process group was killed{_tail(res.stderr_text())}", "timeout",
+                                    {"stdout": _text(res.stdout, res.stdout_truncated, "stdout"),
+                                     "stderr": _text(res.stderr, res.stderr_truncated, "stderr")})
+        if res.cancelled:
+            return res, GraderError(f"program {self.display} was stopped: the run was cancelled", "cancelled")
+        return res, None
 
     def _verdict(self, res, ctx: GradingContext) -> GraderResult:
         stdout = _text(res.stdout, res.stdout_truncated, "stdout")
@@ -169,26 +178,42 @@ class _ContextDir:
     without following symlinks; otherwise it deletes nothing and raises
     ``GraderError(kind="context_tampered")`` naming the path. Any I/O failure is
     ``context_io`` naming the path: transcript data is never left behind silently.
+
+    A stop or a time limit raised in the grading thread can land at any line (see
+    ``ProgramGrader.grade``): the folder is named before it is made, handed over in the
+    caller's list, and :meth:`remove_after_interrupt` finishes a removal it cut short.
     """
 
-    __slots__ = ("dir", "path", "dir_id", "file_id")
+    __slots__ = ("dir", "path", "dir_id", "file_id", "state")
 
     def __init__(self, directory: str, path: str, dir_id: tuple[int, int], file_id: tuple[int, int]):
         self.dir, self.path, self.dir_id, self.file_id = directory, path, dir_id, file_id
+        #: "made"; "removing" once :meth:`remove` began; "done" once removed, or left in place
+        #: after it found the folder tampered with
+        self.state = "made"
 
     @classmethod
-    def create(cls, base: str, payload: bytes) -> _ContextDir:
-        # deferred: tempfile adds ~5.7 ms to importing this module
-        import tempfile
-
+    def create(cls, base: str, payload: bytes, held: list[_ContextDir]) -> None:
+        """Make the folder and its file; append the new box to ``held``. An exception that
+        lands before the append removes what was made; after it, the holder of ``held`` does."""
+        directory = None
         try:
-            directory = tempfile.mkdtemp(prefix="waza-grading-", dir=base)
-        except OSError as exc:
-            raise GraderError(f"cannot create a grading context directory in {base}: "
-                              f"{exc.strerror or exc}", "context_io") from None
-        path = os.path.join(directory, CONTEXT_FILE)
-        try:
-            os.chmod(directory, 0o700)  # mkdtemp's 0700 is narrowed by the umask
+            for _ in range(_NAME_TRIES):
+                directory = os.path.join(base, _PREFIX + os.urandom(8).hex())  # named before it is made
+                try:
+                    os.mkdir(directory, 0o700)
+                    break
+                except FileExistsError:  # another's: never removed (no call before the name is dropped)
+                    directory = None
+                except OSError as exc:
+                    directory = None
+                    raise GraderError(f"cannot create a grading context directory in {base}: "
+                                      f"{exc.strerror or exc}", "context_io") from None
+            if directory is None:
+                raise GraderError(f"cannot create a grading context directory in {base}: "
+                                  f"{_NAME_TRIES} names in a row were taken", "context_io")
+            path = os.path.join(directory, CONTEXT_FILE)
+            os.chmod(directory, 0o700)  # mkdir's 0700 is narrowed by the umask
             st = os.lstat(directory)
             fd = os.open(path, _O_CREATE, 0o600)
             try:
@@ -199,20 +224,36 @@ class _ContextDir:
                 fst = os.fstat(fd)
             finally:
                 os.close(fd)
+            held.append(cls(directory, path, (st.st_dev, st.st_ino), (fst.st_dev, fst.st_ino)))
         except OSError as exc:
-            left = _discard(directory)
-            raise GraderError(f"cannot write grading context {path}: {exc.strerror or exc}{left}",
+            left = _discard(directory) if directory is not None else ""
+            where = os.path.join(directory, CONTEXT_FILE) if directory is not None else base
+            raise GraderError(f"cannot write grading context {where}: {exc.strerror or exc}{left}",
                               "context_io") from None
-        except BaseException:  # stopped part way (its time limit passed): nothing is left behind
-            _discard(directory)
+        except BaseException:  # stopped part way: what was made is removed, by the holder once handed over
+            if directory is not None and not (held and held[-1].dir == directory):
+                _discard(directory)
             raise
-        return cls(directory, path, (st.st_dev, st.st_ino), (fst.st_dev, fst.st_ino))
 
     def remove(self) -> None:
+        """Remove the folder and its file, or raise ``context_tampered`` / ``context_io``."""
+        self.state = "removing"
+        try:
+            self._remove(after_stop=False)
+        except GraderError:
+            self.state = "done"  # a verdict on the folder: left as it is
+            raise
+        self.state = "done"
+
+    def _remove(self, after_stop: bool) -> None:
+        """``after_stop``: a removal that a stop cut short is finished, so the folder or its
+        file may be gone already (this removal's own work)."""
         d = self.dir
         try:
             st = os.lstat(d)
         except FileNotFoundError:
+            if after_stop:
+                return
             raise _tampered(f"grading context directory {d} was moved away or deleted while the program "
                             f"ran; waza removed nothing, and transcript data may remain wherever it went") from None
         except OSError as exc:
@@ -234,9 +275,11 @@ class _ContextDir:
             try:
                 fst = os.stat(CONTEXT_FILE, dir_fd=dfd, follow_symlinks=False)
             except FileNotFoundError:
-                raise _tampered(f"grading context file {self.path} was deleted or moved away while the program "
-                                f"ran; waza left {d} in place, and transcript data may remain") from None
-            if not stat.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != self.file_id:
+                if not after_stop:
+                    raise _tampered(f"grading context file {self.path} was deleted or moved away while the "
+                                    f"program ran; waza left {d} in place, and transcript data may remain") from None
+                fst = None
+            if fst is not None and (not stat.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != self.file_id):
                 raise _tampered(f"grading context file {self.path} was replaced while the program ran; waza "
                                 f"left the replacement and {d} in place")
             _empty(dfd, d)
@@ -245,18 +288,29 @@ class _ContextDir:
         try:
             os.rmdir(d)
         except OSError as exc:
+            if after_stop and isinstance(exc, FileNotFoundError):
+                return
             raise GraderError(f"cannot remove grading context directory {d}: {exc.strerror}; "
                               f"transcript data may remain there", "context_io") from None
 
     def remove_after_interrupt(self) -> None:
-        """Best effort on Ctrl-C: remove if untouched, else say what was left (never raise)."""
+        """Best effort after a stop (never raises a GraderError): remove if untouched, finish a
+        removal the stop cut short, else say what was left; nothing once removed or left."""
+        state, self.state = self.state, "done"
+        if state == "done":
+            return
         try:
-            self.remove()
+            self._remove(after_stop=state == "removing")
         except GraderError as exc:
             # deferred: sys adds ~0.0 ms to importing this module
             import sys
 
             sys.stderr.write(f"waza: warning: {exc}\n")
+
+
+#: the context folder's name: this prefix and 16 random hex digits; a name taken is tried again
+_PREFIX = "waza-grading-"
+_NAME_TRIES = 16
 
 
 def _empty(dfd: int, d: str) -> None:

@@ -597,23 +597,37 @@ class PromptGrader(Grader):
         env = {SESSION_ENV: ctx.evidence.session_id} if self.continue_session and ctx.evidence.session_id else {}
         task = attrs.evolve(ctx.task, prompt=message, follow_up_prompts=(), files=(), context={}, graders=())
         scratch = None
-        try:  # the scratch folder made inside the try that removes it: a stop raised here leaves none
+        try:
             if self.judge_in_run_workspace and ctx.workspace_dir:
                 workspace = ctx.workspace_dir
             else:
-                workspace = scratch = tempfile.mkdtemp(prefix="waza-judge-")
-            request = ExecutionRequest(task=task, prompt=message, workspace_dir=workspace,
-                                       timeout_seconds=self.timeout, model=self.judge_model, skill_directories=(),
-                                       environment=env)
+                # named before it is made, inside the try that removes it: an exception raised in
+                # this thread from outside (a stop, a time limit) can land at any line, also
+                # between a call's return and the assignment of its value
+                scratch = os.path.join(tempfile.gettempdir(), "waza-judge-" + os.urandom(8).hex())
+                try:
+                    os.mkdir(scratch, 0o700)
+                except OSError as exc:  # none made, or another's (a name taken): nothing to remove
+                    scratch = None
+                    raise GraderError(f"cannot make a scratch folder for the judge in {tempfile.gettempdir()}: "
+                                      f"{exc.strerror or exc}", "judge_failed") from None
+                workspace = scratch
+            return self._execute(task, message, workspace, env)
+        finally:
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
+
+    def _execute(self, task, message: str, workspace: str, env: dict[str, str]):
+        """The judge executor's evidence for ``message``; its failures as ``judge_failed``."""
+        request = ExecutionRequest(task=task, prompt=message, workspace_dir=workspace, timeout_seconds=self.timeout,
+                                   model=self.judge_model, skill_directories=(), environment=env)
+        try:
             return self._judge.execute(request)
         except (ExecutorError, WazaError) as exc:
             raise GraderError(f"judge executor {self.judge_name!r} failed: {exc}", "judge_failed") from None
         except Exception as exc:
             raise GraderError(f"judge executor {self.judge_name!r} failed: {type(exc).__name__}: {exc}",
                               "judge_failed") from None
-        finally:
-            if scratch is not None:
-                shutil.rmtree(scratch, ignore_errors=True)
 
     # -- what the judge reads -----------------------------------------------------------------
 

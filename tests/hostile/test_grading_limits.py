@@ -145,3 +145,49 @@ def test_a_stop_of_the_run_is_not_raised_in_a_grader_that_stops_by_itself(tmp_pa
             assert steps == ["saw the stop", "cleaned up"] and res.feedback == "stopped", (steps, res)
         else:
             assert "cleaned up" not in steps and res.error["kind"] == "cancelled", (steps, res)
+
+
+@pytest.fixture
+def ctrl_c_raises(monkeypatch):
+    """Ctrl-C raises KeyboardInterrupt in this (the main) thread, whatever the runner set."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_a_ctrl_c_in_a_sequential_run_tells_a_helper_grader_that_stops_by_itself(tmp_path, ctrl_c_raises):
+    """In a sequential run the main thread waits for a grader on a helper thread, and Ctrl-C
+    lands in that wait; the run's event is set only after it left grade_one, unlinked from the
+    grader's own event by then. A grader that stops by itself is told all the same."""
+    import _thread
+    import threading
+
+    from waza_core import CancelEvent
+    from waza_core.grading import deadline
+    from waza_core.grading.base import Grader, GradingContext
+    from waza_core.grading.grade import grade_one
+    from waza_core.model import GraderSpec, RunEvidence, TaskSpec
+
+    told = threading.Event()
+    inside = threading.Event()
+
+    class Holder(Grader):
+        bounded = False
+        stops_on_cancel = True
+
+        def grade(self, ctx):
+            inside.set()
+            if ctx.cancel.wait(30):
+                told.set()
+            return self.result(0.0, False, "stopped")
+
+    cancel = CancelEvent()
+    cancel._subscribe(lambda: deadline.cancel_all(cancel))
+    task = TaskSpec(id="t", name="t", prompt="p", file=tmp_path / "t.yaml", timeout_seconds=60)
+    ctx = GradingContext(task=task, evidence=RunEvidence(output=""), workspace_dir=None, cancel=cancel)
+    threading.Thread(target=lambda: (inside.wait(10), time.sleep(0.1), _thread.interrupt_main())).start()
+    with pytest.raises(KeyboardInterrupt):
+        grade_one(Holder(GraderSpec(type="h", name="h")), ctx)
+    assert told.wait(5)

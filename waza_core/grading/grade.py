@@ -146,6 +146,11 @@ def _on_helper(g: Grader, ctx: GradingContext, limit: float, group: object) -> t
     token = ctx.cancel._subscribe(own.set) if isinstance(ctx.cancel, CancelEvent) else None
     try:
         return deadline.on_helper(lambda: g.grade(attrs.evolve(ctx, cancel=own)), limit, own, group)
+    except BaseException:
+        # the wait was left while the grader ran (a stop raised in this thread): tell the grader,
+        # as a stop of the run would once the run's event is set, which is unlinked from it below
+        own.set()
+        raise
     finally:
         if token is not None:
             ctx.cancel._unsubscribe(token)
