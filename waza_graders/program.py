@@ -118,8 +118,13 @@ class ProgramGrader(Grader):
                     exc.args = (f"{exc}; besides, {problem}",)
                 raise
         except BaseException:
-            for made in held:
-                made.remove_after_interrupt()  # nothing when it was removed, or left after tampering
+            for made in held:  # nothing when it was removed, or left after tampering
+                for _ in range(3):  # again if an exception from outside landed in the clean-up
+                    try:
+                        made.remove_after_interrupt()
+                        break
+                    except BaseException:  # noqa: BLE001 - the first one is raised below
+                        continue
             raise
         if problem is not None:
             raise problem
@@ -237,7 +242,6 @@ class _ContextDir:
 
     def remove(self) -> None:
         """Remove the folder and its file, or raise ``context_tampered`` / ``context_io``."""
-        self.state = "removing"
         try:
             self._remove(after_stop=False)
         except GraderError:
@@ -246,8 +250,9 @@ class _ContextDir:
         self.state = "done"
 
     def _remove(self, after_stop: bool) -> None:
-        """``after_stop``: a removal that a stop cut short is finished, so the folder or its
-        file may be gone already (this removal's own work)."""
+        """``after_stop``: a removal that a stop cut short after the folder and its file passed
+        their checks (state "removing") is finished: the folder or its file may be gone already,
+        by this removal's own work. Before that, every check is made, after a stop too."""
         d = self.dir
         try:
             st = os.lstat(d)
@@ -282,6 +287,7 @@ class _ContextDir:
             if fst is not None and (not stat.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != self.file_id):
                 raise _tampered(f"grading context file {self.path} was replaced while the program ran; waza "
                                 f"left the replacement and {d} in place")
+            self.state = "removing"  # checked: from here, what is gone was removed by waza
             _empty(dfd, d)
         finally:
             os.close(dfd)
@@ -294,18 +300,22 @@ class _ContextDir:
                               f"transcript data may remain there", "context_io") from None
 
     def remove_after_interrupt(self) -> None:
-        """Best effort after a stop (never raises a GraderError): remove if untouched, finish a
-        removal the stop cut short, else say what was left; nothing once removed or left."""
-        state, self.state = self.state, "done"
-        if state == "done":
+        """Best effort after a stop (never raises an Exception): remove if untouched, finish a
+        removal the stop cut short, else say what was left; nothing once removed or left. An
+        exception from outside that lands in here (a time limit repeats its own every second)
+        leaves the state as it was, so the caller can call again."""
+        if self.state == "done":
             return
         try:
-            self._remove(after_stop=state == "removing")
-        except GraderError as exc:
+            self._remove(after_stop=self.state == "removing")
+        except Exception as exc:  # a GraderError, or an OSError of a call that has no message of its own
             # deferred: sys adds ~0.0 ms to importing this module
             import sys
 
-            sys.stderr.write(f"waza: warning: {exc}\n")
+            message = str(exc) if isinstance(exc, GraderError) else \
+                f"cannot remove grading context directory {self.dir}: {exc}; transcript data may remain there"
+            sys.stderr.write(f"waza: warning: {message}\n")
+        self.state = "done"
 
 
 #: the context folder's name: this prefix and 16 random hex digits; a name taken is tried again

@@ -615,7 +615,11 @@ class PromptGrader(Grader):
             return self._execute(task, message, workspace, env)
         finally:
             if scratch is not None:
-                shutil.rmtree(scratch, ignore_errors=True)
+                try:
+                    shutil.rmtree(scratch, ignore_errors=True)
+                except BaseException:  # a stop landed in the removal: finish it, then let it go on
+                    shutil.rmtree(scratch, ignore_errors=True)
+                    raise
 
     def _execute(self, task, message: str, workspace: str, env: dict[str, str]):
         """The judge executor's evidence for ``message``; its failures as ``judge_failed``."""

@@ -173,10 +173,17 @@ def in_thread(fn: Callable[..., Any], seconds: float, group: Any = None, *args: 
     Returns ``("ok", value)``, ``("timeout", None)``, ``("cancelled", None)`` or
     ``("raised", exception)``; never lets an injected exception escape.
     """
-    call = _register(seconds, None, group=group)
+    if not _watchdog:
+        _ensure_watchdog()
+    # Registered inside the try that unregisters it: Ctrl-C, raised in the main thread at any
+    # line (also right after a call returned, before its value is stored), must never leave a
+    # call registered, which the watchdog would stop once its deadline passed, in whatever this
+    # thread does by then
+    call = _Call(_get_ident(), _monotonic() + seconds, None, group)
     outcome: tuple[str, Any]
     try:
         try:
+            _calls[id(call)] = call  # atomic under the GIL
             outcome = ("ok", fn(*args))
         finally:
             _unregister(call)
@@ -188,6 +195,7 @@ def in_thread(fn: Callable[..., Any], seconds: float, group: Any = None, *args: 
         outcome = ("cancelled", None)
     except BaseException as exc:  # noqa: BLE001 - handed to the caller as a value
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            _unregister(call)  # again: the stop may have landed as the finally began
             raise
         outcome = ("raised", exc)
     if call.fired is not None:

@@ -318,14 +318,22 @@ def test_a_ctrl_c_at_any_moment_of_a_sequential_run_leaves_no_context_folder(tmp
 
     from waza_core.grading.grade import grade_one
 
+    from waza_core.grading import deadline
+
     g = python_grader(script(tmp_path, "import sys; sys.stdin.read()\n"), timeout=60)
+    took = []
+    for _ in range(5):  # the stops are spread over a whole grading, its removal included
+        t0 = time.perf_counter()
+        grade_one(g, context(tmp_path))
+        took.append(time.perf_counter() - t0)
+    span = 1.3 * sorted(took)[2]
     rng = random.Random(11)
     stopped = 0
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         for _ in range(400):
             fired = threading.Event()
-            delay = rng.uniform(0, 0.004)
+            delay = rng.uniform(0, span)
             worker = threading.Thread(target=lambda: (time.sleep(delay), _thread.interrupt_main(), fired.set()))
             try:
                 try:
@@ -339,6 +347,8 @@ def test_a_ctrl_c_at_any_moment_of_a_sequential_run_leaves_no_context_folder(tmp
                 stopped += 1
             worker.join()
             assert list(private_tmp.iterdir()) == []
+            # and no grading call of this thread is left for the watchdog to stop later
+            assert not [c for c in list(deadline._calls.values()) if c.thread_id == threading.get_ident()]
     finally:
         signal.signal(signal.SIGINT, previous)
     assert stopped == 400
