@@ -24,8 +24,8 @@ interleaved comparisons, docs/architecture.md "Session 17").
 Session 16 (load average about 1; median of 3; plugins loaded as a user has
 them): 2,000 tasks 93 us wall per task, 30 MiB; 20,000 tasks 45 us, 49 MiB; 100,000 tasks
 42 us, 133 MiB peak, a 127 MB results file. On the session's last tree, an hour later: 87 us,
-52 us, 44 us, the same memory (the machine's speed, not the code, moved the 20,000 line). Issue 24's warm memory target (150 MB) holds; its
-40 us does not yet (42 us here; 48 us a task in an interleaved comparison the same hour,
+52 us, 44 us, the same memory (the machine's speed, not the code, moved the 20,000 line).
+Issue 24's warm memory target (150 MB) holds; its 40 us does not yet (42 us here; 48 us a task in an interleaved comparison the same hour,
 docs/architecture.md "Session 16").
 
 Session 15 (a 2-core virtual machine whose speed moves by half within

@@ -336,6 +336,18 @@ def test_the_judge_runs_in_a_fresh_empty_folder_removed_afterwards():
     assert os.path.basename(ws).startswith("waza-judge-") and not os.path.exists(ws)
 
 
+def test_a_scratch_folder_that_cannot_be_made_is_judge_failed_and_no_judge_is_asked(tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(tmp_path / "not-there"))
+    g = built({"prompt": "x"})
+    Recorder.requests.clear()
+    with pytest.raises(GraderError) as exc:
+        g.grade(ctx())
+    assert exc.value.kind == "judge_failed" and "cannot make a scratch folder for the judge" in str(exc.value)
+    assert Recorder.requests == []
+
+
 def test_judge_workspace_run_gives_the_judge_the_runs_workspace(tmp_path):
     import attrs
 

@@ -354,6 +354,29 @@ def test_a_ctrl_c_at_any_moment_of_a_sequential_run_leaves_no_context_folder(tmp
     assert stopped == 400
 
 
+def test_a_context_folder_name_taken_is_tried_again_and_the_other_folder_left_alone(tmp_path, private_tmp,
+                                                                                   monkeypatch):
+    from waza_graders import program
+
+    names = iter([b"\x00" * 8, b"\x01" * 8])
+    real = os.urandom
+    monkeypatch.setattr(program.os, "urandom", lambda n: next(names, None) or real(n))
+    taken = private_tmp / ("waza-grading-" + "00" * 8)
+    taken.mkdir()
+    (taken / "theirs").write_text("kept")
+    body = "import os; print(os.path.basename(os.path.dirname(os.environ['WAZA_GRADING_CONTEXT'])))\n"
+    g = python_grader(script(tmp_path, body))
+    res = g.grade(context(tmp_path))
+    assert res.passed and res.feedback == "waza-grading-" + "01" * 8
+    assert [p.name for p in private_tmp.iterdir()] == [taken.name] and (taken / "theirs").read_text() == "kept"
+
+    monkeypatch.setattr(program.os, "urandom", lambda n: b"\x00" * n)  # every name taken
+    with pytest.raises(GraderError) as exc:
+        g.grade(context(tmp_path))
+    assert exc.value.kind == "context_io" and "16 names in a row were taken" in str(exc.value)
+    assert [p.name for p in private_tmp.iterdir()] == [taken.name] and (taken / "theirs").read_text() == "kept"
+
+
 def test_plugin_module_is_import_light():
     code = ("import sys; import waza_graders.program; "
             "print(sorted(m for m in ('subprocess', 'selectors', 'waza_core.procs', 'shutil', 'ruamel', "
