@@ -120,11 +120,16 @@ def _ensure_watchdog() -> None:
 
 def _register(seconds: float, cancel: threading.Event | None, thread_id: int | None = None,
               group: Any = None) -> _Call:
-    if not _watchdog:
-        _ensure_watchdog()
-    call = _Call(thread_id or _get_ident(), _monotonic() + seconds, cancel, group)
+    call = _new_call(seconds, cancel, thread_id, group)
     _calls[id(call)] = call  # atomic under the GIL
     return call
+
+
+def _new_call(seconds: float, cancel: threading.Event | None, thread_id: int | None, group: Any) -> _Call:
+    """A call of ``seconds`` from now, not registered yet (the watchdog started)."""
+    if not _watchdog:
+        _ensure_watchdog()
+    return _Call(thread_id or _get_ident(), _monotonic() + seconds, cancel, group)
 
 
 def _unregister(call: _Call) -> None:
@@ -173,13 +178,11 @@ def in_thread(fn: Callable[..., Any], seconds: float, group: Any = None, *args: 
     Returns ``("ok", value)``, ``("timeout", None)``, ``("cancelled", None)`` or
     ``("raised", exception)``; never lets an injected exception escape.
     """
-    if not _watchdog:
-        _ensure_watchdog()
     # Registered inside the try that unregisters it: Ctrl-C, raised in the main thread at any
     # line (also right after a call returned, before its value is stored), must never leave a
     # call registered, which the watchdog would stop once its deadline passed, in whatever this
     # thread does by then
-    call = _Call(_get_ident(), _monotonic() + seconds, None, group)
+    call = _new_call(seconds, None, None, group)
     outcome: tuple[str, Any]
     try:
         try:

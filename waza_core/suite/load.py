@@ -33,7 +33,7 @@ from typing import Any
 from waza_core import cache_json
 from waza_core.errors import SuiteError
 from waza_core.model import (CheckpointSpec, FileInput, GraderSpec, Suite, SuiteConfig, TaskFileInodes, TaskSpec,
-                             make_grader_spec, make_task_spec)
+                             make_grader_spec, make_task_spec, share_tags)
 from waza_core.paths import display_path
 from waza_core.suite import globs, prefetch, project_config, script_paths, snapshot, ungraded, versions, yamlio
 from waza_core.suite import mocks as mock_checks
@@ -835,7 +835,7 @@ def _load_task(file: Path | str, registry, problems: Problems, cache, name: str 
                               raw=raw)
     return make_task_spec(
         id=data["id"], name=data.get("name") or data["id"], prompt=prompt, file=name,
-        description=data.get("description", ""), tags=_tags(data["tags"], shared) if "tags" in data else (),
+        description=data.get("description", ""), tags=share_tags(data["tags"], shared) if "tags" in data else (),
         enabled=data.get("enabled", True), timeout_seconds=data.get("timeout_seconds"),
         context_dir=data.get("context_dir"),
         files=tuple(FileInput(f["path"], f.get("content")) for f in inputs["files"]) if "files" in inputs else (),
@@ -851,15 +851,6 @@ def _load_task(file: Path | str, registry, problems: Problems, cache, name: str 
         first_event_timeout_seconds=data.get("first_event_timeout_seconds"),
         responder=dict(inputs["responder"]) if "responder" in inputs else None,
     )
-
-
-def _tags(tags: list, shared: dict | None) -> tuple[str, ...]:
-    """A task's tags, shared with the tasks before it that have the same (suites repeat a few
-    tags over many tasks; ``shared``: see :func:`_grader_specs`)."""
-    if shared is None or not tags:
-        return tuple(tags)
-    kept = tuple([shared.setdefault(tag, tag) for tag in tags])
-    return shared.setdefault(kept, kept)
 
 
 def _read_prompt_file(file: Path, text: str, rel: str, problems: Problems) -> str | None:

@@ -45,7 +45,7 @@ from operator import attrgetter
 from typing import Any
 
 from waza_core import untrusted
-from waza_core.model import TaskSpec, make_grader_spec, make_task_spec
+from waza_core.model import TaskSpec, make_grader_spec, make_task_spec, share_tags
 from waza_core.safe_write import replace_entry
 from waza_core.suite import cache as suite_cache
 from waza_core.suite import seal
@@ -290,14 +290,10 @@ def _columns(tasks: list[TaskSpec], keys: array) -> list:
 
 
 def _kept_arguments(values: list, shared: dict) -> dict[str, Any]:
-    """The _KEPT fields of a task, as written (msgpack gives lists where the spec holds tuples).
-    Tasks share their tags, as strings and as tuples (``shared``): suites repeat a few tags over
-    many tasks, and at 100,000 tasks of two tags each a copy per task held ~16 MB more."""
+    """The _KEPT fields of a task, as written (msgpack gives lists where the spec holds tuples);
+    tasks share their tags (``model.share_tags``), as a load through the cache has them."""
     description, tags, enabled, timeout, follow_ups, golden, first_event = values
-    if tags:
-        tags = tuple([shared.setdefault(tag, tag) for tag in tags])
-        tags = shared.setdefault(tags, tags)
-    return {"description": description, "tags": tuple(tags), "enabled": enabled, "timeout_seconds": timeout,
+    return {"description": description, "tags": share_tags(tags, shared), "enabled": enabled, "timeout_seconds": timeout,
             "follow_up_prompts": tuple(follow_ups), "golden": golden, "first_event_timeout_seconds": first_event}
 
 

@@ -304,7 +304,7 @@ def test_a_stop_of_the_run_at_any_moment_leaves_no_context_folder(tmp_path, priv
         [res] = got
         kinds.add(res.error["kind"] if res.error else "passed")
         assert list(private_tmp.iterdir()) == []
-    assert kinds <= {"cancelled", "passed"}, kinds
+    assert kinds <= {"cancelled", "passed"} and "cancelled" in kinds, kinds  # stops landed in gradings
 
 
 def test_a_ctrl_c_at_any_moment_of_a_sequential_run_leaves_no_context_folder(tmp_path, private_tmp):
