@@ -729,7 +729,7 @@ def _load_tasks(names: list[str], registry, problems: Problems, cache, most_help
         cache.on_miss = gc.enable
     cache.helper_line = helpers.line  # answers None while no helper runs
     try:
-        found = snapshot.load(cache, names, keys) if keys is not None else None
+        found = snapshot.load(cache, names, keys, most_helpers) if keys is not None else None
         if found is not None:
             tasks = found
             return tasks

@@ -26,10 +26,15 @@ after them), only with at least :data:`MIN_FILES` task files, only in a process 
 single thread (``fork`` copies no other thread), and with at most one helper per other
 CPU this process may run on (``os.sched_getaffinity``), at most :data:`MAX_HELPERS`.
 ``WAZA_LOAD_HELPERS=N`` sets the most helpers (``0``: none).
+
+A warm load from the suite's snapshot uses one helper of another kind under the same rules
+(:class:`ForkedCheck`, :func:`stat_check_wanted`): it answers whether every task file still has
+the ``stat`` the snapshot holds for it, by its exit status, while the loader builds the specs.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sys
@@ -47,6 +52,9 @@ MIN_FILES = 500
 #: as a first load does; files never cached (a warning, an error, a new file) do not count
 PROBE_FILES = 64
 MAX_HELPERS = 3
+#: a warm load of fewer task files checks their ``stat`` itself (~2.5 us a file, against ~1.5 ms
+#: to fork a helper that does it meanwhile)
+MIN_STAT_FILES = 1000
 ENV = "WAZA_LOAD_HELPERS"
 #: a helper writes its lines every this many files
 BATCH = 64
@@ -72,15 +80,27 @@ def most_helpers() -> int:
 
 def helpers_wanted(n_files: int, most: int) -> int:
     """How many helpers to start for ``n_files`` task files none of which the cache holds."""
-    if most == 0 or n_files < MIN_FILES or not sys.platform.startswith("linux"):
+    if n_files < MIN_FILES:
         return 0
-    if not _one_thread():
+    return min(_spare_cpus(most), n_files // MIN_FILES)
+
+
+def stat_check_wanted(n_files: int, most: int) -> bool:
+    """Whether a warm load of ``n_files`` task files from the suite's snapshot has a helper
+    check their ``stat`` (:mod:`waza_core.suite.snapshot`)."""
+    return n_files >= MIN_STAT_FILES and _spare_cpus(most) > 0
+
+
+def _spare_cpus(most: int) -> int:
+    """How many helpers may run beside the loader: one per other CPU this process may run on,
+    at most ``most``; none off Linux or in a process with more than one thread."""
+    if most == 0 or not sys.platform.startswith("linux") or not _one_thread():
         return 0
     try:
         cpus = len(os.sched_getaffinity(0))
     except OSError:  # pragma: no cover - Linux always answers
         return 0
-    return max(0, min(most, cpus - 1, n_files // MIN_FILES))
+    return max(0, min(most, cpus - 1))
 
 
 def _one_thread() -> bool:
@@ -160,12 +180,9 @@ class _Helper:
 
     def stop(self) -> None:
         try:
-            if not self._reap():  # still this process's child: its pid cannot have been reused
-                os.kill(self.pid, signal.SIGKILL)
-                os.waitpid(self.pid, 0)
+            if not self.ended:
+                _kill_and_reap(self.pid)
                 self.ended = True
-        except (ChildProcessError, ProcessLookupError):  # pragma: no cover - see _reap
-            self.ended = True
         finally:
             os.close(self.fd)
 
@@ -180,7 +197,7 @@ class Helpers:
         self.shares: list[_Helper] = []
         self._current: _Helper | None = None
         self._index = -1
-        self._sigchld: object = None  # SIGCHLD's disposition to restore, when it was "ignore"
+        self._sigchld: object = None  # SIGCHLD's disposition to give back (_keep_children)
 
     def start(self, load_one: Callable[[str, object], None], names: Sequence[str], helpers: int, done: int = 0
               ) -> None:
@@ -189,30 +206,20 @@ class Helpers:
         starts = [done + start for start in shares(len(names) - done, helpers)]
         ends = [*starts[1:], len(names)]
         parent = os.getpid()
-        for stream in (sys.stdout, sys.stderr):  # what a helper inherits must not be written twice
-            try:
-                if stream is not None:
-                    stream.flush()
-            except (OSError, ValueError):
-                pass
-        if signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN:  # the kernel would reap them itself
-            self._sigchld = signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        _flush_streams()
+        if self._sigchld is None:
+            self._sigchld = _keep_children()
         for lo, hi in zip(starts, ends, strict=True):
             try:
                 fd = _scratch_file()
             except OSError:
                 return  # no memory file and no temporary folder: the loader does the rest itself
-            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
-            try:
-                pid = os.fork()
-                if pid == 0:  # pragma: no cover - runs in the helper (checked by its lines)
-                    _helper(load_one, names, lo, hi, fd, parent, blocked)
+
+            def started(pid: int, fd: int = fd, lo: int = lo, hi: int = hi) -> None:
                 self.shares.append(_Helper(pid, fd, lo, hi))
-            except OSError:  # no memory or too many processes: the loader does the rest itself
-                os.close(fd)
+            if not _fork(functools.partial(_helper, load_one, names, lo, hi, fd, parent), started):
+                os.close(fd)  # no memory or too many processes: the loader does the rest itself
                 return
-            finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
     def at(self, i: int) -> None:
         """The loader is about to load file ``i``."""
@@ -236,11 +243,141 @@ class Helpers:
             for helper in self.shares:
                 helper.stop()
             self.shares.clear()
-            if self._sigchld is not None:
-                signal.signal(signal.SIGCHLD, self._sigchld)
-                self._sigchld = None
+            _give_back_children(self._sigchld)
+            self._sigchld = None
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+class ForkedCheck:
+    """A helper that answers one yes-or-no question, by its exit status, while the loader goes on.
+
+    The question runs on the loader's memory as it was at the fork: what it reads must not be
+    changed by the loader before the answer is taken. Made before it is started, so whoever
+    holds it can always :meth:`stop` it (a ``finally``), whatever interrupts the loader."""
+
+    def __init__(self, question: Callable[[], bool]) -> None:
+        self.question = question
+        self.pid: int | None = None  # while it runs (started and not reaped)
+        self._sigchld: object = None
+
+    def start(self) -> bool:
+        """Fork the helper; False when no process could be made (the loader must answer the
+        question itself)."""
+        _flush_streams()
+        self._sigchld = _keep_children()
+        if _fork(functools.partial(_answer, self.question), self._started):
+            return True
+        self._give_back()
+        return False
+
+    def _started(self, pid: int) -> None:
+        self.pid = pid
+
+    def answer(self) -> bool:
+        """Wait for the helper: True when it answered yes; False when it answered no, failed,
+        was killed, or never ran."""
+        if self.pid is None:
+            return False
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:  # pragma: no cover - SIGCHLD is kept at its default while it runs
+            status = -1
+        self.pid = None
+        self._give_back()
+        return status == 0
+
+    def stop(self) -> None:
+        """End and reap the helper when it still runs (the loader stopped early), with the stop
+        signals held meanwhile."""
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+        try:
+            if self.pid is not None:
+                _kill_and_reap(self.pid)
+                self.pid = None
+            self._give_back()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+    def _give_back(self) -> None:
+        _give_back_children(self._sigchld)
+        self._sigchld = None
+
+
+def _flush_streams() -> None:
+    """Flush what a helper would inherit and must not write a second time."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def _keep_children() -> object:
+    """Make sure this process reaps its helpers itself: with SIGCHLD ignored the kernel
+    would, and their exit statuses would be lost. What to give back to
+    :func:`_give_back_children` (None: nothing was changed)."""
+    if signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN:
+        return signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    return None
+
+
+def _give_back_children(saved: object) -> None:
+    if saved is not None:
+        signal.signal(signal.SIGCHLD, saved)
+
+
+def _fork(child: Callable[[object], None], started: Callable[[int], None]) -> bool:
+    """Fork a helper that runs ``child(blocked)`` (it never returns: it ends with ``os._exit``);
+    ``started(pid)`` records it. The stop signals are held from before the fork until it is
+    recorded, so none can leave a helper that nobody reaps. False when no process could be made."""
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    try:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the helper
+            child(blocked)
+        started(pid)
+        return True
+    except OSError:
+        return False
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def _kill_and_reap(pid: int) -> None:
+    """End a helper that may still run (still this process's child: its pid cannot have been reused)."""
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == 0:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+    except (ChildProcessError, ProcessLookupError):  # pragma: no cover - SIGCHLD is kept at its default
+        pass
+
+
+def _as_helper(blocked) -> None:  # pragma: no cover - runs in the helper
+    """What a helper does first: the stop signals end it (one the loader's parent set to be
+    ignored stays ignored), and they are blocked until it is ready to die of them; its own
+    messages would repeat the loader's: they go nowhere."""
+    try:
+        for sig in _STOPS:
+            if signal.getsignal(sig) != signal.SIG_IGN:
+                signal.signal(sig, signal.SIG_DFL)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    sink = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(sink, 1)
+    os.dup2(sink, 2)
+
+
+def _answer(question: Callable[[], bool], blocked) -> None:  # pragma: no cover - runs in the helper
+    """A :class:`ForkedCheck` helper's whole life: exit 0 for yes, 1 for no or an error."""
+    code = 1
+    try:
+        _as_helper(blocked)
+        code = 0 if question() else 1
+    finally:
+        os._exit(code)
 
 
 def _scratch_file() -> int:
@@ -277,21 +414,11 @@ class _Lines:
 def _helper(load_one, names, lo: int, hi: int, fd: int, parent: int,
             blocked) -> None:  # pragma: no cover - runs in the helper
     """The helper's whole life: its share, then ``os._exit`` (no exit hooks, no buffers of
-    the loader's flushed twice). Its own messages would repeat the loader's: they go
-    nowhere. One line per file, written every :data:`BATCH` files so the loader can start
-    on them. The stop signals end it (a signal the loader's parent set to be ignored stays
-    ignored), and they are blocked until it is ready to die of them."""
+    the loader's flushed twice). One line per file, written every :data:`BATCH` files so the
+    loader can start on them."""
     code = 1
     try:
-        try:
-            for sig in _STOPS:
-                if signal.getsignal(sig) != signal.SIG_IGN:
-                    signal.signal(sig, signal.SIG_DFL)
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        sink = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(sink, 1)
-        os.dup2(sink, 2)
+        _as_helper(blocked)
         stand_in, batch = _Lines(), []
         for i in range(lo, hi):
             stand_in.line = b"\n"
