@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from waza_core.suite import prefetch
+from waza_core.suite import snapshot
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2,
                                 reason="a stat helper needs Linux and a second CPU")
@@ -38,6 +40,7 @@ from waza_core.plugins import build_plugin_manager
 from waza_core.suite import cache as cache_mod, load as loader, prefetch, snapshot
 
 snapshot.MIN_TASKS = 4
+snapshot.CHUNK = 16  # several records: the helper follows the files across them
 prefetch.MIN_STAT_FILES = 8
 checks, lookups = [], []
 real_start, real_answer = prefetch.ForkedCheck.start, prefetch.ForkedCheck.answer
@@ -112,14 +115,18 @@ def test_a_load_whose_stats_a_helper_checks_gives_what_a_load_checking_them_itse
     assert apart["suite"] == itself["suite"] and apart["left"] == []
 
 
-def test_a_file_changed_since_the_snapshot_is_found_by_the_helper(warm):
-    eval_file, cache = warm
-    changed = eval_file.parent / "tasks" / f"t{N - 2:03d}.yaml"
+def _change_keeping_size_and_mtime(eval_file: Path, i: int) -> None:
+    changed = eval_file.parent / "tasks" / f"t{i:03d}.yaml"
     before = changed.stat()
     # the same size and modification time: only its ctime (and content) tell
-    changed.write_text(changed.read_text().replace(f"item {N - 2}", f"ITEM {N - 2}"))
+    changed.write_text(changed.read_text().replace(f"item {i}", f"ITEM {i}"))
     os.utime(changed, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert changed.stat().st_size == before.st_size and changed.stat().st_mtime_ns == before.st_mtime_ns
+
+
+def test_a_file_changed_since_the_snapshot_is_found_by_the_helper(warm):
+    eval_file, cache = warm
+    _change_keeping_size_and_mtime(eval_file, N - 2)  # in the third and last record
     after = load(eval_file, cache)
     (check,) = after["checks"]
     assert check["started"] and check["answer"] is False
@@ -176,3 +183,62 @@ def test_no_helper_when_turned_off_for_a_small_suite_or_with_threads(warm, helpe
 def test_the_helper_count_rules_are_the_load_helpers_rules():
     assert not prefetch.stat_check_wanted(prefetch.MIN_STAT_FILES - 1, 3)
     assert not prefetch.stat_check_wanted(10 ** 6, 0)
+    assert snapshot.CHUNK > N  # the driver's smaller records are its own
+
+
+def test_a_helper_that_cannot_be_forked_leaves_the_check_to_the_loader(warm):
+    # no process can be made: the loader checks every stat itself, so a changed file is still
+    # found; SIGCHLD, ignored before, is given back
+    eval_file, cache = warm
+    patch = ("signal.signal(signal.SIGCHLD, signal.SIG_IGN)\n"
+             "def fork():\n    raise OSError(11, 'Resource temporarily unavailable')\nos.fork = fork\n")
+    unchanged = load(eval_file, cache, patch)
+    assert [c["started"] for c in unchanged["checks"]] == [False] and unchanged["lookups"] == 0
+    assert unchanged["sigchld_ignored"]
+    _change_keeping_size_and_mtime(eval_file, 20)  # in the second record
+    changed = load(eval_file, cache, patch)
+    assert [c["started"] for c in changed["checks"]] == [False] and changed["lookups"] == N
+    assert changed["prompts"]["t020"] == "ITEM 20" and changed["sigchld_ignored"]
+
+
+def test_the_helper_is_wanted_for_a_large_suite_with_a_spare_cpu(monkeypatch):
+    monkeypatch.setattr(prefetch, "_one_thread", lambda: True)  # pytest-xdist's workers have threads
+    assert prefetch.stat_check_wanted(prefetch.MIN_STAT_FILES, 3)
+    assert not prefetch.stat_check_wanted(prefetch.MIN_STAT_FILES, 0)
+    monkeypatch.setattr(prefetch, "_one_thread", lambda: False)
+    assert not prefetch.stat_check_wanted(10 ** 6, 3)
+
+
+def _interrupted_as_the_stops_are_held(monkeypatch):
+    """``pthread_sigmask`` as CPython runs it when a SIGINT was pending: the mask changed, then
+    the interrupt raised."""
+    real = signal.pthread_sigmask
+
+    def sigmask(how, mask):
+        before = real(how, mask)
+        if how == signal.SIG_BLOCK and set(mask) == prefetch._STOPS:
+            raise KeyboardInterrupt
+        return before
+    monkeypatch.setattr(signal, "pthread_sigmask", sigmask)
+    return real
+
+
+def test_an_interrupt_as_the_stop_signals_are_held_leaves_the_mask_as_it_was(monkeypatch):
+    real = _interrupted_as_the_stops_are_held(monkeypatch)
+    before = real(signal.SIG_BLOCK, ())
+    with pytest.raises(KeyboardInterrupt), prefetch._stops_held():
+        pass
+    assert real(signal.SIG_BLOCK, ()) == before
+
+
+def test_an_interrupt_as_a_check_is_stopped_still_ends_its_helper(monkeypatch):
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    check = prefetch.ForkedCheck(lambda: True)
+    check.pid = child.pid  # a helper still running
+    real = _interrupted_as_the_stops_are_held(monkeypatch)
+    before = real(signal.SIG_BLOCK, ())
+    with pytest.raises(KeyboardInterrupt):
+        check.stop()
+    assert check.pid is None and real(signal.SIG_BLOCK, ()) == before
+    with pytest.raises(ChildProcessError):  # killed and reaped
+        os.waitpid(child.pid, os.WNOHANG)

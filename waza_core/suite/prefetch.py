@@ -34,6 +34,7 @@ the ``stat`` the snapshot holds for it, by its exit status, while the loader bui
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import signal
@@ -179,12 +180,15 @@ class _Helper:
         return self.ended
 
     def stop(self) -> None:
+        """Kill and reap it if it still runs, and close its file; again is nothing."""
         try:
             if not self.ended:
                 _kill_and_reap(self.pid)
                 self.ended = True
         finally:
-            os.close(self.fd)
+            if self.fd >= 0:
+                fd, self.fd = self.fd, -1
+                os.close(fd)
 
 
 class Helpers:
@@ -237,16 +241,20 @@ class Helpers:
 
     def stop(self) -> None:
         """End and reap every helper (still running only when the load stopped early),
-        with the stop signals held until all are gone."""
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+        with the stop signals held until all are gone (and again without them, when a stop
+        signal interrupted holding them)."""
         try:
-            for helper in self.shares:
-                helper.stop()
-            self.shares.clear()
-            _give_back_children(self._sigchld)
-            self._sigchld = None
+            with _stops_held():
+                self._end()
         finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+            self._end()
+
+    def _end(self) -> None:
+        for helper in self.shares:
+            helper.stop()
+        self.shares.clear()
+        _give_back_children(self._sigchld)
+        self._sigchld = None
 
 
 class ForkedCheck:
@@ -289,15 +297,19 @@ class ForkedCheck:
 
     def stop(self) -> None:
         """End and reap the helper when it still runs (the loader stopped early), with the stop
-        signals held meanwhile."""
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+        signals held meanwhile (and again without them, when a stop signal interrupted holding
+        them)."""
         try:
-            if self.pid is not None:
-                _kill_and_reap(self.pid)
-                self.pid = None
-            self._give_back()
+            with _stops_held():
+                self._end()
         finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+            self._end()
+
+    def _end(self) -> None:
+        if self.pid is not None:
+            _kill_and_reap(self.pid)
+            self.pid = None
+        self._give_back()
 
     def _give_back(self) -> None:
         _give_back_children(self._sigchld)
@@ -332,17 +344,29 @@ def _fork(child: Callable[[object], None], started: Callable[[int], None]) -> bo
     """Fork a helper that runs ``child(blocked)`` (it never returns: it ends with ``os._exit``);
     ``started(pid)`` records it. The stop signals are held from before the fork until it is
     recorded, so none can leave a helper that nobody reaps. False when no process could be made."""
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
-    try:
-        pid = os.fork()
+    with _stops_held() as blocked:
+        try:
+            pid = os.fork()
+        except OSError:
+            return False
         if pid == 0:  # pragma: no cover - runs in the helper
             child(blocked)
         started(pid)
         return True
-    except OSError:
-        return False
+
+
+@contextlib.contextmanager
+def _stops_held():
+    """Hold the stop signals; gives the mask before. ``pthread_sigmask`` runs the Python handler
+    of a signal that was pending as it returns, after it changed the mask: the mask is read
+    first, by a call that changes nothing, so an interrupt raised by either call still leaves
+    the mask as it was."""
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, ())
+    try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+        yield before
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def _kill_and_reap(pid: int) -> None:

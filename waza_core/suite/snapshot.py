@@ -157,6 +157,7 @@ def _read(buf: Any, secret: bytes, cache: SuiteCache, names: list[str], keys: ar
         apart = None
         if prefetch.stat_check_wanted(len(names), most_helpers):
             apart = prefetch.ForkedCheck(functools.partial(_same_stats, buf, view, end + 1, names))
+            _msgpack()  # imported before the fork, not by both processes
         records = _records(buf, view, end + 1)
         try:
             checked_apart = apart is not None and apart.start()
