@@ -27,7 +27,8 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or len(os.s
 
 N = 40
 EVAL = "name: s\nskill: s\nconfig: {executor: mock}\ntasks: [\"tasks/*.yaml\"]\n"
-TASK = "id: t{i:03d}\ninputs: {{prompt: \"item {i}\"}}\ngraders:\n  - {{type: text, name: g, config: {{contains: [x]}}}}\n"
+TASK = ("id: t{i:03d}\ninputs: {{prompt: \"item {i}\"}}\n"
+        "graders:\n  - {{type: text, name: g, config: {{contains: [x]}}}}\n")
 
 #: loads a suite in a process of its own, with snapshots and stat helpers for small suites;
 #: prints every helper (its pid, whether it started, its answer), how many task documents the

@@ -335,8 +335,9 @@ def _kept_arguments(values: list, shared: dict) -> dict[str, Any]:
     """The _KEPT fields of a task, as written (msgpack gives lists where the spec holds tuples);
     tasks share their tags (``model.share_tags``), as a load through the cache has them."""
     description, tags, enabled, timeout, follow_ups, golden, first_event = values
-    return {"description": description, "tags": share_tags(tags, shared), "enabled": enabled, "timeout_seconds": timeout,
-            "follow_up_prompts": tuple(follow_ups), "golden": golden, "first_event_timeout_seconds": first_event}
+    return {"description": description, "tags": share_tags(tags, shared), "enabled": enabled,
+            "timeout_seconds": timeout, "follow_up_prompts": tuple(follow_ups), "golden": golden,
+            "first_event_timeout_seconds": first_event}
 
 
 def _plain_values(values: tuple) -> bool:
