@@ -61,6 +61,21 @@ wall per task (136 us of CPU with the helper), 91 MiB; with ``--load-helpers 0``
 the session's first tree 102 us. The cold target (150 us, 200 MB) is met here, with or without a
 second CPU. Warm 100,000 tasks (whole processes, interleaved, median of 3): 7.04 s -> 6.63 s (70
 -> 66 us per task), peak 223 -> 213 MiB: the warm target (40 us, 150 MB) is **not** met.
+
+Session 19 (the snapshot of plain tasks, frozen builders, the stat helper; load average 1.2 to
+1.5), median of 3, ``--sizes 20000,100000``:
+
+    suite         run       wall/task  CPU/task  peak RSS
+    20000 tasks   cold       76 us     109 us     73 MiB
+    20000 tasks   warm       35 us      36 us     50 MiB
+    20000 tasks   no cache   78 us     108 us     78 MiB
+    100000 tasks  cold       70 us     102 us    219 MiB
+    100000 tasks  warm       32 us      34 us    134 MiB
+    100000 tasks  no cache   77 us     108 us    233 MiB
+
+Both targets are met (cold 20,000 tasks 150 us and 200 MB, warm 100,000 tasks 40 us and 150 MB).
+A slower hour of this host adds a fifth to a quarter to each wall time (docs/architecture.md,
+"Session 19").
 """
 
 from __future__ import annotations
