@@ -241,13 +241,8 @@ class Helpers:
 
     def stop(self) -> None:
         """End and reap every helper (still running only when the load stopped early),
-        with the stop signals held until all are gone (and again without them, when a stop
-        signal interrupted holding them)."""
-        try:
-            with _stops_held():
-                self._end()
-        finally:
-            self._end()
+        with the stop signals held until all are gone."""
+        _end_with_stops_held(self._end)
 
     def _end(self) -> None:
         for helper in self.shares:
@@ -297,13 +292,8 @@ class ForkedCheck:
 
     def stop(self) -> None:
         """End and reap the helper when it still runs (the loader stopped early), with the stop
-        signals held meanwhile (and again without them, when a stop signal interrupted holding
-        them)."""
-        try:
-            with _stops_held():
-                self._end()
-        finally:
-            self._end()
+        signals held meanwhile."""
+        _end_with_stops_held(self._end)
 
     def _end(self) -> None:
         if self.pid is not None:
@@ -353,6 +343,16 @@ def _fork(child: Callable[[object], None], started: Callable[[int], None]) -> bo
             child(blocked)
         started(pid)
         return True
+
+
+def _end_with_stops_held(end: Callable[[], None]) -> None:
+    """Run ``end`` with the stop signals held; once more without them when a stop signal
+    interrupted holding them (so ``end`` must be harmless the second time)."""
+    try:
+        with _stops_held():
+            end()
+    finally:
+        end()
 
 
 @contextlib.contextmanager
