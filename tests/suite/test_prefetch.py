@@ -403,3 +403,27 @@ def test_the_example_folder_behaves_as_its_readme_says(tmp_path):
     assert bad.returncode == 2
     assert ("WAZA_LOAD_HELPERS must be a whole number, 0 or more (0: no helper processes), got 'two'"
             in bad.stderr.decode())
+
+
+@pytest.mark.parametrize("recorded", [False, True], ids=["as the fork began", "as it ended"])
+def test_an_interrupt_as_a_helper_is_forked_leaves_no_file_open(tmp_path, monkeypatch, recorded):
+    # a stop signal raised by _fork: before the helper was recorded its file is closed at once,
+    # after, its record owns the file and stop() closes it with the helper ended
+    fd = os.open(tmp_path / "lines", os.O_RDWR | os.O_CREAT)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+    def fork(run, started):
+        if recorded:
+            started(child.pid)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(prefetch, "_scratch_file", lambda: fd)
+    monkeypatch.setattr(prefetch, "_fork", fork)
+    helpers = prefetch.Helpers()
+    with pytest.raises(KeyboardInterrupt):
+        helpers.start(lambda name, lines: None, [f"t{i}" for i in range(N)], 1)
+    assert len(helpers.shares) == int(recorded)
+    helpers.stop()
+    with pytest.raises(OSError):  # closed, once
+        os.fstat(fd)
+    child.kill()
+    child.wait()

@@ -27,7 +27,8 @@ single thread (``fork`` copies no other thread), and with at most one helper per
 CPU this process may run on (``os.sched_getaffinity``), at most :data:`MAX_HELPERS`.
 ``WAZA_LOAD_HELPERS=N`` sets the most helpers (``0``: none).
 
-A warm load from the suite's snapshot uses one helper of another kind under the same rules
+A warm load from the suite's snapshot uses one helper of another kind under the same platform,
+thread and CPU rules, with a threshold of its own
 (:class:`ForkedCheck`, :func:`stat_check_wanted`): it answers whether every task file still has
 the ``stat`` the snapshot holds for it, by its exit status, while the loader builds the specs.
 """
@@ -220,8 +221,15 @@ class Helpers:
                 return  # no memory file and no temporary folder: the loader does the rest itself
 
             def started(pid: int, fd: int = fd, lo: int = lo, hi: int = hi) -> None:
-                self.shares.append(_Helper(pid, fd, lo, hi))
-            if not _fork(functools.partial(_helper, load_one, names, lo, hi, fd, parent), started):
+                self.shares.append(_Helper(pid, fd, lo, hi))  # the helper's record owns fd from here
+            owners = len(self.shares)
+            try:
+                forked = _fork(functools.partial(_helper, load_one, names, lo, hi, fd, parent), started)
+            except BaseException:  # a stop signal as the fork began or ended
+                if len(self.shares) == owners:
+                    os.close(fd)
+                raise
+            if not forked:
                 os.close(fd)  # no memory or too many processes: the loader does the rest itself
                 return
 
@@ -268,7 +276,8 @@ class ForkedCheck:
         """Fork the helper; False when no process could be made (the loader must answer the
         question itself)."""
         _flush_streams()
-        self._sigchld = _keep_children()
+        if self._sigchld is None:
+            self._sigchld = _keep_children()
         if _fork(functools.partial(_answer, self.question), self._started):
             return True
         self._give_back()
@@ -333,7 +342,8 @@ def _give_back_children(saved: object) -> None:
 def _fork(child: Callable[[object], None], started: Callable[[int], None]) -> bool:
     """Fork a helper that runs ``child(blocked)`` (it never returns: it ends with ``os._exit``);
     ``started(pid)`` records it. The stop signals are held from before the fork until it is
-    recorded, so none can leave a helper that nobody reaps. False when no process could be made."""
+    recorded, so none of them can leave a helper that nobody reaps (the Python handler of another
+    signal that raises could). False when no process could be made."""
     with _stops_held() as blocked:
         try:
             pid = os.fork()
@@ -341,13 +351,15 @@ def _fork(child: Callable[[object], None], started: Callable[[int], None]) -> bo
             return False
         if pid == 0:  # pragma: no cover - runs in the helper
             child(blocked)
+            os._exit(1)  # never reached: a child ends with os._exit; never goes on as a loader
         started(pid)
         return True
 
 
 def _end_with_stops_held(end: Callable[[], None]) -> None:
-    """Run ``end`` with the stop signals held; once more without them when a stop signal
-    interrupted holding them (so ``end`` must be harmless the second time)."""
+    """Run ``end`` with the stop signals held, then once more without them: what a stop signal
+    interrupted as they were held (or while ``end`` ran) is done by the second run, so ``end``
+    must be harmless the second time (it always runs twice)."""
     try:
         with _stops_held():
             end()
@@ -375,7 +387,7 @@ def _kill_and_reap(pid: int) -> None:
         if os.waitpid(pid, os.WNOHANG)[0] == 0:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
-    except (ChildProcessError, ProcessLookupError):  # pragma: no cover - SIGCHLD is kept at its default
+    except (ChildProcessError, ProcessLookupError):  # reaped already (a second stop after an interrupted answer)
         pass
 
 
