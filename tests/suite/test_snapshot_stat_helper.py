@@ -34,14 +34,15 @@ TASK = ("id: t{i:03d}\ninputs: {{prompt: \"item {i}\"}}\n"
 #: prints every helper (its pid, whether it started, its answer), how many task documents the
 #: suite cache was asked for (none: the load came from the snapshot), the tasks, and the
 #: helpers not reaped
-DRIVER = r"""
+RECORD_TASKS = 16
+DRIVER = f"RECORD_TASKS = {RECORD_TASKS}\n" + r"""
 import json, os, signal, sys
 from pathlib import Path
 from waza_core.plugins import build_plugin_manager
 from waza_core.suite import cache as cache_mod, load as loader, prefetch, snapshot
 
 snapshot.MIN_TASKS = 4
-snapshot.CHUNK = 16  # several records: the helper follows the files across them
+snapshot.CHUNK = RECORD_TASKS  # several records: the helper follows the files across them
 prefetch.MIN_STAT_FILES = 8
 checks, lookups = [], []
 real_start, real_answer = prefetch.ForkedCheck.start, prefetch.ForkedCheck.answer
@@ -103,7 +104,21 @@ def warm(tmp_path) -> tuple[Path, Path]:
     eval_file, cache = make_suite(tmp_path / "s"), tmp_path / "cache"
     first = load(eval_file, cache)
     assert first["lookups"] == N and first["checks"] == []  # nothing cached yet: no snapshot to read
+    assert _records(cache) == 1 + -(-N // RECORD_TASKS)  # the names' digest, then the tasks' records
     return eval_file, cache
+
+
+def _records(cache: Path) -> int:
+    """How many records the suite's snapshot holds (snapshot.py's format: a header line, then
+    each record's length in 8 bytes and its bytes)."""
+    (specs,) = (cache / "suites").glob("*" + snapshot.SUFFIX)
+    data = specs.read_bytes()
+    pos, count = data.index(b"\n") + 1, 0
+    while pos < len(data):
+        pos += 8 + int.from_bytes(data[pos:pos + 8], "little")
+        count += 1
+    assert pos == len(data)
+    return count
 
 
 def test_a_load_whose_stats_a_helper_checks_gives_what_a_load_checking_them_itself_gives(warm):
@@ -127,7 +142,8 @@ def _change_keeping_size_and_mtime(eval_file: Path, i: int) -> None:
 
 def test_a_file_changed_since_the_snapshot_is_found_by_the_helper(warm):
     eval_file, cache = warm
-    _change_keeping_size_and_mtime(eval_file, N - 2)  # in the third and last record
+    assert (N - 2) // RECORD_TASKS == 2  # in the third and last record
+    _change_keeping_size_and_mtime(eval_file, N - 2)
     after = load(eval_file, cache)
     (check,) = after["checks"]
     assert check["started"] and check["answer"] is False
@@ -181,12 +197,6 @@ def test_no_helper_when_turned_off_for_a_small_suite_or_with_threads(warm, helpe
     assert after["checks"] == [] and after["lookups"] == 0  # the loader checked the stats itself
 
 
-def test_the_helper_count_rules_are_the_load_helpers_rules():
-    assert not prefetch.stat_check_wanted(prefetch.MIN_STAT_FILES - 1, 3)
-    assert not prefetch.stat_check_wanted(10 ** 6, 0)
-    assert snapshot.CHUNK > N  # the driver's smaller records are its own
-
-
 def test_a_helper_that_cannot_be_forked_leaves_the_check_to_the_loader(warm):
     # no process can be made: the loader checks every stat itself, so a changed file is still
     # found; SIGCHLD, ignored before, is given back
@@ -196,7 +206,8 @@ def test_a_helper_that_cannot_be_forked_leaves_the_check_to_the_loader(warm):
     unchanged = load(eval_file, cache, patch)
     assert [c["started"] for c in unchanged["checks"]] == [False] and unchanged["lookups"] == 0
     assert unchanged["sigchld_ignored"]
-    _change_keeping_size_and_mtime(eval_file, 20)  # in the second record
+    assert 20 // RECORD_TASKS == 1  # in the second record
+    _change_keeping_size_and_mtime(eval_file, 20)
     changed = load(eval_file, cache, patch)
     assert [c["started"] for c in changed["checks"]] == [False] and changed["lookups"] == N
     assert changed["prompts"]["t020"] == "ITEM 20" and changed["sigchld_ignored"]
@@ -205,6 +216,7 @@ def test_a_helper_that_cannot_be_forked_leaves_the_check_to_the_loader(warm):
 def test_the_helper_is_wanted_for_a_large_suite_with_a_spare_cpu(monkeypatch):
     monkeypatch.setattr(prefetch, "_one_thread", lambda: True)  # pytest-xdist's workers have threads
     assert prefetch.stat_check_wanted(prefetch.MIN_STAT_FILES, 3)
+    assert not prefetch.stat_check_wanted(prefetch.MIN_STAT_FILES - 1, 3)
     assert not prefetch.stat_check_wanted(prefetch.MIN_STAT_FILES, 0)
     monkeypatch.setattr(prefetch, "_one_thread", lambda: False)
     assert not prefetch.stat_check_wanted(10 ** 6, 3)
